@@ -1,0 +1,101 @@
+"""The scheduler's view of a cluster: per-node pod lists and running totals, updated incrementally.
+
+Mirrors kube-scheduler's framework.NodeInfo / snapshot: Requested, NonZeroRequested, UsedPorts,
+PodsWithAffinity, PodsWithRequiredAntiAffinity. The greedy simulator, the verifier and explain all
+judge pods against a ClusterState; where a pod sits is known only here (`node_of`), never from
+Pod.node_name, so a pending pod can be placed without building a new Pod.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from models.objects import Cluster, Node, Pod, Service, Workload
+
+
+def has_affinity(pod: Pod) -> bool:
+    a = pod.affinity
+    return bool(a.pod_required or a.pod_preferred or a.anti_required or a.anti_preferred)
+
+
+@dataclass
+class NodeInfo:
+    node: Node
+    pods: dict[str, Pod] = field(default_factory=dict)
+    requested: Counter[str] = field(default_factory=Counter)
+    nonzero_requested: Counter[str] = field(default_factory=Counter)
+    # (host_ip, protocol, port) -> how many pods use it
+    used_ports: Counter[tuple[str, str, int]] = field(default_factory=Counter)
+    pods_with_affinity: dict[str, Pod] = field(default_factory=dict)
+    pods_with_required_anti_affinity: dict[str, Pod] = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        return self.node.name
+
+    def add(self, pod: Pod) -> None:
+        self.pods[pod.key] = pod
+        self.requested.update(pod.requests)
+        self.nonzero_requested.update(pod.nonzero_requests)
+        for hp in pod.host_ports:
+            self.used_ports[(hp.host_ip, hp.protocol, hp.port)] += 1
+        if has_affinity(pod):
+            self.pods_with_affinity[pod.key] = pod
+        if pod.affinity.anti_required:
+            self.pods_with_required_anti_affinity[pod.key] = pod
+
+    def remove(self, pod: Pod) -> None:
+        del self.pods[pod.key]
+        self.requested.subtract(pod.requests)
+        self.nonzero_requested.subtract(pod.nonzero_requests)
+        for hp in pod.host_ports:
+            self.used_ports[(hp.host_ip, hp.protocol, hp.port)] -= 1
+        self.pods_with_affinity.pop(pod.key, None)
+        self.pods_with_required_anti_affinity.pop(pod.key, None)
+
+
+@dataclass
+class ClusterState:
+    """Nodes (in input order) with the pods bound to them, plus the cluster-wide objects rules read."""
+
+    nodes: dict[str, NodeInfo]
+    namespace_labels: dict[str, dict[str, str]]
+    services: tuple[Service, ...] = ()
+    workloads: tuple[Workload, ...] = ()
+    node_of: dict[str, str] = field(default_factory=dict)  # pod key -> node name
+
+    @classmethod
+    def from_cluster(cls, cluster: Cluster, pods: Iterable[tuple[Pod, str]] | None = None) -> "ClusterState":
+        """A state holding `pods` (default: the cluster's existing pods on their spec.nodeName).
+
+        Pods bound to a node absent from the input count nowhere, as in kube-scheduler's snapshot.
+        """
+        state = cls(
+            nodes={n.name: NodeInfo(n) for n in cluster.nodes},
+            namespace_labels={name: ns.labels for name, ns in cluster.namespaces.items()},
+            services=cluster.services,
+            workloads=cluster.workloads,
+        )
+        placed = pods if pods is not None else ((p, p.node_name) for p in cluster.pods)
+        for pod, node_name in placed:
+            if node_name in state.nodes:
+                state.add(pod, node_name)
+        return state
+
+    def add(self, pod: Pod, node_name: str) -> None:
+        self.nodes[node_name].add(pod)
+        self.node_of[pod.key] = node_name
+
+    def remove(self, pod: Pod) -> str:
+        node_name = self.node_of.pop(pod.key)
+        self.nodes[node_name].remove(pod)
+        return node_name
+
+    def all_pods(self) -> Iterable[tuple[Pod, NodeInfo]]:
+        for info in self.nodes.values():
+            for pod in info.pods.values():
+                yield pod, info
+
+    def node_infos(self) -> list[NodeInfo]:
+        return list(self.nodes.values())
