@@ -1,0 +1,75 @@
+"""Reading manifests: files, directories (every *.yaml, *.yml, *.json inside, sorted) and `-` for stdin;
+multi-document YAML; `kind: List` dumps. yaml.safe_load only."""
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .errors import InputError, Where
+from .objects import Cluster
+from .parse import Doc, collect
+from .workloads import build_cluster
+
+SUFFIXES = (".yaml", ".yml", ".json")
+
+
+def _expand(paths: Iterable[str]) -> list[str]:
+    out: list[str] = []
+    for p in paths:
+        if p == "-":
+            out.append(p)
+            continue
+        path = Path(p)
+        if path.is_dir():
+            files = sorted(f for f in path.rglob("*") if f.is_file() and f.suffix in SUFFIXES)
+            if not files:
+                raise InputError(Where(p), "", "directory holds no *.yaml, *.yml or *.json file")
+            out.extend(str(f) for f in files)
+        elif path.is_file():
+            out.append(p)
+        else:
+            raise InputError(Where(p), "", "no such file or directory")
+    return out
+
+
+def read_documents(text: str, file: str) -> list[Doc]:
+    """Decode one file's text into documents, naming the document a YAML error is in."""
+    docs: list[Doc] = []
+    loader = yaml.SafeLoader(text)
+    index = 0
+    try:
+        while loader.check_data():
+            docs.append(Doc(loader.get_data(), file, index))
+            index += 1
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        at = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise InputError(Where(file, index), "", f"not valid YAML{at}: {problem}") from None
+    finally:
+        loader.dispose()
+    return docs
+
+
+def load_paths(paths: Iterable[str]) -> Cluster:
+    """Everything in `paths` as one Cluster."""
+    docs: list[Doc] = []
+    for p in _expand(paths):
+        if p == "-":
+            text, name = sys.stdin.read(), "<stdin>"
+        else:
+            try:
+                text, name = Path(p).read_text(encoding="utf-8"), p
+            except (OSError, UnicodeDecodeError) as exc:
+                raise InputError(Where(p), "", f"cannot read: {exc}") from None
+        docs.extend(read_documents(text, name))
+    return build_cluster(collect(docs))
+
+
+def parse_documents(objects: Iterable[Mapping[str, Any]], file: str = "<input>", strict: bool = True) -> Cluster:
+    """Already-decoded manifests (dicts) as a Cluster: for tests, the conformance harness and the generator."""
+    return build_cluster(collect([Doc(o, file, i) for i, o in enumerate(objects)], strict))

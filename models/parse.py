@@ -1,0 +1,633 @@
+"""Manifests (already YAML-decoded mappings) -> the frozen object model, validated field by field.
+
+Every problem raises models.errors.InputError naming file, document, object and field path, so the CLI can
+print one line. What upstream's API server would default (namespace, requests from limits, toleration
+operator, spread policies) is defaulted here; what it would reject is rejected here.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .errors import InputError, Where
+from .objects import (
+    Affinity, HostPort, Namespace, Node, OwnerRef, Pod, PodAffinityTerm, PodDisruptionBudget, PodGroup,
+    PriorityClass, Service, TopologySpreadConstraint, WeightedPodAffinityTerm, Workload,
+)
+from .quantity import QuantityError, resource_value
+from .selectors import (
+    LABEL_OPERATORS, NODE_OPERATORS, LabelSelector, NodeSelector, NodeSelectorTerm, PreferredSchedulingTerm,
+    Requirement,
+)
+from .taints import EFFECTS, Taint, Toleration
+
+# Upstream's non-zero request defaults used by scoring (pkg/scheduler/util: DefaultMilliCPURequest/DefaultMemoryRequest).
+DEFAULT_MILLI_CPU_REQUEST = 100
+DEFAULT_MEMORY_REQUEST = 200 * 1024 * 1024
+# Resources that pod-level spec.resources may set (PodLevelResources feature).
+POD_LEVEL_RESOURCES = ("cpu", "memory")
+MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
+WORKLOAD_KINDS = ("Deployment", "ReplicaSet", "StatefulSet", "Job", "DaemonSet")
+
+
+@dataclass(frozen=True)
+class Doc:
+    """One decoded document (or one item of a List) and where it came from."""
+
+    body: Any
+    file: str
+    index: int
+    item_path: str = ""  # "items[3]" for an item of a kind: List
+
+
+@dataclass(frozen=True)
+class Ctx:
+    """Where we are while parsing one object: raises errors that point at a field."""
+
+    where: Where
+    prefix: str = ""
+    # API validation rules that conformance cases knowingly break (empty topologyKey) are enforced only when strict.
+    strict: bool = True
+
+    def fail(self, path: str, message: str) -> InputError:
+        full = ".".join(p for p in (self.prefix, path) if p)
+        return InputError(self.where, full, message)
+
+    def sub(self, path: str) -> "Ctx":
+        return Ctx(self.where, ".".join(p for p in (self.prefix, path) if p), self.strict)
+
+
+# ----------------------------------------------------------------------------------------------- primitives
+
+
+def _map(ctx: Ctx, value: Any, path: str) -> dict[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise ctx.fail(path, f"must be a mapping, got {type(value).__name__}")
+    return dict(value)
+
+
+def _list(ctx: Ctx, value: Any, path: str) -> list[Any]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise ctx.fail(path, f"must be a list, got {type(value).__name__}")
+    return value
+
+
+def _str(ctx: Ctx, value: Any, path: str, default: str = "") -> str:
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        raise ctx.fail(path, f"must be a string, got {type(value).__name__}")
+    return str(value)
+
+
+def _int(ctx: Ctx, value: Any, path: str, default: int | None = None) -> int | None:
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int):
+        if isinstance(value, str) and value.lstrip("-").isdigit():
+            return int(value)
+        raise ctx.fail(path, f"must be an integer, got {value!r}")
+    return value
+
+
+def _labels(ctx: Ctx, value: Any, path: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for k, v in _map(ctx, value, path).items():
+        if not isinstance(k, str) or not k:
+            raise ctx.fail(path, f"label key {k!r} must be a non-empty string")
+        if v is None:
+            v = ""
+        if isinstance(v, bool) or not isinstance(v, (str, int, float)):
+            raise ctx.fail(f"{path}.{k}", f"label value must be a string, got {type(v).__name__}")
+        out[k] = str(v)
+    return out
+
+
+def _quantity(ctx: Ctx, name: str, value: Any, path: str) -> int:
+    try:
+        amount = resource_value(name, value)
+    except QuantityError as exc:
+        raise ctx.fail(path, str(exc)) from None
+    if amount < 0:
+        raise ctx.fail(path, f"must not be negative, got {value!r}")
+    return amount
+
+
+def _resources(ctx: Ctx, value: Any, path: str) -> dict[str, int]:
+    return {str(k): _quantity(ctx, str(k), v, f"{path}.{k}") for k, v in _map(ctx, value, path).items()}
+
+
+# ---------------------------------------------------------------------------------------------- selectors
+
+
+def _requirement(ctx: Ctx, raw: Any, path: str, operators: tuple[str, ...], field: str = "key") -> Requirement:
+    raw = _map(ctx, raw, path)
+    key = _str(ctx, raw.get(field), f"{path}.{field}")
+    if not key:
+        raise ctx.fail(f"{path}.{field}", "must not be empty")
+    op = _str(ctx, raw.get("operator"), f"{path}.operator")
+    if op not in operators:
+        raise ctx.fail(f"{path}.operator", f"unknown operator {op!r} (expected one of {', '.join(operators)})")
+    values = tuple(_str(ctx, v, f"{path}.values[{i}]") for i, v in enumerate(_list(ctx, raw.get("values"), f"{path}.values")))
+    if op in ("In", "NotIn") and not values:
+        raise ctx.fail(f"{path}.values", f"must be non-empty for operator {op}")
+    if op in ("Exists", "DoesNotExist") and values:
+        raise ctx.fail(f"{path}.values", f"must be empty for operator {op}")
+    if op in ("Gt", "Lt"):
+        if len(values) != 1:
+            raise ctx.fail(f"{path}.values", f"must hold exactly one integer for operator {op}")
+        try:
+            int(values[0])
+        except ValueError:
+            raise ctx.fail(f"{path}.values[0]", f"{values[0]!r} is not an integer (operator {op})") from None
+    return Requirement(key, op, values)
+
+
+def parse_label_selector(ctx: Ctx, raw: Any, path: str) -> LabelSelector | None:
+    """metav1.LabelSelector; None stays None (matches nothing), {} matches everything."""
+    if raw is None:
+        return None
+    raw = _map(ctx, raw, path)
+    labels = _labels(ctx, raw.get("matchLabels"), f"{path}.matchLabels")
+    exprs = tuple(_requirement(ctx, r, f"{path}.matchExpressions[{i}]", LABEL_OPERATORS)
+                  for i, r in enumerate(_list(ctx, raw.get("matchExpressions"), f"{path}.matchExpressions")))
+    return LabelSelector(tuple(sorted(labels.items())), exprs)
+
+
+def _node_term(ctx: Ctx, raw: Any, path: str) -> NodeSelectorTerm:
+    raw = _map(ctx, raw, path)
+    exprs = tuple(_requirement(ctx, r, f"{path}.matchExpressions[{i}]", NODE_OPERATORS)
+                  for i, r in enumerate(_list(ctx, raw.get("matchExpressions"), f"{path}.matchExpressions")))
+    fields = tuple(_requirement(ctx, r, f"{path}.matchFields[{i}]", NODE_OPERATORS)
+                   for i, r in enumerate(_list(ctx, raw.get("matchFields"), f"{path}.matchFields")))
+    for i, f in enumerate(fields):
+        if f.key != "metadata.name":
+            raise ctx.fail(f"{path}.matchFields[{i}].key", f"{f.key!r} is not supported (only metadata.name)")
+    return NodeSelectorTerm(exprs, fields)
+
+
+def _weight(ctx: Ctx, raw: Mapping[str, Any], path: str) -> int:
+    weight = _int(ctx, raw.get("weight"), f"{path}.weight")
+    if weight is None or not 1 <= weight <= 100:
+        raise ctx.fail(f"{path}.weight", f"must be an integer in 1..100, got {raw.get('weight')!r}")
+    return weight
+
+
+def _pod_affinity_term(ctx: Ctx, raw: Any, path: str, pod_labels: Mapping[str, str]) -> PodAffinityTerm:
+    raw = _map(ctx, raw, path)
+    key = _str(ctx, raw.get("topologyKey"), f"{path}.topologyKey")
+    if not key and ctx.strict:
+        raise ctx.fail(f"{path}.topologyKey", "must not be empty")
+    selector = parse_label_selector(ctx, raw.get("labelSelector"), f"{path}.labelSelector")
+    match_keys = tuple(_str(ctx, k, f"{path}.matchLabelKeys") for k in _list(ctx, raw.get("matchLabelKeys"), f"{path}.matchLabelKeys"))
+    mismatch_keys = tuple(_str(ctx, k, f"{path}.mismatchLabelKeys")
+                          for k in _list(ctx, raw.get("mismatchLabelKeys"), f"{path}.mismatchLabelKeys"))
+    if set(match_keys) & set(mismatch_keys):
+        raise ctx.fail(f"{path}.mismatchLabelKeys", "must not share keys with matchLabelKeys")
+    # The API server merges the label keys into the selector at pod creation; a nil selector stays match-nothing.
+    if selector is not None:
+        extra = tuple(Requirement(k, "In", (pod_labels[k],)) for k in match_keys if k in pod_labels)
+        extra += tuple(Requirement(k, "NotIn", (pod_labels[k],)) for k in mismatch_keys if k in pod_labels)
+        selector = selector.with_requirements(extra)
+    namespaces = tuple(_str(ctx, n, f"{path}.namespaces") for n in _list(ctx, raw.get("namespaces"), f"{path}.namespaces"))
+    ns_selector = parse_label_selector(ctx, raw.get("namespaceSelector"), f"{path}.namespaceSelector")
+    return PodAffinityTerm(selector, key, namespaces, ns_selector, match_keys, mismatch_keys)
+
+
+def _affinity(ctx: Ctx, raw: Any, path: str, pod_labels: Mapping[str, str]) -> Affinity:
+    raw = _map(ctx, raw, path)
+    node = _map(ctx, raw.get("nodeAffinity"), f"{path}.nodeAffinity")
+    required = None
+    req_raw = node.get("requiredDuringSchedulingIgnoredDuringExecution")
+    if req_raw is not None:
+        rpath = f"{path}.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
+        req_map = _map(ctx, req_raw, rpath)
+        required = NodeSelector(tuple(_node_term(ctx, t, f"{rpath}.nodeSelectorTerms[{i}]")
+                                      for i, t in enumerate(_list(ctx, req_map.get("nodeSelectorTerms"), f"{rpath}.nodeSelectorTerms"))))
+    preferred = []
+    ppath = f"{path}.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution"
+    for i, p in enumerate(_list(ctx, node.get("preferredDuringSchedulingIgnoredDuringExecution"), ppath)):
+        p = _map(ctx, p, f"{ppath}[{i}]")
+        preferred.append(PreferredSchedulingTerm(_weight(ctx, p, f"{ppath}[{i}]"),
+                                                 _node_term(ctx, p.get("preference"), f"{ppath}[{i}].preference")))
+
+    def pod_terms(kind: str) -> tuple[tuple[PodAffinityTerm, ...], tuple[WeightedPodAffinityTerm, ...]]:
+        block = _map(ctx, raw.get(kind), f"{path}.{kind}")
+        rpath = f"{path}.{kind}.requiredDuringSchedulingIgnoredDuringExecution"
+        req = tuple(_pod_affinity_term(ctx, t, f"{rpath}[{i}]", pod_labels)
+                    for i, t in enumerate(_list(ctx, block.get("requiredDuringSchedulingIgnoredDuringExecution"), rpath)))
+        wpath = f"{path}.{kind}.preferredDuringSchedulingIgnoredDuringExecution"
+        pref = []
+        for i, w in enumerate(_list(ctx, block.get("preferredDuringSchedulingIgnoredDuringExecution"), wpath)):
+            w = _map(ctx, w, f"{wpath}[{i}]")
+            pref.append(WeightedPodAffinityTerm(_weight(ctx, w, f"{wpath}[{i}]"),
+                                                _pod_affinity_term(ctx, w.get("podAffinityTerm"), f"{wpath}[{i}].podAffinityTerm", pod_labels)))
+        return req, tuple(pref)
+
+    pod_req, pod_pref = pod_terms("podAffinity")
+    anti_req, anti_pref = pod_terms("podAntiAffinity")
+    return Affinity(required, tuple(preferred), pod_req, pod_pref, anti_req, anti_pref)
+
+
+def _taint(ctx: Ctx, raw: Any, path: str) -> Taint:
+    raw = _map(ctx, raw, path)
+    key = _str(ctx, raw.get("key"), f"{path}.key")
+    if not key:
+        raise ctx.fail(f"{path}.key", "must not be empty")
+    effect = _str(ctx, raw.get("effect"), f"{path}.effect")
+    if effect not in EFFECTS:
+        raise ctx.fail(f"{path}.effect", f"unknown taint effect {effect!r} (expected one of {', '.join(EFFECTS)})")
+    return Taint(key, _str(ctx, raw.get("value"), f"{path}.value"), effect)
+
+
+def _toleration(ctx: Ctx, raw: Any, path: str) -> Toleration:
+    raw = _map(ctx, raw, path)
+    key = _str(ctx, raw.get("key"), f"{path}.key")
+    op = _str(ctx, raw.get("operator"), f"{path}.operator") or "Equal"
+    if op not in ("Equal", "Exists"):
+        raise ctx.fail(f"{path}.operator", f"unknown toleration operator {op!r} (expected Equal or Exists)")
+    value = _str(ctx, raw.get("value"), f"{path}.value")
+    if op == "Exists" and value:
+        raise ctx.fail(f"{path}.value", "must be empty when operator is Exists")
+    if op == "Equal" and not key:
+        raise ctx.fail(f"{path}.key", "must not be empty when operator is Equal (use operator: Exists to tolerate everything)")
+    effect = _str(ctx, raw.get("effect"), f"{path}.effect")
+    if effect and effect not in EFFECTS:
+        raise ctx.fail(f"{path}.effect", f"unknown taint effect {effect!r} (expected one of {', '.join(EFFECTS)})")
+    seconds = _int(ctx, raw.get("tolerationSeconds"), f"{path}.tolerationSeconds")
+    return Toleration(key, op, value, effect, seconds)
+
+
+def _spread(ctx: Ctx, raw: Any, path: str, pod_labels: Mapping[str, str]) -> TopologySpreadConstraint:
+    raw = _map(ctx, raw, path)
+    max_skew = _int(ctx, raw.get("maxSkew"), f"{path}.maxSkew")
+    if max_skew is None or max_skew < 1:
+        raise ctx.fail(f"{path}.maxSkew", f"must be an integer >= 1, got {raw.get('maxSkew')!r}")
+    key = _str(ctx, raw.get("topologyKey"), f"{path}.topologyKey")
+    if not key:
+        raise ctx.fail(f"{path}.topologyKey", "must not be empty")
+    when = _str(ctx, raw.get("whenUnsatisfiable"), f"{path}.whenUnsatisfiable")
+    if when not in ("DoNotSchedule", "ScheduleAnyway"):
+        raise ctx.fail(f"{path}.whenUnsatisfiable", f"must be DoNotSchedule or ScheduleAnyway, got {when!r}")
+    min_domains = _int(ctx, raw.get("minDomains"), f"{path}.minDomains")
+    if min_domains is not None:
+        if min_domains < 1:
+            raise ctx.fail(f"{path}.minDomains", f"must be >= 1, got {min_domains}")
+        if when != "DoNotSchedule":
+            raise ctx.fail(f"{path}.minDomains", "may only be set with whenUnsatisfiable: DoNotSchedule")
+    policies = {}
+    for field, default in (("nodeAffinityPolicy", "Honor"), ("nodeTaintsPolicy", "Ignore")):
+        value = _str(ctx, raw.get(field), f"{path}.{field}") or default
+        if value not in ("Honor", "Ignore"):
+            raise ctx.fail(f"{path}.{field}", f"must be Honor or Ignore, got {value!r}")
+        policies[field] = value
+    selector = parse_label_selector(ctx, raw.get("labelSelector"), f"{path}.labelSelector")
+    keys = tuple(_str(ctx, k, f"{path}.matchLabelKeys") for k in _list(ctx, raw.get("matchLabelKeys"), f"{path}.matchLabelKeys"))
+    # Upstream ANDs the incoming pod's values for matchLabelKeys into the selector; nil stays match-nothing.
+    if selector is not None:
+        selector = selector.with_requirements(tuple(Requirement(k, "In", (pod_labels[k],)) for k in keys if k in pod_labels))
+    return TopologySpreadConstraint(max_skew, key, when, selector, min_domains,
+                                    policies["nodeAffinityPolicy"], policies["nodeTaintsPolicy"], keys)
+
+
+# ------------------------------------------------------------------------------------------------ requests
+
+
+def _add(into: dict[str, int], more: Mapping[str, int]) -> None:
+    for k, v in more.items():
+        into[k] = into.get(k, 0) + v
+
+
+def _max(into: dict[str, int], other: Mapping[str, int]) -> None:
+    for k, v in other.items():
+        if v > into.get(k, 0):
+            into[k] = v
+
+
+def effective_requests(containers: list[dict[str, int]], inits: list[tuple[dict[str, int], bool]],
+                       pod_level: Mapping[str, int], overhead: Mapping[str, int]) -> dict[str, int]:
+    """resourcehelper.PodRequests: max(sum of containers + sidecars, each init container on top of the
+    sidecars started before it), pod-level requests override cpu/memory, then overhead is added."""
+    reqs: dict[str, int] = {}
+    for c in containers:
+        _add(reqs, c)
+    sidecars: dict[str, int] = {}
+    init_max: dict[str, int] = {}
+    for c, restartable in inits:
+        if restartable:
+            _add(reqs, c)
+            _add(sidecars, c)
+            step = dict(sidecars)
+        else:
+            step = dict(c)
+            _add(step, sidecars)
+        _max(init_max, step)
+    _max(reqs, init_max)
+    for name in POD_LEVEL_RESOURCES:
+        if name in pod_level:
+            reqs[name] = pod_level[name]
+    _add(reqs, overhead)
+    return {k: v for k, v in reqs.items() if v}
+
+
+def _with_nonzero(req: Mapping[str, int]) -> dict[str, int]:
+    out = dict(req)
+    out.setdefault("cpu", DEFAULT_MILLI_CPU_REQUEST)
+    out.setdefault("memory", DEFAULT_MEMORY_REQUEST)
+    return out
+
+
+def _container_requests(ctx: Ctx, raw: Mapping[str, Any], path: str) -> dict[str, int]:
+    res = _map(ctx, raw.get("resources"), f"{path}.resources")
+    requests = _resources(ctx, res.get("requests"), f"{path}.resources.requests")
+    # The API server defaults a missing request to the limit.
+    for name, amount in _resources(ctx, res.get("limits"), f"{path}.resources.limits").items():
+        requests.setdefault(name, amount)
+    return requests
+
+
+# ------------------------------------------------------------------------------------------------ objects
+
+
+def _meta(ctx: Ctx, body: Mapping[str, Any], namespaced: bool) -> tuple[str, str, dict[str, Any]]:
+    meta = _map(ctx, body.get("metadata"), "metadata")
+    name = _str(ctx, meta.get("name"), "metadata.name")
+    if not name:
+        raise ctx.fail("metadata.name", "is required")
+    namespace = (_str(ctx, meta.get("namespace"), "metadata.namespace") or "default") if namespaced else ""
+    return namespace, name, meta
+
+
+def _owner_refs(ctx: Ctx, meta: Mapping[str, Any]) -> tuple[OwnerRef, ...]:
+    refs = []
+    for i, r in enumerate(_list(ctx, meta.get("ownerReferences"), "metadata.ownerReferences")):
+        r = _map(ctx, r, f"metadata.ownerReferences[{i}]")
+        refs.append(OwnerRef(_str(ctx, r.get("kind"), f"metadata.ownerReferences[{i}].kind"),
+                             _str(ctx, r.get("name"), f"metadata.ownerReferences[{i}].name"),
+                             _str(ctx, r.get("uid"), f"metadata.ownerReferences[{i}].uid"),
+                             bool(r.get("controller", False))))
+    return tuple(refs)
+
+
+def parse_pod_spec(ctx: Ctx, namespace: str, name: str, meta: Mapping[str, Any], spec: Any, order: int) -> Pod:
+    """A Pod (or a workload's pod template) from its metadata and spec; `ctx` points at the spec's parent."""
+    spec = _map(ctx, spec, "spec")
+    labels = _labels(ctx, meta.get("labels"), "metadata.labels")
+    annotations = _labels(ctx, meta.get("annotations"), "metadata.annotations")
+    containers, ports = [], []
+    for i, c in enumerate(_list(ctx, spec.get("containers"), "spec.containers")):
+        c = _map(ctx, c, f"spec.containers[{i}]")
+        containers.append(_container_requests(ctx, c, f"spec.containers[{i}]"))
+        for j, p in enumerate(_list(ctx, c.get("ports"), f"spec.containers[{i}].ports")):
+            p = _map(ctx, p, f"spec.containers[{i}].ports[{j}]")
+            host_port = _int(ctx, p.get("hostPort"), f"spec.containers[{i}].ports[{j}].hostPort", 0) or 0
+            if not 0 <= host_port <= 65535:
+                raise ctx.fail(f"spec.containers[{i}].ports[{j}].hostPort", f"must be in 0..65535, got {host_port}")
+            if host_port:
+                ports.append(HostPort(host_port, _str(ctx, p.get("protocol"), "protocol", "TCP") or "TCP",
+                                      _str(ctx, p.get("hostIP"), "hostIP", "0.0.0.0") or "0.0.0.0"))
+    inits = []
+    for i, c in enumerate(_list(ctx, spec.get("initContainers"), "spec.initContainers")):
+        c = _map(ctx, c, f"spec.initContainers[{i}]")
+        inits.append((_container_requests(ctx, c, f"spec.initContainers[{i}]"), c.get("restartPolicy") == "Always"))
+    pod_res = _map(ctx, spec.get("resources"), "spec.resources")
+    pod_level = _resources(ctx, pod_res.get("requests"), "spec.resources.requests")
+    for rname, amount in _resources(ctx, pod_res.get("limits"), "spec.resources.limits").items():
+        if rname in POD_LEVEL_RESOURCES:
+            pod_level.setdefault(rname, amount)
+    overhead = _resources(ctx, spec.get("overhead"), "spec.overhead")
+    requests = effective_requests(containers, inits, pod_level, overhead)
+    nonzero = effective_requests([_with_nonzero(c) for c in containers],
+                                 [(_with_nonzero(c), r) for c, r in inits], pod_level, overhead)
+    priority = _int(ctx, spec.get("priority"), "spec.priority")
+    volumes = _list(ctx, spec.get("volumes"), "spec.volumes")
+    local = any(isinstance(v, Mapping) and ("emptyDir" in v or "hostPath" in v) for v in volumes)
+    node_selector = _labels(ctx, spec.get("nodeSelector"), "spec.nodeSelector")
+    return Pod(
+        namespace=namespace, name=name,
+        uid=_str(ctx, meta.get("uid"), "metadata.uid"),
+        labels=labels, annotations=annotations,
+        owner_refs=_owner_refs(ctx, meta),
+        priority=priority if priority is not None else 0,
+        priority_class_name=_str(ctx, spec.get("priorityClassName"), "spec.priorityClassName"),
+        node_name=_str(ctx, spec.get("nodeName"), "spec.nodeName"),
+        node_selector=node_selector,
+        affinity=_affinity(ctx, spec.get("affinity"), "spec.affinity", labels),
+        tolerations=tuple(_toleration(ctx, t, f"spec.tolerations[{i}]")
+                          for i, t in enumerate(_list(ctx, spec.get("tolerations"), "spec.tolerations"))),
+        spread_constraints=tuple(_spread(ctx, c, f"spec.topologySpreadConstraints[{i}]", labels)
+                                 for i, c in enumerate(_list(ctx, spec.get("topologySpreadConstraints"), "spec.topologySpreadConstraints"))),
+        host_ports=tuple(ports),
+        requests=requests, nonzero_requests=nonzero,
+        scheduler_name=_str(ctx, spec.get("schedulerName"), "spec.schedulerName", "default-scheduler") or "default-scheduler",
+        terminating=meta.get("deletionTimestamp") is not None,
+        local_storage=local,
+        mirror=MIRROR_ANNOTATION in annotations,
+        order=order,
+        where=ctx.where,
+    )
+
+
+def parse_pod(ctx: Ctx, body: Mapping[str, Any], order: int) -> tuple[Pod, bool]:
+    """A Pod and whether its spec.priority was set explicitly (else PriorityClass resolution applies)."""
+    namespace, name, meta = _meta(ctx, body, True)
+    pod = parse_pod_spec(ctx, namespace, name, meta, body.get("spec"), order)
+    spec = _map(ctx, body.get("spec"), "spec")
+    return pod, spec.get("priority") is not None
+
+
+def parse_node(ctx: Ctx, body: Mapping[str, Any]) -> Node:
+    _, name, meta = _meta(ctx, body, False)
+    spec = _map(ctx, body.get("spec"), "spec")
+    status = _map(ctx, body.get("status"), "status")
+    alloc_raw = status.get("allocatable")
+    path = "status.allocatable"
+    if alloc_raw is None:
+        alloc_raw, path = status.get("capacity"), "status.capacity"
+    return Node(
+        name=name,
+        labels=_labels(ctx, meta.get("labels"), "metadata.labels"),
+        taints=tuple(_taint(ctx, t, f"spec.taints[{i}]") for i, t in enumerate(_list(ctx, spec.get("taints"), "spec.taints"))),
+        unschedulable=bool(spec.get("unschedulable", False)),
+        allocatable=_resources(ctx, alloc_raw, path),
+        where=ctx.where,
+    )
+
+
+def _int_or_percent(ctx: Ctx, value: Any, path: str) -> int | str | None:
+    if value is None:
+        return None
+    if isinstance(value, str) and value.endswith("%"):
+        digits = value[:-1]
+        if not digits.isdigit():
+            raise ctx.fail(path, f"{value!r} is not an integer or a percentage")
+        return value
+    number = _int(ctx, value, path)
+    if number is not None and number < 0:
+        raise ctx.fail(path, f"must not be negative, got {number}")
+    return number
+
+
+def parse_pdb(ctx: Ctx, body: Mapping[str, Any]) -> PodDisruptionBudget:
+    namespace, name, _ = _meta(ctx, body, True)
+    spec = _map(ctx, body.get("spec"), "spec")
+    min_available = _int_or_percent(ctx, spec.get("minAvailable"), "spec.minAvailable")
+    max_unavailable = _int_or_percent(ctx, spec.get("maxUnavailable"), "spec.maxUnavailable")
+    if min_available is not None and max_unavailable is not None:
+        raise ctx.fail("spec", "minAvailable and maxUnavailable are mutually exclusive")
+    return PodDisruptionBudget(namespace, name, parse_label_selector(ctx, spec.get("selector"), "spec.selector"),
+                               min_available, max_unavailable)
+
+
+def parse_workload(ctx: Ctx, kind: str, body: Mapping[str, Any]) -> Workload:
+    namespace, name, meta = _meta(ctx, body, True)
+    spec = _map(ctx, body.get("spec"), "spec")
+    if kind == "Job":
+        parallelism = _int(ctx, spec.get("parallelism"), "spec.parallelism", 1)
+        completions = _int(ctx, spec.get("completions"), "spec.completions")
+        for field, value in (("spec.parallelism", parallelism), ("spec.completions", completions)):
+            if value is not None and value < 0:
+                raise ctx.fail(field, f"must not be negative, got {value}")
+        assert parallelism is not None
+        replicas = parallelism if completions is None else min(parallelism, completions)
+    elif kind == "DaemonSet":
+        replicas = 0
+    else:
+        replicas = _int(ctx, spec.get("replicas"), "spec.replicas", 1)
+        assert replicas is not None
+        if replicas < 0:
+            raise ctx.fail("spec.replicas", f"must not be negative, got {replicas}")
+    template = _map(ctx, spec.get("template"), "spec.template")
+    tctx = ctx.sub("spec.template")
+    tmeta = _map(tctx, template.get("metadata"), "metadata")
+    template_pod = parse_pod_spec(tctx, namespace, name, tmeta, template.get("spec"), 0)
+    selector = parse_label_selector(ctx, spec.get("selector"), "spec.selector")
+    return Workload(kind, namespace, name, _str(ctx, meta.get("uid"), "metadata.uid"), replicas, selector,
+                    template_pod, _labels(ctx, meta.get("annotations"), "metadata.annotations"),
+                    _owner_refs(ctx, meta), ctx.where)
+
+
+def parse_pod_group(ctx: Ctx, body: Mapping[str, Any]) -> PodGroup:
+    namespace, name, _ = _meta(ctx, body, True)
+    spec = _map(ctx, body.get("spec"), "spec")
+    min_member = _int(ctx, spec.get("minMember"), "spec.minMember", 1)
+    assert min_member is not None
+    if min_member < 1:
+        raise ctx.fail("spec.minMember", f"must be >= 1, got {min_member}")
+    return PodGroup(namespace, name, min_member)
+
+
+def parse_priority_class(ctx: Ctx, body: Mapping[str, Any]) -> PriorityClass:
+    _, name, _ = _meta(ctx, body, False)
+    value = _int(ctx, body.get("value"), "value")
+    if value is None:
+        raise ctx.fail("value", "is required")
+    return PriorityClass(name, value, bool(body.get("globalDefault", False)))
+
+
+def parse_service(ctx: Ctx, body: Mapping[str, Any]) -> Service:
+    namespace, name, _ = _meta(ctx, body, True)
+    spec = _map(ctx, body.get("spec"), "spec")
+    return Service(namespace, name, _labels(ctx, spec.get("selector"), "spec.selector"))
+
+
+def parse_namespace(ctx: Ctx, body: Mapping[str, Any]) -> Namespace:
+    _, name, meta = _meta(ctx, body, False)
+    return Namespace(name, _labels(ctx, meta.get("labels"), "metadata.labels"))
+
+
+# ------------------------------------------------------------------------------------------------ documents
+
+
+@dataclass
+class Collected:
+    """What the documents held, before workloads are expanded into pending pods."""
+
+    nodes: list[Node]
+    pods: list[tuple[Pod, bool]]
+    namespaces: dict[str, Namespace]
+    pdbs: list[PodDisruptionBudget]
+    priority_classes: dict[str, PriorityClass]
+    workloads: list[Workload]
+    pod_groups: list[PodGroup]
+    services: list[Service]
+    skipped: dict[str, int]
+
+
+Parser = Callable[[Ctx, Mapping[str, Any]], Any]
+
+
+def _where(doc: Doc, body: Mapping[str, Any], kind: str) -> Where:
+    meta = body.get("metadata") if isinstance(body.get("metadata"), Mapping) else {}
+    name = meta.get("name") if isinstance(meta.get("name"), str) else ""
+    ns = meta.get("namespace") if isinstance(meta.get("namespace"), str) else ""
+    return Where(doc.file, doc.index, kind, ns, name)
+
+
+def collect(docs: list[Doc], strict: bool = True) -> Collected:
+    """Parse every document into objects; unknown kinds are counted and skipped.
+
+    strict=False skips the API-validation checks that upstream's own plugin tests break on purpose.
+    """
+    out = Collected([], [], {}, [], {}, [], [], [], {})
+    _collect_into(docs, out, {}, strict)
+    return out
+
+
+_NAMED_KINDS = ("Node", "Namespace", "PriorityClass", "Pod", "PodDisruptionBudget", "PodGroup", "Service") + WORKLOAD_KINDS
+
+
+def _collect_into(docs: list[Doc], out: Collected, seen: dict[tuple[str, str, str], Where], strict: bool) -> None:
+    for doc in docs:
+        body = doc.body
+        if body is None:
+            continue
+        if not isinstance(body, Mapping):
+            raise InputError(Where(doc.file, doc.index), doc.item_path, f"document must be a mapping, got {type(body).__name__}")
+        kind = body.get("kind")
+        if not isinstance(kind, str) or not kind:
+            raise InputError(Where(doc.file, doc.index), ".".join(p for p in (doc.item_path, "kind") if p), "is required")
+        ctx = Ctx(_where(doc, body, kind), doc.item_path, strict)
+        if kind == "List":
+            prefix = doc.item_path + "." if doc.item_path else ""
+            items = _list(ctx, body.get("items"), "items")
+            _collect_into([Doc(item, doc.file, doc.index, f"{prefix}items[{i}]") for i, item in enumerate(items)], out, seen, strict)
+            continue
+        if kind in _NAMED_KINDS:
+            namespace, name, _ = _meta(ctx, body, kind not in ("Node", "Namespace", "PriorityClass"))
+            ident = (kind, namespace, name)
+            if ident in seen:
+                first = seen[ident]
+                raise ctx.fail("metadata.name", f"duplicate {kind} {namespace + '/' if namespace else ''}{name} (first in {first.file}[{first.doc}])")
+            seen[ident] = ctx.where
+        if kind == "Node":
+            out.nodes.append(parse_node(ctx, body))
+        elif kind == "Pod":
+            out.pods.append(parse_pod(ctx, body, len(out.pods)))
+        elif kind == "Namespace":
+            ns = parse_namespace(ctx, body)
+            out.namespaces[ns.name] = ns
+        elif kind == "PodDisruptionBudget":
+            out.pdbs.append(parse_pdb(ctx, body))
+        elif kind == "PriorityClass":
+            pc = parse_priority_class(ctx, body)
+            out.priority_classes[pc.name] = pc
+        elif kind in WORKLOAD_KINDS:
+            out.workloads.append(parse_workload(ctx, kind, body))
+        elif kind == "PodGroup":
+            out.pod_groups.append(parse_pod_group(ctx, body))
+        elif kind == "Service":
+            out.services.append(parse_service(ctx, body))
+        else:
+            out.skipped[kind] = out.skipped.get(kind, 0) + 1
+
+def parse_documents(objects: Any, file: str = "<input>", strict: bool = True) -> Any:
+    """Decoded manifests (dicts) -> Cluster; see models.loader.parse_documents (imported lazily: loader imports us)."""
+    from .loader import parse_documents as _parse
+
+    return _parse(objects, file, strict)

@@ -1,0 +1,56 @@
+"""Every case under ../shared/conformance (ported from kube-scheduler's plugin tests) through explain's data.
+
+filter: a node is feasible under the case's plugin iff explain lists no reason from that plugin.
+score: with candidates exactly expect.tested, the plugin's normalized scores equal expect.scores.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from models.loader import parse_documents
+from optimizer.explain import explain_pod
+from optimizer.state import ClusterState
+
+ROOT = Path(__file__).resolve().parents[1].parent / "shared" / "conformance"
+PLUGIN_OF_DIR = {
+    "nodeaffinity": "NodeAffinity", "tainttoleration": "TaintToleration", "noderesources": "NodeResourcesFit",
+    "nodename": "NodeName", "nodeunschedulable": "NodeUnschedulable", "interpodaffinity": "InterPodAffinity",
+    "podtopologyspread": "PodTopologySpread",
+}
+CASES = sorted(ROOT.glob("*/*.yaml"))
+# Cases we believe are wrong go here with the reason (and into the closing note); none so far.
+XFAIL: dict[str, str] = {}
+
+
+def test_conformance_suite_is_present() -> None:
+    assert len(CASES) >= 150, f"expected the shared conformance cases under {ROOT}"
+
+
+@pytest.mark.parametrize("path", CASES, ids=[f"{p.parent.name}/{p.stem}" for p in CASES])
+def test_conformance_case(path: Path) -> None:
+    case_id = f"{path.parent.name}/{path.stem}"
+    if case_id in XFAIL:
+        pytest.xfail(XFAIL[case_id])
+    case = yaml.safe_load(path.read_text())
+    plugin = PLUGIN_OF_DIR[path.parent.name]
+    # Upstream's plugin tests keep objects an API server would reject (e.g. empty topologyKey): parse leniently.
+    cluster = parse_documents(case["objects"] + [case["pod"]], str(path), strict=False)
+    assert len(cluster.pending) == 1, "a case has exactly one pending pod"
+    pod = cluster.pending[0]
+    state = ClusterState.from_cluster(cluster)
+    expect = case["expect"]
+    tested = expect.get("tested")
+    if case["kind"] == "filter":
+        explanation = explain_pod(pod, state)
+        nodes = tested if tested is not None else list(explanation.nodes)
+        feasible = sorted(n for n in nodes
+                          if not any(r.plugin == plugin for r in explanation.nodes[n].reasons))
+        assert feasible == sorted(expect["feasible"]), case.get("notes", "")
+    else:
+        candidates = tested if tested is not None else list(expect["scores"])
+        explanation = explain_pod(pod, state, candidates=candidates)
+        scores = {n: explanation.nodes[n].scores[plugin] for n in candidates}
+        assert scores == expect["scores"], case.get("notes", "")
