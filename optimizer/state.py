@@ -29,12 +29,14 @@ class NodeInfo:
     used_ports: Counter[tuple[str, str, int]] = field(default_factory=Counter)
     pods_with_affinity: dict[str, Pod] = field(default_factory=dict)
     pods_with_required_anti_affinity: dict[str, Pod] = field(default_factory=dict)
+    generation: int = 0  # bumped on every change, so per-node caches know when to recount (upstream Generation)
 
     @property
     def name(self) -> str:
         return self.node.name
 
     def add(self, pod: Pod) -> None:
+        self.generation += 1
         self.pods[pod.key] = pod
         self.requested.update(pod.requests)
         self.nonzero_requested.update(pod.nonzero_requests)
@@ -46,6 +48,7 @@ class NodeInfo:
             self.pods_with_required_anti_affinity[pod.key] = pod
 
     def remove(self, pod: Pod) -> None:
+        self.generation += 1
         del self.pods[pod.key]
         self.requested.subtract(pod.requests)
         self.nonzero_requested.subtract(pod.nonzero_requests)
