@@ -6,7 +6,9 @@ Resource amounts are ints: cpu in millicores, memory/storage/hugepages in bytes,
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from .errors import Where
 from .selectors import LabelSelector, NodeSelector, PreferredSchedulingTerm
@@ -101,6 +103,8 @@ class Pod:
     workload: str = ""  # "Kind/ns/name" of the workload it belongs to, "" for a bare pod
     pod_group: str = ""  # "ns/name" of its scheduler-plugins PodGroup, if any
     where: Where = field(default_factory=Where, compare=False, repr=False)
+    # The manifest it was read from (a Pod made from a workload: the pod template), for --emit state.
+    raw: Mapping[str, Any] | None = field(default=None, compare=False, repr=False)
 
     @property
     def key(self) -> str:
@@ -119,12 +123,15 @@ class Node:
     unschedulable: bool = False
     allocatable: Resources = field(default_factory=dict)  # includes "pods"
     where: Where = field(default_factory=Where, compare=False, repr=False)
+    # The manifest it was read from (a Pod made from a workload: the pod template), for --emit state.
+    raw: Mapping[str, Any] | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
 class Namespace:
     name: str
     labels: dict[str, str] = field(default_factory=dict)
+    raw: Mapping[str, Any] | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -134,6 +141,7 @@ class PodDisruptionBudget:
     selector: LabelSelector | None
     min_available: int | str | None = None  # int or "50%"
     max_unavailable: int | str | None = None
+    raw: Mapping[str, Any] | None = field(default=None, compare=False, repr=False)
 
     @property
     def key(self) -> str:
@@ -145,6 +153,7 @@ class PriorityClass:
     name: str
     value: int
     global_default: bool = False
+    raw: Mapping[str, Any] | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -154,6 +163,7 @@ class Service:
     namespace: str
     name: str
     selector: dict[str, str] = field(default_factory=dict)
+    raw: Mapping[str, Any] | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -170,6 +180,8 @@ class Workload:
     annotations: dict[str, str] = field(default_factory=dict)
     owner_refs: tuple[OwnerRef, ...] = ()
     where: Where = field(default_factory=Where, compare=False, repr=False)
+    # The manifest it was read from (a Pod made from a workload: the pod template), for --emit state.
+    raw: Mapping[str, Any] | None = field(default=None, compare=False, repr=False)
 
     @property
     def key(self) -> str:
@@ -183,6 +195,7 @@ class PodGroup:
     namespace: str
     name: str
     min_member: int
+    raw: Mapping[str, Any] | None = field(default=None, compare=False, repr=False)
 
     @property
     def key(self) -> str:

@@ -26,7 +26,7 @@ from .taints import EFFECTS, Taint, Toleration
 DEFAULT_MILLI_CPU_REQUEST = 100
 DEFAULT_MEMORY_REQUEST = 200 * 1024 * 1024
 # Resources that pod-level spec.resources may set (PodLevelResources feature).
-POD_LEVEL_RESOURCES = ("cpu", "memory")
+POD_LEVEL_RESOURCES = ("cpu", "memory")  # plus every hugepages-* (resourcehelper.IsSupportedPodLevelResource)
 MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
 WORKLOAD_KINDS = ("Deployment", "ReplicaSet", "StatefulSet", "Job", "DaemonSet")
 
@@ -309,6 +309,11 @@ def _max(into: dict[str, int], other: Mapping[str, int]) -> None:
             into[k] = v
 
 
+def is_pod_level_resource(name: str) -> bool:
+    """resourcehelper.IsSupportedPodLevelResource: cpu, memory and hugepages-* can be set at pod level."""
+    return name in POD_LEVEL_RESOURCES or name.startswith("hugepages-")
+
+
 def effective_requests(containers: list[dict[str, int]], inits: list[tuple[dict[str, int], bool]],
                        pod_level: Mapping[str, int], overhead: Mapping[str, int]) -> dict[str, int]:
     """resourcehelper.PodRequests: max(sum of containers + sidecars, each init container on top of the
@@ -328,9 +333,9 @@ def effective_requests(containers: list[dict[str, int]], inits: list[tuple[dict[
             _add(step, sidecars)
         _max(init_max, step)
     _max(reqs, init_max)
-    for name in POD_LEVEL_RESOURCES:
-        if name in pod_level:
-            reqs[name] = pod_level[name]
+    for name, amount in pod_level.items():
+        if is_pod_level_resource(name):
+            reqs[name] = amount
     _add(reqs, overhead)
     return {k: v for k, v in reqs.items() if v}
 
@@ -374,7 +379,8 @@ def _owner_refs(ctx: Ctx, meta: Mapping[str, Any]) -> tuple[OwnerRef, ...]:
     return tuple(refs)
 
 
-def parse_pod_spec(ctx: Ctx, namespace: str, name: str, meta: Mapping[str, Any], spec: Any, order: int) -> Pod:
+def parse_pod_spec(ctx: Ctx, namespace: str, name: str, meta: Mapping[str, Any], spec: Any, order: int,
+                   raw: Mapping[str, Any] | None = None) -> Pod:
     """A Pod (or a workload's pod template) from its metadata and spec; `ctx` points at the spec's parent."""
     spec = _map(ctx, spec, "spec")
     labels = _labels(ctx, meta.get("labels"), "metadata.labels")
@@ -398,7 +404,7 @@ def parse_pod_spec(ctx: Ctx, namespace: str, name: str, meta: Mapping[str, Any],
     pod_res = _map(ctx, spec.get("resources"), "spec.resources")
     pod_level = _resources(ctx, pod_res.get("requests"), "spec.resources.requests")
     for rname, amount in _resources(ctx, pod_res.get("limits"), "spec.resources.limits").items():
-        if rname in POD_LEVEL_RESOURCES:
+        if is_pod_level_resource(rname):
             pod_level.setdefault(rname, amount)
     overhead = _resources(ctx, spec.get("overhead"), "spec.overhead")
     requests = effective_requests(containers, inits, pod_level, overhead)
@@ -430,13 +436,14 @@ def parse_pod_spec(ctx: Ctx, namespace: str, name: str, meta: Mapping[str, Any],
         mirror=MIRROR_ANNOTATION in annotations,
         order=order,
         where=ctx.where,
+        raw=raw,
     )
 
 
 def parse_pod(ctx: Ctx, body: Mapping[str, Any], order: int) -> tuple[Pod, bool]:
     """A Pod and whether its spec.priority was set explicitly (else PriorityClass resolution applies)."""
     namespace, name, meta = _meta(ctx, body, True)
-    pod = parse_pod_spec(ctx, namespace, name, meta, body.get("spec"), order)
+    pod = parse_pod_spec(ctx, namespace, name, meta, body.get("spec"), order, body)
     spec = _map(ctx, body.get("spec"), "spec")
     return pod, spec.get("priority") is not None
 
@@ -456,6 +463,7 @@ def parse_node(ctx: Ctx, body: Mapping[str, Any]) -> Node:
         unschedulable=bool(spec.get("unschedulable", False)),
         allocatable=_resources(ctx, alloc_raw, path),
         where=ctx.where,
+        raw=body,
     )
 
 
@@ -481,7 +489,7 @@ def parse_pdb(ctx: Ctx, body: Mapping[str, Any]) -> PodDisruptionBudget:
     if min_available is not None and max_unavailable is not None:
         raise ctx.fail("spec", "minAvailable and maxUnavailable are mutually exclusive")
     return PodDisruptionBudget(namespace, name, parse_label_selector(ctx, spec.get("selector"), "spec.selector"),
-                               min_available, max_unavailable)
+                               min_available, max_unavailable, raw=body)
 
 
 def parse_workload(ctx: Ctx, kind: str, body: Mapping[str, Any]) -> Workload:
@@ -505,11 +513,11 @@ def parse_workload(ctx: Ctx, kind: str, body: Mapping[str, Any]) -> Workload:
     template = _map(ctx, spec.get("template"), "spec.template")
     tctx = ctx.sub("spec.template")
     tmeta = _map(tctx, template.get("metadata"), "metadata")
-    template_pod = parse_pod_spec(tctx, namespace, name, tmeta, template.get("spec"), 0)
+    template_pod = parse_pod_spec(tctx, namespace, name, tmeta, template.get("spec"), 0, template)
     selector = parse_label_selector(ctx, spec.get("selector"), "spec.selector")
     return Workload(kind, namespace, name, _str(ctx, meta.get("uid"), "metadata.uid"), replicas, selector,
                     template_pod, _labels(ctx, meta.get("annotations"), "metadata.annotations"),
-                    _owner_refs(ctx, meta), ctx.where)
+                    _owner_refs(ctx, meta), ctx.where, body)
 
 
 def parse_pod_group(ctx: Ctx, body: Mapping[str, Any]) -> PodGroup:
@@ -519,7 +527,7 @@ def parse_pod_group(ctx: Ctx, body: Mapping[str, Any]) -> PodGroup:
     assert min_member is not None
     if min_member < 1:
         raise ctx.fail("spec.minMember", f"must be >= 1, got {min_member}")
-    return PodGroup(namespace, name, min_member)
+    return PodGroup(namespace, name, min_member, raw=body)
 
 
 def parse_priority_class(ctx: Ctx, body: Mapping[str, Any]) -> PriorityClass:
@@ -527,18 +535,18 @@ def parse_priority_class(ctx: Ctx, body: Mapping[str, Any]) -> PriorityClass:
     value = _int(ctx, body.get("value"), "value")
     if value is None:
         raise ctx.fail("value", "is required")
-    return PriorityClass(name, value, bool(body.get("globalDefault", False)))
+    return PriorityClass(name, value, bool(body.get("globalDefault", False)), raw=body)
 
 
 def parse_service(ctx: Ctx, body: Mapping[str, Any]) -> Service:
     namespace, name, _ = _meta(ctx, body, True)
     spec = _map(ctx, body.get("spec"), "spec")
-    return Service(namespace, name, _labels(ctx, spec.get("selector"), "spec.selector"))
+    return Service(namespace, name, _labels(ctx, spec.get("selector"), "spec.selector"), raw=body)
 
 
 def parse_namespace(ctx: Ctx, body: Mapping[str, Any]) -> Namespace:
     _, name, meta = _meta(ctx, body, False)
-    return Namespace(name, _labels(ctx, meta.get("labels"), "metadata.labels"))
+    return Namespace(name, _labels(ctx, meta.get("labels"), "metadata.labels"), raw=body)
 
 
 # ------------------------------------------------------------------------------------------------ documents
