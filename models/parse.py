@@ -379,8 +379,7 @@ def _owner_refs(ctx: Ctx, meta: Mapping[str, Any]) -> tuple[OwnerRef, ...]:
     return tuple(refs)
 
 
-def parse_pod_spec(ctx: Ctx, namespace: str, name: str, meta: Mapping[str, Any], spec: Any, order: int,
-                   raw: Mapping[str, Any] | None = None) -> Pod:
+def parse_pod_spec(ctx: Ctx, namespace: str, name: str, meta: Mapping[str, Any], spec: Any, order: int) -> Pod:
     """A Pod (or a workload's pod template) from its metadata and spec; `ctx` points at the spec's parent."""
     spec = _map(ctx, spec, "spec")
     labels = _labels(ctx, meta.get("labels"), "metadata.labels")
@@ -436,14 +435,13 @@ def parse_pod_spec(ctx: Ctx, namespace: str, name: str, meta: Mapping[str, Any],
         mirror=MIRROR_ANNOTATION in annotations,
         order=order,
         where=ctx.where,
-        raw=raw,
     )
 
 
 def parse_pod(ctx: Ctx, body: Mapping[str, Any], order: int) -> tuple[Pod, bool]:
     """A Pod and whether its spec.priority was set explicitly (else PriorityClass resolution applies)."""
     namespace, name, meta = _meta(ctx, body, True)
-    pod = parse_pod_spec(ctx, namespace, name, meta, body.get("spec"), order, body)
+    pod = parse_pod_spec(ctx, namespace, name, meta, body.get("spec"), order)
     spec = _map(ctx, body.get("spec"), "spec")
     return pod, spec.get("priority") is not None
 
@@ -463,7 +461,6 @@ def parse_node(ctx: Ctx, body: Mapping[str, Any]) -> Node:
         unschedulable=bool(spec.get("unschedulable", False)),
         allocatable=_resources(ctx, alloc_raw, path),
         where=ctx.where,
-        raw=body,
     )
 
 
@@ -489,7 +486,7 @@ def parse_pdb(ctx: Ctx, body: Mapping[str, Any]) -> PodDisruptionBudget:
     if min_available is not None and max_unavailable is not None:
         raise ctx.fail("spec", "minAvailable and maxUnavailable are mutually exclusive")
     return PodDisruptionBudget(namespace, name, parse_label_selector(ctx, spec.get("selector"), "spec.selector"),
-                               min_available, max_unavailable, raw=body)
+                               min_available, max_unavailable)
 
 
 def parse_workload(ctx: Ctx, kind: str, body: Mapping[str, Any]) -> Workload:
@@ -513,11 +510,11 @@ def parse_workload(ctx: Ctx, kind: str, body: Mapping[str, Any]) -> Workload:
     template = _map(ctx, spec.get("template"), "spec.template")
     tctx = ctx.sub("spec.template")
     tmeta = _map(tctx, template.get("metadata"), "metadata")
-    template_pod = parse_pod_spec(tctx, namespace, name, tmeta, template.get("spec"), 0, template)
+    template_pod = parse_pod_spec(tctx, namespace, name, tmeta, template.get("spec"), 0)
     selector = parse_label_selector(ctx, spec.get("selector"), "spec.selector")
     return Workload(kind, namespace, name, _str(ctx, meta.get("uid"), "metadata.uid"), replicas, selector,
                     template_pod, _labels(ctx, meta.get("annotations"), "metadata.annotations"),
-                    _owner_refs(ctx, meta), ctx.where, body)
+                    _owner_refs(ctx, meta), ctx.where)
 
 
 def parse_pod_group(ctx: Ctx, body: Mapping[str, Any]) -> PodGroup:
@@ -527,7 +524,7 @@ def parse_pod_group(ctx: Ctx, body: Mapping[str, Any]) -> PodGroup:
     assert min_member is not None
     if min_member < 1:
         raise ctx.fail("spec.minMember", f"must be >= 1, got {min_member}")
-    return PodGroup(namespace, name, min_member, raw=body)
+    return PodGroup(namespace, name, min_member)
 
 
 def parse_priority_class(ctx: Ctx, body: Mapping[str, Any]) -> PriorityClass:
@@ -535,18 +532,18 @@ def parse_priority_class(ctx: Ctx, body: Mapping[str, Any]) -> PriorityClass:
     value = _int(ctx, body.get("value"), "value")
     if value is None:
         raise ctx.fail("value", "is required")
-    return PriorityClass(name, value, bool(body.get("globalDefault", False)), raw=body)
+    return PriorityClass(name, value, bool(body.get("globalDefault", False)))
 
 
 def parse_service(ctx: Ctx, body: Mapping[str, Any]) -> Service:
     namespace, name, _ = _meta(ctx, body, True)
     spec = _map(ctx, body.get("spec"), "spec")
-    return Service(namespace, name, _labels(ctx, spec.get("selector"), "spec.selector"), raw=body)
+    return Service(namespace, name, _labels(ctx, spec.get("selector"), "spec.selector"))
 
 
 def parse_namespace(ctx: Ctx, body: Mapping[str, Any]) -> Namespace:
     _, name, meta = _meta(ctx, body, False)
-    return Namespace(name, _labels(ctx, meta.get("labels"), "metadata.labels"), raw=body)
+    return Namespace(name, _labels(ctx, meta.get("labels"), "metadata.labels"))
 
 
 # ------------------------------------------------------------------------------------------------ documents
