@@ -379,7 +379,8 @@ def _owner_refs(ctx: Ctx, meta: Mapping[str, Any]) -> tuple[OwnerRef, ...]:
     return tuple(refs)
 
 
-def parse_pod_spec(ctx: Ctx, namespace: str, name: str, meta: Mapping[str, Any], spec: Any, order: int) -> Pod:
+def parse_pod_spec(ctx: Ctx, namespace: str, name: str, meta: Mapping[str, Any], spec: Any, order: int,
+                   raw: Mapping[str, Any] | None = None) -> Pod:
     """A Pod (or a workload's pod template) from its metadata and spec; `ctx` points at the spec's parent."""
     spec = _map(ctx, spec, "spec")
     labels = _labels(ctx, meta.get("labels"), "metadata.labels")
@@ -435,13 +436,14 @@ def parse_pod_spec(ctx: Ctx, namespace: str, name: str, meta: Mapping[str, Any],
         mirror=MIRROR_ANNOTATION in annotations,
         order=order,
         where=ctx.where,
+        raw=raw,
     )
 
 
 def parse_pod(ctx: Ctx, body: Mapping[str, Any], order: int) -> tuple[Pod, bool]:
     """A Pod and whether its spec.priority was set explicitly (else PriorityClass resolution applies)."""
     namespace, name, meta = _meta(ctx, body, True)
-    pod = parse_pod_spec(ctx, namespace, name, meta, body.get("spec"), order)
+    pod = parse_pod_spec(ctx, namespace, name, meta, body.get("spec"), order, body)
     spec = _map(ctx, body.get("spec"), "spec")
     return pod, spec.get("priority") is not None
 
@@ -461,6 +463,7 @@ def parse_node(ctx: Ctx, body: Mapping[str, Any]) -> Node:
         unschedulable=bool(spec.get("unschedulable", False)),
         allocatable=_resources(ctx, alloc_raw, path),
         where=ctx.where,
+        raw=body,
     )
 
 
@@ -486,7 +489,7 @@ def parse_pdb(ctx: Ctx, body: Mapping[str, Any]) -> PodDisruptionBudget:
     if min_available is not None and max_unavailable is not None:
         raise ctx.fail("spec", "minAvailable and maxUnavailable are mutually exclusive")
     return PodDisruptionBudget(namespace, name, parse_label_selector(ctx, spec.get("selector"), "spec.selector"),
-                               min_available, max_unavailable)
+                               min_available, max_unavailable, raw=body)
 
 
 def parse_workload(ctx: Ctx, kind: str, body: Mapping[str, Any]) -> Workload:
@@ -510,11 +513,11 @@ def parse_workload(ctx: Ctx, kind: str, body: Mapping[str, Any]) -> Workload:
     template = _map(ctx, spec.get("template"), "spec.template")
     tctx = ctx.sub("spec.template")
     tmeta = _map(tctx, template.get("metadata"), "metadata")
-    template_pod = parse_pod_spec(tctx, namespace, name, tmeta, template.get("spec"), 0)
+    template_pod = parse_pod_spec(tctx, namespace, name, tmeta, template.get("spec"), 0, template)
     selector = parse_label_selector(ctx, spec.get("selector"), "spec.selector")
     return Workload(kind, namespace, name, _str(ctx, meta.get("uid"), "metadata.uid"), replicas, selector,
                     template_pod, _labels(ctx, meta.get("annotations"), "metadata.annotations"),
-                    _owner_refs(ctx, meta), ctx.where)
+                    _owner_refs(ctx, meta), ctx.where, body)
 
 
 def parse_pod_group(ctx: Ctx, body: Mapping[str, Any]) -> PodGroup:
@@ -524,7 +527,7 @@ def parse_pod_group(ctx: Ctx, body: Mapping[str, Any]) -> PodGroup:
     assert min_member is not None
     if min_member < 1:
         raise ctx.fail("spec.minMember", f"must be >= 1, got {min_member}")
-    return PodGroup(namespace, name, min_member)
+    return PodGroup(namespace, name, min_member, raw=body)
 
 
 def parse_priority_class(ctx: Ctx, body: Mapping[str, Any]) -> PriorityClass:
@@ -532,18 +535,18 @@ def parse_priority_class(ctx: Ctx, body: Mapping[str, Any]) -> PriorityClass:
     value = _int(ctx, body.get("value"), "value")
     if value is None:
         raise ctx.fail("value", "is required")
-    return PriorityClass(name, value, bool(body.get("globalDefault", False)))
+    return PriorityClass(name, value, bool(body.get("globalDefault", False)), raw=body)
 
 
 def parse_service(ctx: Ctx, body: Mapping[str, Any]) -> Service:
     namespace, name, _ = _meta(ctx, body, True)
     spec = _map(ctx, body.get("spec"), "spec")
-    return Service(namespace, name, _labels(ctx, spec.get("selector"), "spec.selector"))
+    return Service(namespace, name, _labels(ctx, spec.get("selector"), "spec.selector"), raw=body)
 
 
 def parse_namespace(ctx: Ctx, body: Mapping[str, Any]) -> Namespace:
     _, name, meta = _meta(ctx, body, False)
-    return Namespace(name, _labels(ctx, meta.get("labels"), "metadata.labels"))
+    return Namespace(name, _labels(ctx, meta.get("labels"), "metadata.labels"), raw=body)
 
 
 # ------------------------------------------------------------------------------------------------ documents
