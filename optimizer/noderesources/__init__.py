@@ -1,0 +1,31 @@
+"""NodeResourcesFit (Filter + LeastAllocated Score, weight 1) and NodeResourcesBalancedAllocation
+(Score, weight 1): the two resource plugins of kube-scheduler's default profile.
+
+Reproduces kubernetes/kubernetes pkg/scheduler/framework/plugins/noderesources/fit.go,
+resource_allocation.go, least_allocated.go and balanced_allocation.go; see filtering.py and scoring.py
+for the details and knowing differences. PLUGIN is NodeResourcesFit, BALANCED_PLUGIN is
+NodeResourcesBalancedAllocation.
+"""
+from __future__ import annotations
+
+from ..framework import Plugin
+from .filtering import (ERR_REASON_INSUFFICIENT, ERR_REASON_TOO_MANY_PODS, NAME, InsufficientResource, filter_node,
+                        fits, insufficient_resources, is_extended_resource_name, is_scalar_resource_name, pre_filter)
+from .scoring import (DEFAULT_RESOURCES, PreScoreState, balanced_allocation_score, balanced_pre_score,
+                      balanced_resource_score, balanced_score, fit_pre_score, fit_score, identity,
+                      least_allocated_score, least_requested_score, pod_request_list)
+
+BALANCED_NAME = "NodeResourcesBalancedAllocation"
+WEIGHT = 1
+BALANCED_WEIGHT = 1
+
+PLUGIN = Plugin(name=NAME, pre_filter=pre_filter, filter=filter_node, pre_score=fit_pre_score, score=fit_score,
+                normalize=identity, weight=WEIGHT)
+
+BALANCED_PLUGIN = Plugin(name=BALANCED_NAME, pre_score=balanced_pre_score, score=balanced_score,
+                         normalize=identity, weight=BALANCED_WEIGHT)
+
+__all__ = ["PLUGIN", "BALANCED_PLUGIN", "NAME", "BALANCED_NAME", "ERR_REASON_TOO_MANY_PODS", "ERR_REASON_INSUFFICIENT",
+           "InsufficientResource", "insufficient_resources", "fits", "is_extended_resource_name",
+           "is_scalar_resource_name", "DEFAULT_RESOURCES", "PreScoreState", "pod_request_list",
+           "least_requested_score", "least_allocated_score", "balanced_resource_score", "balanced_allocation_score"]
