@@ -1,7 +1,228 @@
-"""podplan command line (placeholder until the CLI lands)."""
+"""podplan: batch placement optimizer for Kubernetes (also `kubectl podplan`).
+
+Every command reads manifests (files, directories, `-` for stdin) through one path:
+YAML -> Cluster -> (greedy | CP-SAT) -> Plan -> verify -> output.
+Bad input: one line on stderr naming file, document, object and field, exit code 2.
+"""
+from __future__ import annotations
+
+import sys
+from collections import Counter
+from collections.abc import Callable, Sequence
+from typing import Any
+
 import click
 
+from models.errors import PlanInvalidError, PodplanError
+from models.loader import load_paths
+from models.objects import Cluster
 
-@click.group()
-def main() -> None:
-    """podplan: batch placement optimizer for Kubernetes."""
+OUTPUTS = click.Choice(["table", "json", "yaml"])
+EMITS = click.Choice(["plan", "state", "bindings"])
+
+
+class Group(click.Group):
+    """Turns every PodplanError into one line and exit code 2 (3 for an invalid plan): never a traceback."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except PlanInvalidError as exc:
+            click.echo(f"error: BUG: {exc}", err=True)
+            sys.exit(3)
+        except PodplanError as exc:
+            click.echo(f"error: {exc}", err=True)
+            sys.exit(2)
+
+
+@click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--verbose", is_flag=True, help="Print progress and details on stderr.")
+@click.pass_context
+def main(ctx: click.Context, verbose: bool) -> None:
+    """podplan: batch placement optimizer for Kubernetes, with kube-scheduler's semantics."""
+    ctx.obj = {"verbose": verbose}
+
+
+def load(files: Sequence[str]) -> Cluster:
+    """Load the input and print its warnings on stderr (they never stop the run)."""
+    cluster = load_paths(files or ("-",))
+    for w in cluster.warnings:
+        click.echo(f"warning: {w}", err=True)
+    return cluster
+
+
+def emit(text: str) -> None:
+    click.echo(text.rstrip("\n"))
+
+
+def files_argument(f: Callable[..., Any]) -> Callable[..., Any]:
+    return click.argument("files", nargs=-1, type=click.Path(allow_dash=True))(f)
+
+
+def output_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option("-o", "--output", "output", type=OUTPUTS, default="table", show_default=True,
+                        help="Output format.")(f)
+
+
+# ------------------------------------------------------------------------------------------------ validate
+
+
+def summary(cluster: Cluster) -> dict[str, Any]:
+    zones = Counter(n.labels.get("topology.kubernetes.io/zone", "<none>") for n in cluster.nodes)
+    every = cluster.pods + cluster.pending
+    rules: Counter[str] = Counter()
+    for p in every:
+        a = p.affinity
+        rules["nodeSelector"] += bool(p.node_selector)
+        rules["requiredNodeAffinity"] += a.node_required is not None
+        rules["preferredNodeAffinity"] += bool(a.node_preferred)
+        rules["requiredPodAffinity"] += bool(a.pod_required)
+        rules["preferredPodAffinity"] += bool(a.pod_preferred)
+        rules["requiredPodAntiAffinity"] += bool(a.anti_required)
+        rules["preferredPodAntiAffinity"] += bool(a.anti_preferred)
+        rules["tolerations"] += bool(p.tolerations)
+        rules["hostPorts"] += bool(p.host_ports)
+        rules["spreadDoNotSchedule"] += any(c.when_unsatisfiable == "DoNotSchedule" for c in p.spread_constraints)
+        rules["spreadScheduleAnyway"] += any(c.when_unsatisfiable == "ScheduleAnyway" for c in p.spread_constraints)
+    rules["taintedNodes"] = sum(1 for n in cluster.nodes if n.taints)
+    rules["unschedulableNodes"] = sum(1 for n in cluster.nodes if n.unschedulable)
+    rules["podDisruptionBudgets"] = len(cluster.pdbs)
+    rules["podGroups"] = len(cluster.pod_groups)
+    return {
+        "nodes": len(cluster.nodes),
+        "nodesByZone": dict(sorted(zones.items())),
+        "existingPods": len(cluster.pods),
+        "pendingPods": len(cluster.pending),
+        "workloads": [{"workload": w.key, "replicas": w.replicas,
+                       "pending": sum(1 for p in cluster.pending if p.workload == w.key)} for w in cluster.workloads],
+        "rules": {k: v for k, v in rules.items() if v},
+        "skipped": dict(cluster.skipped),
+        "warnings": len(cluster.warnings),
+    }
+
+
+@main.command()
+@files_argument
+@output_option
+def validate(files: Sequence[str], output: str) -> None:
+    """Load manifests, check every object, and summarize what the input holds."""
+    from optimizer.output import dump, table
+
+    s = summary(load(files))
+    if output != "table":
+        emit(dump(s, output))
+        return
+    lines = [table(("ZONE", "NODES"), list(s["nodesByZone"].items())), "",
+             f"pods: {s['existingPods']} existing, {s['pendingPods']} pending"]
+    if s["workloads"]:
+        lines += ["", table(("WORKLOAD", "REPLICAS", "PENDING"),
+                            [(w["workload"], w["replicas"], w["pending"]) for w in s["workloads"]])]
+    if s["rules"]:
+        lines += ["", table(("RULE", "PODS/OBJECTS"), list(s["rules"].items()))]
+    if s["skipped"]:
+        lines += ["", "skipped kinds: " + ", ".join(f"{k} ({v})" for k, v in sorted(s["skipped"].items()))]
+    emit("\n".join(lines))
+
+
+# ------------------------------------------------------------------------------------- plans (shared output)
+
+
+def print_plan(cluster: Cluster, plan: Any, output: str, emit_kind: str, multipliers: Any = None) -> None:
+    """Verify, then print. An invalid plan is a bug: it raises PlanInvalidError and is never printed."""
+    from optimizer.output import bindings, dump, plan_document, plan_table, state_manifests
+    from optimizer.verify import verify
+
+    report = verify(cluster, plan.placements, multipliers)
+    if not report.ok:
+        bad = [v for v in report.violations if not v.preexisting]
+        first = bad[0]
+        raise PlanInvalidError(f"the {plan.status} plan failed verification: {len(bad)} violation(s), first: "
+                               f"{first.pod} on {first.node}: {first.plugin}: {first.reason}")
+    if emit_kind == "state":
+        emit(dump(state_manifests(cluster, plan.placements), "json" if output == "json" else "yaml"))
+    elif emit_kind == "bindings":
+        docs, stuck = bindings(cluster, plan.placements)
+        for pod in stuck:
+            click.echo(f"warning: no binding order accepts {pod.key} before the others; bind it last", err=True)
+        docs += [{"apiVersion": "v1", "kind": "Binding", "metadata": {"name": p.name, "namespace": p.namespace},
+                  "target": {"apiVersion": "v1", "kind": "Node", "name": plan.placements[p.key]}} for p in stuck]
+        emit(dump(docs, "json" if output == "json" else "yaml"))
+    elif output == "table":
+        emit(plan_table(cluster, plan, report))
+    else:
+        emit(dump(plan_document(cluster, plan, report), output))
+
+
+@main.command()
+@files_argument
+@output_option
+@click.option("--emit", "emit_kind", type=EMITS, default="plan", show_default=True,
+              help="plan: placements and pending pods; state: the final state as manifests; bindings: v1 Bindings.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the tie-break among equal nodes.")
+@click.option("--percentage-of-nodes-to-score", type=click.IntRange(0, 100), default=0, show_default=True,
+              help="kube-scheduler's percentageOfNodesToScore (0: its adaptive default).")
+def simulate(files: Sequence[str], output: str, emit_kind: str, seed: int, percentage_of_nodes_to_score: int) -> None:
+    """Place pending pods one at a time, as kube-scheduler would."""
+    from optimizer.greedy import simulate as run
+
+    cluster = load(files)
+    plan = run(cluster, seed, percentage_of_nodes_to_score=percentage_of_nodes_to_score)
+    print_plan(cluster, plan, output, emit_kind)
+
+
+@main.command()
+@files_argument
+@output_option
+def verify(files: Sequence[str], output: str) -> None:
+    """Judge a final state (pods with spec.nodeName) with every Filter; exit 1 on any violation."""
+    from optimizer.output import dump, table
+    from optimizer.verify import verify_state
+
+    cluster = load(files)
+    report = verify_state(cluster)
+    doc = {"ok": report.ok, "pods": len(cluster.pods),
+           "violations": [{"pod": v.pod, "node": v.node, "plugin": v.plugin, "reason": v.reason}
+                          for v in report.violations],
+           "preference": report.preference, "terms": dict(report.terms)}
+    if output != "table":
+        emit(dump(doc, output))
+    else:
+        lines = []
+        if report.violations:
+            lines.append(table(("POD", "NODE", "PLUGIN", "REASON"),
+                               [(v.pod, v.node, v.plugin, v.reason) for v in report.violations]))
+            lines.append("")
+        lines.append(f"{'OK' if report.ok else 'INVALID'}: {len(cluster.pods)} pods judged, "
+                     f"{len(report.violations)} violation(s)")
+        lines.append(f"preference: {report.preference} (" + ", ".join(f"{k} {v}" for k, v in report.terms.items()) + ")")
+        emit("\n".join(lines))
+    if not report.ok:
+        sys.exit(1)
+
+
+@main.command()
+@files_argument
+@output_option
+def explain(files: Sequence[str], output: str) -> None:
+    """Every node's verdict for every pending pod: all failing plugins, and each plugin's score."""
+    from optimizer.explain import explain as run
+    from optimizer.output import dump, table
+
+    cluster = load(files)
+    pods = run(cluster)
+    if output != "table":
+        emit(dump({"pods": [p.to_dict() for p in pods]}, output))
+        return
+    blocks = []
+    for p in pods:
+        rows = []
+        for name, n in p.nodes.items():
+            verdict = "feasible" if n.feasible else "; ".join(f"{r.plugin}: {r.reason}" for r in n.reasons)
+            scores = " ".join(f"{k}={v}" for k, v in n.scores.items())
+            rows.append((name, verdict, scores))
+        blocks.append(f"{p.pod}: {p.message}\n" + table(("NODE", "VERDICT", "SCORES"), rows))
+    emit("\n\n".join(blocks) if blocks else "no pending pods")
+
+
+if __name__ == "__main__":
+    main()

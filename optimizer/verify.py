@@ -96,3 +96,12 @@ def verify(cluster: Cluster, placements: Mapping[str, str], multipliers: Multipl
         by_priority[prio] = by_priority.get(prio, 0) + 1
     terms = preference_terms(cluster, state, multipliers or Multipliers())
     return Report(tuple(violations), terms, len(good), dict(sorted(by_priority.items(), reverse=True)))
+
+
+def verify_state(cluster: Cluster, multipliers: Multipliers | None = None) -> Report:
+    """`podplan verify`: the input IS the final state (pods with spec.nodeName); every violation counts."""
+    state = ClusterState.from_cluster(cluster)
+    violations = [Violation(pod.key, info.name, r.plugin, r.reason)
+                  for pod, info in list(state.all_pods()) for r in judge(pod, info.name, state)]
+    terms = preference_terms(cluster, state, multipliers or Multipliers())
+    return Report(tuple(violations), terms, 0, {})

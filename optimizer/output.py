@@ -1,0 +1,163 @@
+"""Plan output: the plan document (table, JSON, YAML), the final state as manifests, and v1 Bindings.
+
+Everything printed here has passed the verifier first (optimizer.verify); this module only renders.
+"""
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import yaml
+
+from models.objects import Cluster, Pod
+
+from .framework import run_filters
+from .greedy import queue_order
+from .plan import Plan
+from .registry import FILTER_PLUGINS
+from .state import ClusterState
+from .verify import Report
+
+
+def plan_document(cluster: Cluster, plan: Plan, report: Report) -> dict[str, Any]:
+    """The `--emit plan` document (same shape for simulate and solve)."""
+    pending = {p.key: p for p in cluster.pending}
+    return {
+        "status": plan.status,
+        "objective": {
+            "placed": report.placed,
+            "placed_by_priority": {str(k): v for k, v in report.placed_by_priority.items()},
+            "preference": report.preference,
+            "terms": dict(report.terms),
+        },
+        "bound": dict(plan.bound),
+        "gap": plan.gap,
+        "placements": [{"pod": k, "node": plan.placements[k], "workload": pending[k].workload}
+                       for k in sorted(plan.placements, key=lambda k: pending[k].order)],
+        "pending": [{"pod": k, "reason": plan.pending[k]} for k in sorted(plan.pending, key=lambda k: pending[k].order)],
+        "preexisting_violations": [
+            {"pod": v.pod, "node": v.node, "plugin": v.plugin, "reason": v.reason}
+            for v in report.violations if v.preexisting
+        ],
+        "solver": {"wall_seconds": round(plan.wall_seconds, 3), "workers": plan.workers, "seed": plan.seed},
+        "notes": list(plan.notes),
+    }
+
+
+def pod_manifest(pod: Pod, node_name: str) -> dict[str, Any]:
+    """A concrete Pod manifest for a pending pod: its template (or its own manifest) with its name and node."""
+    raw = copy.deepcopy(dict(pod.raw or {}))
+    meta = dict(raw.get("metadata") or {})
+    meta.update({"name": pod.name, "namespace": pod.namespace})
+    if pod.labels:
+        meta["labels"] = dict(pod.labels)
+    if pod.owner_refs:
+        meta["ownerReferences"] = [{"apiVersion": "apps/v1" if o.kind != "Job" else "batch/v1", "kind": o.kind,
+                                    "name": o.name, "uid": o.uid, "controller": o.controller}
+                                   for o in pod.owner_refs]
+    spec = dict(raw.get("spec") or {})
+    spec.pop("nodeName", None)
+    if node_name:
+        spec["nodeName"] = node_name
+    if pod.priority and "priority" not in spec:
+        spec["priority"] = pod.priority
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}
+
+
+def state_manifests(cluster: Cluster, placements: Mapping[str, str]) -> list[dict[str, Any]]:
+    """The whole final state: cluster-wide objects, existing pods unchanged, every pending pod as a Pod."""
+    out: list[dict[str, Any]] = []
+    for group in (cluster.namespaces.values(), cluster.priority_classes.values(), cluster.nodes,
+                  cluster.pdbs, cluster.pod_groups, cluster.services, cluster.pods):
+        out.extend(dict(o.raw) for o in group if o.raw is not None)
+    out.extend(pod_manifest(p, placements.get(p.key, "")) for p in cluster.pending)
+    return out
+
+
+def binding_order(cluster: Cluster, placements: Mapping[str, str]) -> tuple[list[Pod], list[Pod]]:
+    """An order in which kube-scheduler's filters accept each binding, starting from the existing pods.
+
+    Passes over the remaining pods in queue order, binding every pod its node accepts now; pods left when a
+    pass binds nothing have no such order (returned second).
+    """
+    state = ClusterState.from_cluster(cluster)
+    remaining = [p for p in queue_order(cluster.pending) if p.key in placements]
+    ordered: list[Pod] = []
+    while remaining:
+        left = []
+        for pod in remaining:
+            node = placements[pod.key]
+            verdict = run_filters(pod, state, FILTER_PLUGINS, [state.nodes[node]])[0]
+            if verdict.feasible:
+                state.add(pod, node)
+                ordered.append(pod)
+            else:
+                left.append(pod)
+        if len(left) == len(remaining):
+            return ordered, left
+        remaining = left
+    return ordered, []
+
+
+def bindings(cluster: Cluster, placements: Mapping[str, str]) -> tuple[list[dict[str, Any]], list[Pod]]:
+    ordered, stuck = binding_order(cluster, placements)
+    docs = [{"apiVersion": "v1", "kind": "Binding",
+             "metadata": {"name": p.name, "namespace": p.namespace},
+             "target": {"apiVersion": "v1", "kind": "Node", "name": placements[p.key]}} for p in ordered]
+    return docs, stuck
+
+
+def dump(data: Any, fmt: str) -> str:
+    """JSON or YAML text; a list of manifests becomes a multi-document YAML stream or a v1 List in JSON."""
+    if fmt == "json":
+        if isinstance(data, list):
+            data = {"apiVersion": "v1", "kind": "List", "items": data}
+        return json.dumps(data, indent=2, sort_keys=False)
+    if isinstance(data, list):
+        return yaml.safe_dump_all(data, sort_keys=False)
+    return yaml.safe_dump(data, sort_keys=False)
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
+    """A plain aligned text table, as kubectl prints them."""
+    cells = [[str(h) for h in headers]] + [[str(c) for c in r] for r in rows]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
+    return "\n".join("   ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in cells)
+
+
+def plan_table(cluster: Cluster, plan: Plan, report: Report) -> str:
+    """Placements per node, pending pods with their reason, then status and objective."""
+    pending = {p.key: p for p in cluster.pending}
+    by_node: dict[str, list[str]] = {}
+    for k, n in plan.placements.items():
+        by_node.setdefault(n, []).append(k)
+    lines = []
+    rows = [(n.name, len(by_node.get(n.name, [])), ", ".join(sorted(by_node.get(n.name, []))) or "-")
+            for n in cluster.nodes if n.name in by_node]
+    if rows:
+        lines.append(table(("NODE", "NEW PODS", "PODS"), rows))
+    if plan.pending:
+        lines.append("")
+        lines.append(table(("PENDING POD", "REASON"),
+                           [(k, plan.pending[k]) for k in sorted(plan.pending, key=lambda k: pending[k].order)]))
+    lines.append("")
+    lines.append(f"status: {plan.status}")
+    by_prio = ", ".join(f"priority {p}: {n}" for p, n in report.placed_by_priority.items()) or "none"
+    lines.append(f"placed: {report.placed}/{len(cluster.pending)} ({by_prio})")
+    terms = ", ".join(f"{k} {v}" for k, v in report.terms.items())
+    lines.append(f"preference: {report.preference} ({terms})")
+    if plan.bound:
+        lines.append("bound: " + ", ".join(f"{k} {v}" for k, v in plan.bound.items()))
+    if plan.gap is not None:
+        lines.append(f"gap: {plan.gap:.2%}")
+    lines.append(f"time: {plan.wall_seconds:.2f}s")
+    for note in plan.notes:
+        lines.append(f"note: {note}")
+    pre = [v for v in report.violations if v.preexisting]
+    if pre:
+        lines.append(f"pre-existing violations (not caused by this plan): {len(pre)}")
+        for v in pre:
+            lines.append(f"  {v.pod} on {v.node}: {v.plugin}: {v.reason}")
+    return "\n".join(lines)
