@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from functools import lru_cache
 from dataclasses import dataclass
 from typing import Any
 
@@ -61,6 +62,7 @@ def is_extended_resource_name(name: str) -> bool:
     return _is_qualified_name(_REQUESTS_PREFIX + name)
 
 
+@lru_cache(maxsize=1024)  # called per node per pod by Filter and Score; names are few
 def is_scalar_resource_name(name: str) -> bool:
     """schedutil.IsScalarResourceName: extended, hugepages-*, *kubernetes.io/*, attachable-volumes-*."""
     return (is_extended_resource_name(name) or name.startswith("hugepages-") or _NATIVE_PREFIX in name
