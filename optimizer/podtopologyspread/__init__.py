@@ -1,0 +1,49 @@
+"""PodTopologySpread: kube-scheduler's pod topology spread rule (pkg/scheduler/framework/plugins/podtopologyspread/).
+
+`PLUGIN` is the Plugin record (weight 2). Filter enforces the pod's DoNotSchedule constraints; Score prefers
+nodes whose domains hold fewer matching pods under its ScheduleAnyway constraints, or, when the pod has no
+constraints at all, under the system defaults (hostname maxSkew 3, zone maxSkew 5) with a selector built from
+the Services / ReplicaSets / StatefulSets selecting it.
+
+Public helpers (for the optimizer, the verifier and explain):
+- filter_constraints(pod, state) / score_constraints(pod, state) -> tuple[SpreadConstraint, ...]: the
+  effective hard / soft constraints (selectors final, minDomains and inclusion policies defaulted).
+- default_selector(pod, state) -> LabelSelector | None: upstream helper.DefaultSelector (None: no defaults).
+- node_eligible(constraint, pod, node) -> bool: nodeAffinityPolicy / nodeTaintsPolicy inclusion.
+- has_all_keys(node_labels, constraints) -> bool: the node carries every constraint's topology key.
+- counts_toward(selector, namespace, other_pod) -> bool: does `other_pod` count for a constraint of a pod
+  in `namespace` (same namespace, not terminating, non-empty selector matching)?
+- self_match(constraint, pod) -> bool: the incoming pod's own +1 in the skew.
+- count_matching(constraint, pod, state, constraints=None) -> {domain: count}: PreFilter's counts; the keys
+  are exactly the eligible domains (nodes with all keys of `constraints` that pass the inclusion policies).
+- global_min(counts, min_domains) -> int: the global minimum (0 when fewer domains than minDomains).
+- count_on_node(node_info, selector, namespace) -> int: matching pods on one node.
+- pre_filter / filter_node, pre_score / score_node / normalize: the plugin's entry points.
+- ERR_REASON_CONSTRAINTS_NOT_MATCH, ERR_REASON_NODE_LABEL_NOT_MATCH: upstream's reason strings.
+"""
+from optimizer.framework import Plugin
+
+from .common import (HOSTNAME_KEY, NAME, SYSTEM_DEFAULT_CONSTRAINTS, ZONE_KEY, SpreadConstraint, count_matching,
+                     count_on_node, counts_toward, default_selector, filter_constraints, global_min, has_all_keys,
+                     node_eligible, required_node_affinity_matches, score_constraints, self_match)
+from .filtering import (ERR_REASON_CONSTRAINTS_NOT_MATCH, ERR_REASON_NODE_LABEL_NOT_MATCH, PreFilterState,
+                        filter_node, pre_filter)
+from .scoring import PreScoreState, go_round, normalize, pre_score, score_node
+
+PLUGIN = Plugin(
+    name=NAME,
+    pre_filter=pre_filter,
+    filter=filter_node,
+    pre_score=pre_score,
+    score=score_node,
+    normalize=normalize,
+    weight=2,
+)
+
+__all__ = [
+    "PLUGIN", "NAME", "HOSTNAME_KEY", "ZONE_KEY", "SYSTEM_DEFAULT_CONSTRAINTS", "SpreadConstraint",
+    "PreFilterState", "PreScoreState", "ERR_REASON_CONSTRAINTS_NOT_MATCH", "ERR_REASON_NODE_LABEL_NOT_MATCH",
+    "filter_constraints", "score_constraints", "default_selector", "node_eligible", "has_all_keys",
+    "required_node_affinity_matches", "counts_toward", "self_match", "count_matching", "global_min",
+    "count_on_node", "pre_filter", "filter_node", "pre_score", "score_node", "normalize", "go_round",
+]
