@@ -1,0 +1,49 @@
+"""CP-SAT encoding of NodeAffinity (nodeSelector + required node affinity, preferred node affinity).
+
+Hard: static only (the node's labels and name decide): no x where the pod's nodeSelector / required terms
+fail, with the plugin's own Filter (incl. the matchFields metadata.name pinning).
+Preference term `node_affinity`: + multiplier × Σ weights of matching preferred terms, linear in x;
+existing pods add a constant.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from optimizer.framework import Reason
+from optimizer.state import NodeInfo
+
+from . import PLUGIN, preferred_score
+
+TERM = "node_affinity"
+
+
+def static_reasons(problem: Any, cls: Any, info: NodeInfo) -> list[Reason]:
+    key = ("nodeaffinity.pre", cls.index)
+    pre = problem.cache.get(key)
+    if pre is None:
+        pre = problem.cache[key] = PLUGIN.pre_filter(cls.rep, problem.state)
+    return PLUGIN.filter(cls.rep, pre, info, problem.state)
+
+
+def encode(ctx: Any) -> None:
+    m = ctx.policy.node_affinity
+    if not m:
+        return
+    p = ctx.problem
+    for c in ctx.classes:
+        rep = p.classes[c].rep
+        if not rep.affinity.node_preferred:
+            continue
+        for n in ctx.by_class[c]:
+            w = preferred_score(rep, p.nodes[n])
+            if w:
+                ctx.add_term(TERM, m * w * ctx.x[(c, n)])
+
+
+def existing_terms(problem: Any, policy: Any) -> dict[str, int]:
+    total = 0
+    for g in problem.existing:
+        if g.rep.affinity.node_preferred:
+            for n, k in g.on.items():
+                total += k * preferred_score(g.rep, problem.nodes[n])
+    return {TERM: policy.node_affinity * total}

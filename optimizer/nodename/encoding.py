@@ -1,0 +1,18 @@
+"""CP-SAT encoding of NodeName: static only. A pending pod has no spec.nodeName, so this never removes a
+variable in practice; it is kept so every filter of the default profile has its encoding."""
+from __future__ import annotations
+
+from typing import Any
+
+from optimizer.framework import Reason
+from optimizer.state import NodeInfo
+
+from . import filter_node
+
+
+def static_reasons(problem: Any, cls: Any, info: NodeInfo) -> list[Reason]:
+    return filter_node(cls.rep, None, info, problem.state)
+
+
+def encode(ctx: Any) -> None:
+    """Nothing dynamic."""

@@ -1,0 +1,305 @@
+"""CP-SAT encoding of PodTopologySpread: DoNotSchedule constraints (hard) and the ScheduleAnyway skew
+penalty of the preference score.
+
+DoNotSchedule, final state, pod p of class/holder A in domain D judged with itself removed. With
+count_d = matching pods in eligible domain d (eligible: nodes with every key of A's hard constraints that
+pass A's inclusion policies; counted: same namespace, not terminating, non-empty selector matching) and p
+counted in count_D when it matches its own selector, upstream's skew is
+count_D − min(count_D − 1, min_{d≠D} count_d) ≥ 1, so (maxSkew ≥ 1) the rule is exactly
+count_D − min_d count_d ≤ maxSkew; with fewer eligible domains than minDomains the minimum is 0.
+Encoded as: mn ≤ count_d for every eligible domain d (the solver may raise mn to the true minimum), and
+for each domain D where A may have a pod: presence(A, D) → count_D − mn ≤ maxSkew. An empty selector
+counts nothing and the pod's own +1 then gives skew 1: no constraint. Existing pods holding a hard
+constraint that new pods can see keep it (unless it was already broken in the input: pre-existing).
+A node lacking a hard constraint's key is static (UnschedulableAndUnresolvable, missing required label).
+
+ScheduleAnyway term: groups (namespace, key, selector, maxSkew) over the OWN ScheduleAnyway constraints of
+the final state's pods; domains from the inclusion policies of the group's first pod in input order that is
+in the final state; − multiplier × max(0, max_d count_d − min_d count_d − maxSkew) while the group exists.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+from models.objects import Pod
+from optimizer.framework import Reason
+from optimizer.state import NodeInfo
+
+from .common import (DO_NOT_SCHEDULE, SCHEDULE_ANYWAY, SpreadConstraint, counts_toward, global_min,
+                     has_all_keys, node_eligible, own_constraints, self_match)
+from .filtering import ERR_REASON_NODE_LABEL_NOT_MATCH, NAME
+
+TERM = "schedule_anyway_skew"
+FIELD = "spec.topologySpreadConstraints"
+
+
+def hard_constraints(pod: Pod) -> tuple[SpreadConstraint, ...]:
+    """The pod's DoNotSchedule constraints (system defaults are all ScheduleAnyway)."""
+    return own_constraints(pod, DO_NOT_SCHEDULE)
+
+
+def static_reasons(problem: Any, cls: Any, info: NodeInfo) -> list[Reason]:
+    cons = hard_constraints(cls.rep)
+    if cons and not has_all_keys(info.node.labels, cons):
+        return [Reason(NAME, ERR_REASON_NODE_LABEL_NOT_MATCH, unresolvable=True)]
+    return []
+
+
+def _index(pod: Pod, c: SpreadConstraint) -> int:
+    """Position of constraint c in the pod's spec (for naming the field)."""
+    for i, raw in enumerate(pod.spread_constraints):
+        if raw.topology_key == c.topology_key and raw.max_skew == c.max_skew and raw.label_selector == c.selector:
+            return i
+    return 0
+
+
+def eligible_nodes(problem: Any, c: SpreadConstraint, pod: Pod, cons: tuple[SpreadConstraint, ...]) -> list[int]:
+    key = ("spread.eligible", c, pod.namespace, pod.affinity.node_required, tuple(sorted(pod.node_selector.items())),
+           pod.tolerations, cons)
+    found = problem.cache.get(key)
+    if found is None:
+        found = problem.cache[key] = [i for i, n in enumerate(problem.nodes)
+                                      if has_all_keys(n.labels, cons) and node_eligible(c, pod, n)]
+    return found
+
+
+def _targets(ctx_or_problem: Any, sel: Any, ns: str) -> tuple[Any, dict[int, int]]:
+    pred = (lambda q, sel=sel, ns=ns: counts_toward(sel, ns, q))
+    existing = (ctx_or_problem.problem if hasattr(ctx_or_problem, "problem") else ctx_or_problem) \
+        .existing_matching(("spread", sel, ns), pred)
+    return pred, existing
+
+
+def _domain_counts(ctx: Any, targets: list[int], existing: dict[int, int], key: str, nodes: list[int]):
+    """value -> (x terms, constant) of matching pods on the eligible `nodes`."""
+    values, _ = ctx.problem.domains(key)
+    among = set(nodes)
+    out = {}
+    for v in sorted({values[n] for n in nodes}):
+        out[v] = ctx.count_in(targets, existing, key, v, among)
+    return out
+
+
+def _class_holders(problem: Any):
+    for cls in problem.classes:
+        for c in hard_constraints(cls.rep):
+            yield cls, c
+
+
+def interactions(problem: Any) -> list[tuple[int, int]]:
+    edges: list[tuple[int, int]] = []
+    for cls in problem.classes:
+        for c in own_constraints(cls.rep, DO_NOT_SCHEDULE) + own_constraints(cls.rep, SCHEDULE_ANYWAY):
+            ns = cls.rep.namespace
+            edges.extend((cls.index, t) for t in problem.classes_matching(lambda q: counts_toward(c.selector, ns, q)))
+    for h in problem.holders:
+        for c in own_constraints(h.rep, DO_NOT_SCHEDULE) + own_constraints(h.rep, SCHEDULE_ANYWAY):
+            ns = h.rep.namespace
+            ts = problem.classes_matching(lambda q: counts_toward(c.selector, ns, q))
+            edges.extend(zip(ts, ts[1:]))
+    for group in _groups(problem).values():
+        ts = [x for kind, x in group if kind == "class"]
+        edges.extend(zip(ts, ts[1:]))
+    return edges
+
+
+def encode(ctx: Any) -> None:
+    _encode_hard(ctx)
+    if ctx.policy.schedule_anyway_skew:
+        _encode_soft(ctx)
+
+
+def _encode_hard(ctx: Any) -> None:
+    p = ctx.problem
+    for a in ctx.classes:
+        rep = p.classes[a].rep
+        cons = hard_constraints(rep)
+        for c in cons:
+            if c.selector is None or c.selector.empty:
+                continue  # counts nothing: skew is the pod's own +1 at most
+            pred, existing = _targets(ctx, c.selector, rep.namespace)
+            targets = ctx.targets(pred)
+            nodes = eligible_nodes(p, c, rep, cons)
+            counts = _domain_counts(ctx, targets, existing, c.topology_key, nodes)
+            group = (NAME, f"Pod/{rep.key}", f"{FIELD}[{_index(rep, c)}]")
+            mn = _minimum(ctx, counts, c.min_domains, f"{p.classes[a].name},{c.topology_key}")
+            for v in ctx.class_domains(a, c.topology_key):
+                xs, const = counts.get(v, ([], 0))
+                lit = ctx.presence(a, c.topology_key, v)
+                if isinstance(lit, int):
+                    continue
+                ctx.hard(ctx.model.add(sum(xs) + const - mn <= c.max_skew).only_enforce_if(lit), group)
+    for h in p.holders:
+        rep = h.rep
+        cons = hard_constraints(rep)
+        n_e = next(iter(h.on))
+        labels = p.nodes[n_e].labels
+        if not cons or not has_all_keys(labels, cons):
+            continue  # missing key: broken in the input already
+        for c in cons:
+            if c.selector is None or c.selector.empty:
+                continue
+            pred, existing = _targets(ctx, c.selector, rep.namespace)
+            targets = ctx.targets(pred)
+            if not targets:
+                continue  # no pending pod can change its counts (targets are all in one component)
+            nodes = eligible_nodes(p, c, rep, cons)
+            if _broken_in_input(p, c, rep, n_e, nodes, existing):
+                continue
+            counts = _domain_counts(ctx, targets, existing, c.topology_key, nodes)
+            v = labels[c.topology_key]
+            xs, const = counts.get(v, ([], 0))
+            mn = _minimum(ctx, counts, c.min_domains, f"{rep.name},{c.topology_key}")
+            group = (NAME, f"Pod/{rep.key}", f"{FIELD}[{_index(rep, c)}]")
+            ctx.hard(ctx.model.add(sum(xs) + const - mn <= c.max_skew), group)
+
+
+def _minimum(ctx: Any, counts: dict, min_domains: int, name: str) -> Any:
+    if len(counts) < min_domains or not counts:
+        return 0
+    hi = min(const for _, const in counts.values()) + sum(ctx.problem.classes[c].size for c in ctx.classes)
+    mn = ctx.new_int(0, hi, f"spread_min[{name}]")
+    for xs, const in counts.values():
+        ctx.model.add(mn <= sum(xs) + const)
+    return mn
+
+
+def _broken_in_input(problem: Any, c: SpreadConstraint, pod: Pod, node: int, nodes: list[int],
+                     existing: dict[int, int]) -> bool:
+    """Was the existing pod's hard constraint already broken in the input state (itself removed)?"""
+    values, _ = problem.domains(c.topology_key)
+    counts: dict[str, int] = defaultdict(int)
+    for n in nodes:
+        counts[values[n]] += existing.get(n, 0)
+    mine = values[node]
+    if counts_toward(c.selector, pod.namespace, pod) and mine in counts:
+        counts[mine] -= 1
+    skew = counts.get(mine, 0) + int(self_match(c, pod)) - global_min(counts, c.min_domains)
+    return skew > c.max_skew
+
+
+# -- ScheduleAnyway --------------------------------------------------------------------------------------
+
+def _groups(problem: Any) -> dict[tuple, list[tuple[str, Any]]]:
+    """(namespace, key, selector, maxSkew) -> holders [("class", index) | ("pod", ExistingGroup)]."""
+    key = "spread.groups"
+    found = problem.cache.get(key)
+    if found is not None:
+        return found
+    groups: dict[tuple, list[tuple[str, Any]]] = defaultdict(list)
+    for h in problem.holders:
+        for c in own_constraints(h.rep, SCHEDULE_ANYWAY):
+            groups[(h.rep.namespace, c.topology_key, c.selector, c.max_skew)].append(("pod", h))
+    for cls in problem.classes:
+        for c in own_constraints(cls.rep, SCHEDULE_ANYWAY):
+            groups[(cls.rep.namespace, c.topology_key, c.selector, c.max_skew)].append(("class", cls.index))
+    for g, holders in groups.items():
+        holders.sort(key=lambda h: (h[1].rep.order if h[0] == "pod" else problem.classes[h[1]].rep.order))
+        # dedupe classes listed twice (a pod may repeat a constraint)
+        seen: set = set()
+        holders[:] = [h for h in holders if not (id(h[1]) in seen or seen.add(id(h[1])))]
+    problem.cache[key] = found = dict(groups)
+    return found
+
+
+def _holder_constraint(pod: Pod, g: tuple) -> SpreadConstraint:
+    ns, key, sel, skew = g
+    return next(c for c in own_constraints(pod, SCHEDULE_ANYWAY)
+                if (c.topology_key, c.selector, c.max_skew) == (key, sel, skew))
+
+
+def _soft_nodes(problem: Any, g: tuple, pod: Pod) -> list[int]:
+    c = _holder_constraint(pod, g)
+    key = ("spread.soft", g, pod.affinity.node_required, tuple(sorted(pod.node_selector.items())), pod.tolerations,
+           c.node_affinity_policy, c.node_taints_policy)
+    found = problem.cache.get(key)
+    if found is None:
+        found = problem.cache[key] = [i for i, n in enumerate(problem.nodes)
+                                      if c.topology_key in n.labels and node_eligible(c, pod, n)]
+    return found
+
+
+def group_involves(problem: Any, g: tuple, holders: list) -> list[int]:
+    ns, key, sel, skew = g
+    classes = {h[1] for h in holders if h[0] == "class"}
+    classes |= set(problem.classes_matching(lambda q: counts_toward(sel, ns, q)))
+    return sorted(classes)
+
+
+def _encode_soft(ctx: Any) -> None:
+    p = ctx.problem
+    m = ctx.policy.schedule_anyway_skew
+    for g, holders in _groups(p).items():
+        involved = group_involves(p, g, holders)
+        if not involved or not set(involved) <= ctx.class_set:
+            continue
+        ns, key, sel, max_skew = g
+        pred, existing = _targets(ctx, sel, ns)
+        targets = ctx.targets(pred)
+        # which holder's inclusion policies define the domains: the first one (input order) that is placed
+        firsts: dict[tuple[int, ...], list[Any]] = defaultdict(list)
+        earlier: list[Any] = []
+        for kind, h in holders:
+            pod = h.rep if kind == "pod" else p.classes[h].rep
+            nodes = tuple(_soft_nodes(p, g, pod))
+            if kind == "pod":
+                if earlier:
+                    lit = ctx.new_bool(f"spread_first[{pod.name},{key}]")
+                    ctx.model.add_bool_and([e.Not() for e in earlier]).only_enforce_if(lit)
+                    ctx.model.add_bool_or(earlier + [lit])
+                    firsts[nodes].append(lit)
+                else:
+                    firsts[nodes].append(1)
+                break
+            present = ctx.new_bool(f"spread_present[{p.classes[h].name},{key}]")
+            ctx.model.add(ctx.placed[h] >= 1).only_enforce_if(present)
+            ctx.model.add(ctx.placed[h] == 0).only_enforce_if(present.Not())
+            lit = ctx.new_bool(f"spread_first[{p.classes[h].name},{key}]")
+            ctx.model.add_bool_and([present] + [e.Not() for e in earlier]).only_enforce_if(lit)
+            ctx.model.add_bool_or([present.Not()] + earlier + [lit])
+            firsts[nodes].append(lit)
+            earlier.append(present)
+        total = sum(p.classes[c].size for c in targets)
+        for nodes, lits in firsts.items():
+            counts = _domain_counts(ctx, targets, existing, key, list(nodes))
+            if len(counts) < 2:
+                continue  # one domain or none: no skew
+            consts = [const for _, const in counts.values()]
+            if 1 in lits:
+                on = None
+            else:
+                on = ctx.new_bool(f"spread_group[{ns},{key},{len(nodes)}]")
+                ctx.model.add_bool_or([l for l in lits]).only_enforce_if(on)
+                for l in lits:
+                    ctx.model.add_implication(l, on)
+            hi = max(consts) + total
+            mx = ctx.new_int(0, hi, f"spread_max[{ns},{key}]")
+            mn = ctx.new_int(0, hi, f"spread_min[{ns},{key}]")
+            for xs, const in counts.values():
+                ctx.model.add(mx >= sum(xs) + const)
+                ctx.model.add(mn <= sum(xs) + const)
+            excess = ctx.new_int(0, hi, f"skew_excess[{ns},{key},{max_skew}]")
+            ct = ctx.model.add(excess >= mx - mn - max_skew)
+            if on is not None:
+                ct.only_enforce_if(on)
+            ctx.add_term(TERM, -m * excess)
+
+
+def existing_terms(problem: Any, policy: Any) -> dict[str, int]:
+    """Groups no pending pod can join or change: their skew penalty is a constant."""
+    total = 0
+    for g, holders in _groups(problem).items():
+        if group_involves(problem, g, holders):
+            continue
+        ns, key, sel, max_skew = g
+        first = holders[0][1].rep
+        nodes = _soft_nodes(problem, g, first)
+        _, existing = _targets(problem, sel, ns)
+        values, _ = problem.domains(key)
+        counts: dict[str, int] = defaultdict(int)
+        for n in nodes:
+            counts[values[n]] += existing.get(n, 0)
+        if counts:
+            total += max(0, max(counts.values()) - min(counts.values()) - max_skew)
+    return {TERM: -policy.schedule_anyway_skew * total}

@@ -1,0 +1,308 @@
+"""The placement problem the CP-SAT model is built from: pod classes, node indices, static feasibility,
+existing-pod indices and the independent parts of the problem.
+
+- Pending pods that are identical for every rule (same namespace, the labels any selector of the input can
+  see, requests, node selector, affinity, tolerations, spread constraints, host ports, priority, gang) form a
+  *class*; the model places a COUNT of a class on each node, never one boolean per pod.
+- Per (class, node) *static* feasibility comes from the rules that depend only on the node and the existing
+  pods (NodeUnschedulable, NodeName, TaintToleration, NodeAffinity, NodePorts and NodeResourcesFit against
+  the existing pods, missing topology keys, existing pods' required anti-affinity): the model only gets a
+  variable where a pod could go at all. Each rule's `static_reasons` lives in its package's encoding.py.
+- Existing pods are indexed twice: as *targets* (how many pods of a namespace/label signature sit on each
+  node) and as *holders* (pods whose own terms or constraints depend on where pending pods go).
+- The interaction graph (networkx): classes are linked when they can share a node, when one's selector can
+  see the other, when they sit in one gang, or when an existing pod's term sees both. Its connected
+  components are solved independently.
+- Nodes that are interchangeable for every rule (same labels up to per-node unique values, taints,
+  allocatable, existing usage, no existing pod any selector can see) form *node classes*; the model breaks
+  their symmetry.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+import networkx as nx
+
+from models.objects import Cluster, Node, Pod
+from models.selectors import LabelSelector
+
+from .framework import Reason
+from .gangs import Gangs, find_gangs
+from .state import ClusterState
+
+PodPredicate = Callable[[Pod], bool]
+
+
+@dataclass
+class PodClass:
+    """Identical pending pods: the model decides how many of them go on each node."""
+
+    index: int
+    name: str  # used in CP-SAT variable names: x[<name>,<node>]
+    pods: list[Pod]  # input order; placed counts are handed to them in this order
+    gang: str = ""  # gang id (optimizer.gangs) or ""
+
+    @property
+    def rep(self) -> Pod:
+        return self.pods[0]
+
+    @property
+    def size(self) -> int:
+        return len(self.pods)
+
+    @property
+    def priority(self) -> int:
+        return self.pods[0].priority
+
+
+@dataclass
+class ExistingGroup:
+    """Existing pods with one signature (namespace + visible labels + terms): per-node counts."""
+
+    rep: Pod
+    on: dict[int, int] = field(default_factory=dict)  # node index -> how many
+
+
+@dataclass
+class Component:
+    """An independent part: its classes and the nodes any of them may use."""
+
+    index: int
+    classes: list[int]
+    nodes: list[int]
+
+
+@dataclass
+class Problem:
+    cluster: Cluster
+    state: ClusterState  # existing pods only
+    nodes: list[Node]
+    node_index: dict[str, int]
+    classes: list[PodClass]
+    class_of: dict[str, int]  # pending pod key -> class index
+    feasible: list[list[int]]  # class -> statically feasible node indices (input order)
+    ub: dict[tuple[int, int], int]  # (class, node) -> most pods of the class the node can take
+    existing: list[ExistingGroup]  # target side of existing pods
+    holders: list[ExistingGroup]  # existing pods with terms/constraints (grouped per node)
+    gangs: Gangs
+    gang_classes: dict[str, list[int]]
+    components: list[Component]
+    node_class: list[int]  # node -> node-equivalence class id
+    label_keys: frozenset[str]  # label keys some selector of the input reads
+    _domains: dict[str, tuple[list[str | None], dict[str, list[int]]]] = field(default_factory=dict)
+    _existing_match: dict[object, dict[int, int]] = field(default_factory=dict)
+    cache: dict[object, object] = field(default_factory=dict)  # per-class precomputations of the encodings
+
+    # -- topology -------------------------------------------------------------------------------------
+    def domains(self, key: str) -> tuple[list[str | None], dict[str, list[int]]]:
+        """(value of `key` per node index or None, value -> node indices) over every node of the input."""
+        found = self._domains.get(key)
+        if found is None:
+            values = [n.labels.get(key) for n in self.nodes]
+            members: dict[str, list[int]] = defaultdict(list)
+            for i, v in enumerate(values):
+                if v is not None:
+                    members[v].append(i)
+            found = self._domains[key] = (values, dict(members))
+        return found
+
+    # -- existing pods as targets ---------------------------------------------------------------------
+    def existing_matching(self, cache_key: object, pred: PodPredicate) -> dict[int, int]:
+        """node index -> existing pods on it for which `pred` holds (cached under `cache_key`)."""
+        found = self._existing_match.get(cache_key)
+        if found is None:
+            found = defaultdict(int)
+            for g in self.existing:
+                if pred(g.rep):
+                    for n, k in g.on.items():
+                        found[n] += k
+            found = self._existing_match[cache_key] = dict(found)
+        return found
+
+    def classes_matching(self, pred: PodPredicate, among: Iterable[int] | None = None) -> list[int]:
+        idx = range(len(self.classes)) if among is None else among
+        return [c for c in idx if pred(self.classes[c].rep)]
+
+
+# -- building ---------------------------------------------------------------------------------------------
+
+def selector_keys(sel: LabelSelector | None) -> set[str]:
+    if sel is None:
+        return set()
+    return {k for k, _ in sel.match_labels} | {r.key for r in sel.match_expressions}
+
+
+def visible_label_keys(pods: Iterable[Pod]) -> frozenset[str]:
+    """Every label key a pod selector of the input reads: labels outside it cannot change any verdict."""
+    keys: set[str] = set()
+    for p in pods:
+        a = p.affinity
+        for t in a.pod_required + a.anti_required:
+            keys |= selector_keys(t.label_selector)
+        for w in a.pod_preferred + a.anti_preferred:
+            keys |= selector_keys(w.term.label_selector)
+        for c in p.spread_constraints:
+            keys |= selector_keys(c.label_selector)
+    return frozenset(keys)
+
+
+def pod_signature(pod: Pod, keys: frozenset[str]) -> tuple:
+    """Everything any hard rule or preference term reads from a pod, labels projected on `keys`."""
+    return (
+        pod.namespace,
+        tuple(sorted((k, v) for k, v in pod.labels.items() if k in keys)),
+        tuple(sorted(pod.requests.items())),
+        tuple(sorted(pod.node_selector.items())),
+        pod.affinity, pod.tolerations, pod.spread_constraints, pod.host_ports,
+        pod.priority, pod.node_name, pod.terminating,
+    )
+
+
+def has_terms(pod: Pod) -> bool:
+    a = pod.affinity
+    return bool(a.pod_required or a.anti_required or a.pod_preferred or a.anti_preferred or pod.spread_constraints)
+
+
+def _safe(name: str) -> str:
+    return name.replace(",", "_").replace("[", "(").replace("]", ")")
+
+
+def build_problem(cluster: Cluster, gang_all: bool = False, decompose: bool = True) -> Problem:
+    """Classes, static feasibility, existing-pod indices, components and node classes for `cluster`."""
+    from .model import STATIC_RULES, upper_bound  # the rule encodings import this module
+
+    state = ClusterState.from_cluster(cluster)
+    nodes = list(cluster.nodes)
+    node_index = {n.name: i for i, n in enumerate(nodes)}
+    keys = visible_label_keys(list(cluster.pods) + list(cluster.pending))
+    gangs = find_gangs(cluster, gang_all)
+
+    # pending classes
+    by_key: dict[tuple, int] = {}
+    classes: list[PodClass] = []
+    class_of: dict[str, int] = {}
+    used_names: set[str] = set()
+    for pod in cluster.pending:
+        gang = gangs.of.get(pod.key, "")
+        k = (pod_signature(pod, keys), gang, pod.workload if gang else "")
+        c = by_key.get(k)
+        if c is None:
+            base = _safe(pod.workload.split("/")[-1] if pod.workload else pod.name)
+            name, i = base, 2
+            while name in used_names:
+                name, i = f"{base}#{i}", i + 1
+            used_names.add(name)
+            c = by_key[k] = len(classes)
+            classes.append(PodClass(c, name, [], gang))
+        classes[c].pods.append(pod)
+        class_of[pod.key] = c
+
+    # existing pods: targets grouped by signature, holders by (signature, node)
+    ex_by: dict[tuple, ExistingGroup] = {}
+    hold_by: dict[tuple, ExistingGroup] = {}
+    for pod in cluster.pods:
+        n = node_index.get(pod.node_name)
+        if n is None:
+            continue  # bound to a node absent from the input: counts nowhere, as in kube-scheduler
+        sig = pod_signature(pod, keys)
+        g = ex_by.setdefault(sig, ExistingGroup(pod))
+        g.on[n] = g.on.get(n, 0) + 1
+        if has_terms(pod):
+            h = hold_by.setdefault((sig, n), ExistingGroup(pod))
+            h.on[n] = h.on.get(n, 0) + 1
+
+    problem = Problem(cluster, state, nodes, node_index, classes, class_of, [], {}, list(ex_by.values()),
+                      list(hold_by.values()), gangs, {}, [], [], keys)
+    for c in classes:
+        if c.gang:
+            problem.gang_classes.setdefault(c.gang, []).append(c.index)
+
+    # static feasibility and per-(class, node) bounds
+    infos = [state.nodes[n.name] for n in nodes]
+    for c in classes:
+        ok: list[int] = []
+        for i, info in enumerate(infos):
+            if any(rule(problem, c, info) for rule in STATIC_RULES):
+                continue
+            ub = upper_bound(problem, c, i)
+            if ub > 0:
+                ok.append(i)
+                problem.ub[(c.index, i)] = ub
+        problem.feasible.append(ok)
+
+    problem.components = _components(problem, decompose)
+    problem.node_class = _node_classes(problem)
+    return problem
+
+
+def static_reasons(problem: Problem, c: PodClass, node: int) -> list[Reason]:
+    """Every static rule's reasons for class `c` on node index `node` (explain / why-pending)."""
+    from .model import STATIC_RULES
+
+    info = problem.state.nodes[problem.nodes[node].name]
+    out: list[Reason] = []
+    for rule in STATIC_RULES:
+        out.extend(rule(problem, c, info))
+    return out
+
+
+def _components(problem: Problem, decompose: bool) -> list[Component]:
+    from .model import interactions
+
+    g = nx.Graph()
+    for c in problem.classes:
+        g.add_node(("c", c.index))
+        for n in problem.feasible[c.index]:
+            g.add_edge(("c", c.index), ("n", n))
+    for a, b in interactions(problem):
+        g.add_edge(a, b)
+    if not decompose:
+        everything = [v for v in g.nodes if v[0] == "c"]
+        for a, b in zip(everything, everything[1:]):
+            g.add_edge(a, b)
+    out: list[Component] = []
+    for part in nx.connected_components(g):
+        cls = sorted(v[1] for v in part if v[0] == "c")
+        if not cls:
+            continue
+        out.append(Component(len(out), cls, sorted(v[1] for v in part if v[0] == "n")))
+    out.sort(key=lambda comp: comp.classes[0])
+    for i, comp in enumerate(out):
+        comp.index = i
+    return out
+
+
+def _node_classes(problem: Problem) -> list[int]:
+    """Nodes interchangeable for every rule: equal up to label values unique to one node (hostname),
+    same taints, allocatable and existing usage, and no existing pod any rule could see."""
+    count: dict[tuple[str, str], int] = defaultdict(int)
+    for n in problem.nodes:
+        for kv in n.labels.items():
+            count[kv] += 1
+    node_selector_keys: set[str] = set()
+    names_used = False
+    for p in list(problem.cluster.pending) + list(problem.cluster.pods):
+        node_selector_keys |= set(p.node_selector)
+        a = p.affinity
+        terms = list(a.node_required.terms if a.node_required else ()) + [t.preference for t in a.node_preferred]
+        for t in terms:
+            node_selector_keys |= {r.key for r in t.match_expressions}
+            names_used |= bool(t.match_fields)
+    has_pods = set()
+    for g in problem.existing:
+        if problem.label_keys and any(k in problem.label_keys for k in g.rep.labels) or has_terms(g.rep) \
+                or g.rep.host_ports:
+            has_pods |= set(g.on)
+    ids: dict[tuple, int] = {}
+    out: list[int] = []
+    for i, n in enumerate(problem.nodes):
+        info = problem.state.nodes[n.name]
+        labels = tuple(sorted((k, v if (count[(k, v)] > 1 or k in node_selector_keys) else "\0unique")
+                              for k, v in n.labels.items()))
+        key = (labels, n.taints, n.unschedulable, tuple(sorted(n.allocatable.items())),
+               tuple(sorted((k, v) for k, v in info.requested.items() if v)), len(info.pods),
+               n.name if (names_used or i in has_pods) else "")
+        out.append(ids.setdefault(key, len(ids)))
+    return out

@@ -1,0 +1,443 @@
+"""The CP-SAT solve loop: `solve(cluster, params, policy, greedy_plan) -> Plan`.
+
+How a solve runs:
+1. optimizer.problem builds classes of identical pending pods, static feasibility and the independent
+   components (networkx); each component gets its own CP-SAT model (optimizer.model).
+2. Warm start: the greedy plan's counts are completed into a full assignment by a CP-SAT run with every x
+   fixed (a "repair" of all auxiliary variables: presence literals, skew bounds, preference rewards). That
+   complete, feasible assignment is the solution hint of the first stage AND the objective floor
+   (level >= greedy's value), so the search starts from greedy's incumbent and cannot end below it. A greedy
+   plan that breaks the final-state rules cannot be completed; the stage then runs with CP-SAT's own
+   hint repair on the greedy x (repair_hint) and no floor.
+3. Lexicographic objective by stages: placed (priority-weighted; exact: a pod of a higher priority outweighs
+   every lower one, or one stage per priority when the weights would not fit), then preference P, then the
+   --strategy tie-break. Each stage maximises its level with the previous stage's best solution as a complete
+   hint, then fixes level >= achieved value. Time is shared between stages (unused time rolls over) and
+   between components (by size). The bound and gap of each level are reported as proven by CP-SAT.
+4. Never worse than greedy: the result is compared with greedy's completed objective on the lexicographic
+   order; if it is worse (only possible when greedy's plan could not be used as an incumbent), the greedy plan
+   is returned with status GREEDY_FALLBACK and the reason.
+5. Ctrl-C stops the current stage (CP-SAT keeps its incumbent) and skips the remaining ones: the best plan
+   found so far is returned.
+
+`why_pending(...)` explains pods the plan leaves pending with CP-SAT assumptions (see its docstring).
+"""
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from ortools.sat.python import cp_model
+
+from models.objects import Cluster
+
+from .model import TERM_KINDS, Built, Explain, build, existing_terms, term_vars
+from .plan import Plan
+from .policy import Policy
+from .problem import Component, Problem, build_problem, static_reasons
+
+OPTIMAL = "OPTIMAL"
+FEASIBLE = "FEASIBLE"
+GREEDY_FALLBACK = "GREEDY_FALLBACK"
+INFEASIBLE = "INFEASIBLE"
+
+
+@dataclass(frozen=True)
+class SolverParams:
+    """Everything that steers a solve, in one place.
+
+    time_limit: wall seconds for the whole solve (model building included); honoured within 10 %.
+    workers: CP-SAT search workers (num_workers). seed: CP-SAT random_seed.
+    gang: --gang, every workload all-or-nothing. strategy: "spread" | "pack" tie-break.
+    log_progress: one line per improving solution on stderr (objective, bound, gap, elapsed).
+    log_search: CP-SAT's own log (log_search_progress) on stderr, to study presolve and the search.
+    decompose: solve independent components separately. symmetry_breaking: order interchangeable nodes.
+    use_hint: warm start and floor from the greedy plan. debug_hints: debug_crash_on_bad_hint (tests).
+    stage_shares: share of the remaining time each level may use (placed, preference, strategy); a stage
+      that proves its level early hands its time on.
+    """
+
+    time_limit: float = 10.0
+    workers: int = 2
+    seed: int = 0
+    gang: bool = False
+    strategy: str = "spread"
+    log_progress: bool = False
+    log_search: bool = False
+    decompose: bool = True
+    symmetry_breaking: bool = True
+    use_hint: bool = True
+    debug_hints: bool = False
+    stage_shares: tuple[float, float, float] = (0.4, 0.75, 1.0)
+    reserve: float = 0.05  # share of the time limit kept for building the plan after the last stage
+
+
+@dataclass
+class LevelResult:
+    name: str
+    value: int
+    bound: float
+    optimal: bool
+
+
+@dataclass
+class ComponentResult:
+    counts: dict[tuple[int, int], int]
+    levels: list[LevelResult]
+    terms: dict[str, int]
+    greedy_levels: list[int] | None  # greedy's completed level values, None if unusable
+    greedy_note: str = ""
+    greedy_pref: int | None = None
+    placed_by_priority: dict[int, int] = field(default_factory=dict)
+
+
+class _Progress(cp_model.CpSolverSolutionCallback):
+    """Prints improving solutions on stderr; CP-SAT itself keeps the incumbent."""
+
+    def __init__(self, label: str, started: float, enabled: bool):
+        super().__init__()
+        self.label = label
+        self.started = started
+        self.enabled = enabled
+
+    def on_solution_callback(self) -> None:
+        if not self.enabled:
+            return
+        obj, bound = self.objective_value, self.best_objective_bound
+        gap = abs(bound - obj) / max(1.0, abs(bound))
+        print(f"  [{self.label}] objective {obj:.0f}  bound {bound:.0f}  gap {gap:.2%}  "
+              f"{time.perf_counter() - self.started:.1f}s", file=sys.stderr, flush=True)
+
+
+class _Interrupted(Exception):
+    pass
+
+
+def _run(model: cp_model.CpModel, params: SolverParams, limit: float, cb: _Progress | None,
+         state: dict[str, Any], extra: dict[str, Any] | None = None) -> tuple[cp_model.CpSolver, int]:
+    """One CP-SAT run in a worker thread, so that Ctrl-C in the main thread can stop it cleanly."""
+    solver = cp_model.CpSolver()
+    sp = solver.parameters
+    sp.max_time_in_seconds = max(0.01, limit)
+    sp.num_workers = max(1, params.workers)
+    sp.random_seed = params.seed
+    sp.log_search_progress = params.log_search
+    if params.log_search:
+        sp.log_to_stdout = False
+        solver.log_callback = lambda line: print(line, file=sys.stderr)
+    if params.debug_hints:
+        sp.debug_crash_on_bad_hint = True
+    for k, v in (extra or {}).items():
+        setattr(sp, k, v)
+    out: dict[str, int] = {}
+
+    def work() -> None:
+        out["status"] = solver.solve(model, cb) if cb is not None else solver.solve(model)
+
+    t = threading.Thread(target=work, daemon=True)
+    t.start()
+    try:
+        while t.is_alive():
+            t.join(0.1)
+    except KeyboardInterrupt:
+        state["interrupted"] = True
+        solver.stop_search()
+        t.join()
+    return solver, out.get("status", cp_model.UNKNOWN)
+
+
+def _set_hint(model: cp_model.CpModel, values: list[int]) -> None:
+    proto = model.proto
+    proto.clear_solution_hint()
+    proto.solution_hint.vars.extend(range(len(values)))
+    proto.solution_hint.values.extend(values)
+
+
+def _complete_greedy(built: Built, counts: dict[tuple[int, int], int], params: SolverParams,
+                     limit: float, state: dict[str, Any]) -> tuple[list[int] | None, str]:
+    """Greedy's counts completed into a full assignment of the model (best P for those counts)."""
+    ctx = built.ctx
+    for key in counts:
+        if key not in ctx.x or counts[key] > ctx.ub[key]:
+            return None, "greedy placed a pod where the static rules forbid it"
+    clone = ctx.model.clone()
+    proto = clone.proto
+    for key, var in ctx.x.items():
+        v = counts.get(key, 0)
+        d = proto.variables[var.index].domain
+        if len(d) != 2:
+            return None, "unexpected domain"
+        d[0] = v
+        d[1] = v
+    clone.maximize(built.level_vars[built.level_names.index("preference")])
+    solver, status = _run(clone, params, limit, None, state)
+    if status == cp_model.OPTIMAL or status == cp_model.FEASIBLE:
+        values = list(solver.response_proto.solution)
+        if params.symmetry_breaking is False or status == cp_model.OPTIMAL:
+            return values, ""
+        return values, "greedy completion not proven best for P"
+    if status == cp_model.INFEASIBLE:
+        return None, "greedy's plan breaks a final-state rule (e.g. an earlier pod's spread or first-pod affinity)"
+    return None, "greedy completion ran out of time"
+
+
+def _symmetry_permuted(built: Built, counts: dict[tuple[int, int], int]) -> dict[tuple[int, int], int]:
+    """Greedy counts with interchangeable nodes reordered to satisfy the symmetry-breaking order."""
+    groups = getattr(built.ctx, "symmetric_groups", [])
+    if not groups:
+        return counts
+    out = dict(counts)
+    ctx = built.ctx
+    for nodes in groups:
+        cols = [{c: counts.get((c, n), 0) for c in ctx.by_node[n]} for n in nodes]
+        cols.sort(key=lambda col: -sum(col.values()))
+        for n, col in zip(nodes, cols):
+            for c, v in col.items():
+                out[(c, n)] = v
+    return {k: v for k, v in out.items() if v}
+
+
+def _solve_component(problem: Problem, comp: Component, built: Built, greedy_counts: dict[tuple[int, int], int] | None,
+                     params: SolverParams, deadline: float, state: dict[str, Any], started: float) -> ComponentResult:
+    ctx = built.ctx
+    model = ctx.model
+    tvars = built.terms  # type: ignore[attr-defined]
+    incumbent: list[int] | None = None
+    greedy_levels: list[int] | None = None
+    note = ""
+    if greedy_counts is not None and params.use_hint:
+        counts = _symmetry_permuted(built, greedy_counts) if params.symmetry_breaking else greedy_counts
+        budget = max(0.05, min(5.0, (deadline - time.perf_counter()) * 0.25))
+        incumbent, note = _complete_greedy(built, counts, params, budget, state)
+        if incumbent is not None:
+            greedy_levels = [incumbent[v.index] for v in built.level_vars]
+    levels: list[LevelResult] = []
+    n_levels = len(built.level_vars)
+    for i, (name, var) in enumerate(zip(built.level_names, built.level_vars)):
+        if state.get("interrupted"):
+            break
+        trivially = _trivial_bound(problem, built, i)
+        if incumbent is not None and trivially is not None and incumbent[var.index] >= trivially:
+            levels.append(LevelResult(name, incumbent[var.index], trivially, True))
+            model.add(var >= incumbent[var.index])
+            continue
+        now = time.perf_counter()
+        share = params.stage_shares[min(i, len(params.stage_shares) - 1)] if i < n_levels - 1 else 1.0
+        limit = max(0.05, (deadline - now) * share)
+        model.maximize(var)
+        extra: dict[str, Any] = {}
+        if incumbent is not None:
+            _set_hint(model, incumbent)
+            floor = model.add(var >= incumbent[var.index])
+        else:
+            floor = None
+            if greedy_counts is not None and params.use_hint:
+                model.proto.clear_solution_hint()
+                for key, v in ctx.x.items():
+                    model.add_hint(v, min(greedy_counts.get(key, 0), ctx.ub[key]))
+                extra["repair_hint"] = True
+        cb = _Progress(f"{comp.index}:{name}", started, params.log_progress)
+        solver, status = _run(model, params, limit, cb, state, extra)
+        if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+            incumbent = list(solver.response_proto.solution)
+            value = incumbent[var.index]
+            bound = solver.best_objective_bound
+            levels.append(LevelResult(name, value, bound, status == cp_model.OPTIMAL))
+        elif incumbent is not None:
+            value = incumbent[var.index]
+            bound = solver.best_objective_bound if status != cp_model.UNKNOWN else float("inf")
+            levels.append(LevelResult(name, value, max(bound, value), False))
+        else:
+            if status == cp_model.INFEASIBLE:
+                raise RuntimeError(f"component {comp.index}: the model is infeasible at level {name}; "
+                                   "leaving every pod pending must always be feasible: a bug in an encoding")
+            break  # no solution at all yet: nothing to fix
+        del floor
+        model.add(var >= value)
+        if params.debug_hints and incumbent is not None:
+            _set_hint(model, incumbent)
+    counts: dict[tuple[int, int], int] = {}
+    terms = {k: 0 for k in TERM_KINDS}
+    by_prio: dict[int, int] = defaultdict(int)
+    if incumbent is not None:
+        for key, var in ctx.x.items():
+            v = incumbent[var.index]
+            if v:
+                counts[key] = v
+        terms = {k: incumbent[v.index] for k, v in tvars.items()}
+        for c in ctx.classes:
+            by_prio[problem.classes[c].priority] += incumbent[ctx.placed[c].index]
+    g_pref = greedy_levels[built.level_names.index("preference")] if greedy_levels is not None else None
+    return ComponentResult(counts, levels, terms, greedy_levels, note, g_pref, dict(by_prio))
+
+
+def _trivial_bound(problem: Problem, built: Built, i: int) -> int | None:
+    """A level's bound known without search: every pod placed for the placed level."""
+    if built.level_names[i] != "placed":
+        return None
+    prios = built.level_priorities[i]
+    return sum(built.weights[problem.classes[c].priority] * problem.classes[c].size
+               for c in built.ctx.classes if problem.classes[c].priority in prios)
+
+
+def _greedy_counts(problem: Problem, plan: Plan) -> dict[tuple[int, int], int]:
+    counts: dict[tuple[int, int], int] = defaultdict(int)
+    for pod, node in plan.placements.items():
+        c = problem.class_of.get(pod)
+        n = problem.node_index.get(node)
+        if c is not None and n is not None:
+            counts[(c, n)] += 1
+    return dict(counts)
+
+
+def plan_from_counts(problem: Problem, counts: dict[tuple[int, int], int]) -> dict[str, str]:
+    """Hand each class's placed count to its pods in input order, nodes in input order."""
+    per_class: dict[int, list[tuple[int, int]]] = defaultdict(list)
+    for (c, n), k in counts.items():
+        per_class[c].append((n, k))
+    out: dict[str, str] = {}
+    for c, nodes in per_class.items():
+        pods = iter(problem.classes[c].pods)
+        for n, k in sorted(nodes):
+            for _ in range(k):
+                out[next(pods).key] = problem.nodes[n].name
+    return out
+
+
+def solve(cluster: Cluster, params: SolverParams | None = None, policy: Policy | None = None,
+          greedy_plan: Plan | None = None) -> Plan:
+    """Place every pending pod of `cluster` optimally (see the module docstring); anytime and interruptible."""
+    params = params or SolverParams()
+    policy = policy or Policy()
+    started = time.perf_counter()
+    deadline = started + params.time_limit * (1 - params.reserve)
+    state: dict[str, Any] = {}
+    problem = build_problem(cluster, gang_all=params.gang, decompose=params.decompose)
+    greedy_counts = _greedy_counts(problem, greedy_plan) if greedy_plan is not None else None
+    sizes = {comp.index: 1 + sum(len(problem.feasible[c]) for c in comp.classes) for comp in problem.components}
+    left = sum(sizes.values())
+    results: list[ComponentResult] = []
+    for comp in problem.components:
+        now = time.perf_counter()
+        comp_deadline = now + max(0.0, deadline - now) * sizes[comp.index] / max(1, left)
+        left -= sizes[comp.index]
+        built = build(problem, comp, policy, params.strategy, symmetry=params.symmetry_breaking)
+        built.terms = term_vars(built.ctx)  # type: ignore[attr-defined]
+        gc = None
+        if greedy_counts is not None:
+            cls = set(comp.classes)
+            gc = {k: v for k, v in greedy_counts.items() if k[0] in cls}
+        if state.get("interrupted"):
+            results.append(ComponentResult({}, [], {k: 0 for k in TERM_KINDS}, None, "interrupted"))
+            continue
+        results.append(_solve_component(problem, comp, built, gc, params, comp_deadline, state, started))
+    return _assemble(problem, cluster, params, policy, greedy_plan, results, started, state)
+
+
+def _assemble(problem: Problem, cluster: Cluster, params: SolverParams, policy: Policy, greedy_plan: Plan | None,
+              results: list[ComponentResult], started: float, state: dict[str, Any]) -> Plan:
+    counts: dict[tuple[int, int], int] = {}
+    for r in results:
+        counts.update(r.counts)
+    placements = plan_from_counts(problem, counts)
+    const = existing_terms(problem, policy)
+    terms = {k: const.get(k, 0) + sum(r.terms.get(k, 0) for r in results) for k in TERM_KINDS}
+    preference = sum(terms.values())
+    by_prio: dict[int, int] = defaultdict(int)
+    for r in results:
+        for q, k in r.placed_by_priority.items():
+            by_prio[q] += k
+    total_by_prio: dict[int, int] = defaultdict(int)
+    for c in problem.classes:
+        total_by_prio[c.priority] += c.size
+
+    def level(r: ComponentResult, name: str) -> LevelResult | None:
+        return next((lv for lv in r.levels if lv.name == name), None)
+
+    placed_proven = all(lv is not None and lv.optimal for r in results
+                        for lv in [level(r, "placed")] if r.levels) and all(r.levels for r in results)
+    pref_levels = [level(r, "preference") for r in results]
+    pref_proven = placed_proven and all(lv is not None and lv.optimal for lv in pref_levels)
+    pref_bound = const_total = sum(const.values())
+    for lv in pref_levels:
+        pref_bound += lv.bound if lv is not None else float("inf")
+    strategy_levels = [level(r, "strategy") for r in results if level(r, "strategy") is not None]
+    strategy_proven = all(lv.optimal for lv in strategy_levels)  # type: ignore[union-attr]
+    placed = sum(by_prio.values())
+    bound: dict[str, object] = {
+        "placed": placed if placed_proven else sum(total_by_prio.values()),
+        "placed_by_priority": {str(q): (by_prio.get(q, 0) if placed_proven else total_by_prio[q])
+                               for q in sorted(total_by_prio, reverse=True)},
+        "preference": (int(pref_bound) if pref_bound != float("inf") else None) if placed_proven else None,
+        "strategy_proven": strategy_proven,
+    }
+    if placed_proven and bound["preference"] is not None:
+        b = bound["preference"]
+        gap = abs(b - preference) / max(1.0, abs(b))  # type: ignore[operator]
+    elif placed_proven:
+        gap = None
+    else:
+        total = sum(total_by_prio.values())
+        gap = (total - placed) / max(1, total)
+    status = OPTIMAL if pref_proven else FEASIBLE
+    notes = [f"{len(problem.classes)} pod classes, {len(problem.components)} components, "
+             f"{sum(len(f) for f in problem.feasible)} (class, node) variables",
+             f"objective: placed {placed} {dict(sorted(by_prio.items(), reverse=True))}, preference {preference} "
+             f"{terms}"]
+    if state.get("interrupted"):
+        notes.append("interrupted: best plan found so far")
+    greedy_notes = {r.greedy_note for r in results if r.greedy_note}
+    notes.extend(f"greedy warm start: {n}" for n in sorted(greedy_notes))
+    pending = {}
+    for c in problem.classes:
+        for pod in c.pods:
+            if pod.key not in placements:
+                pending[pod.key] = _pending_reason(problem, c)
+    wall = time.perf_counter() - started
+    plan = Plan(placements, pending, status, bound, gap, wall, params.workers, params.seed, tuple(notes))
+    if greedy_plan is not None:
+        worse = _worse_than_greedy(problem, results, by_prio, preference, const_total, greedy_plan)
+        if worse:
+            return Plan(dict(greedy_plan.placements), dict(greedy_plan.pending), GREEDY_FALLBACK, bound, gap, wall,
+                        params.workers, params.seed, tuple(notes) + (f"greedy fallback: {worse}",))
+    return plan
+
+
+def _worse_than_greedy(problem: Problem, results: list[ComponentResult], by_prio: dict[int, int], preference: int,
+                       const_total: int, greedy_plan: Plan) -> str:
+    """Why the solver's plan is below greedy's on the lexicographic objective ("" if it is not)."""
+    g_prio: dict[int, int] = defaultdict(int)
+    for pod in greedy_plan.placements:
+        c = problem.class_of.get(pod)
+        if c is not None:
+            g_prio[problem.classes[c].priority] += 1
+    for q in sorted(set(g_prio) | set(by_prio), reverse=True):
+        if by_prio.get(q, 0) != g_prio.get(q, 0):
+            if by_prio.get(q, 0) < g_prio.get(q, 0):
+                return (f"the solver placed {by_prio.get(q, 0)} pods of priority {q}, greedy {g_prio[q]} "
+                        "(greedy could not serve as the incumbent)")
+            return ""
+    if all(r.greedy_pref is not None for r in results):
+        g_pref = const_total + sum(r.greedy_pref for r in results)  # type: ignore[misc]
+        if preference < g_pref:
+            return f"the solver's preference {preference} is below greedy's {g_pref}"
+    return ""
+
+
+def _pending_reason(problem: Problem, c: Any) -> str:
+    """A short reason: kube-scheduler's summary over the static verdicts, or that the optimum chose so."""
+    if problem.feasible[c.index]:
+        if c.gang:
+            return f"gang {c.gang}: the optimum cannot place its minimum together (see explain --why-pending)"
+        return "no room in the optimal plan for this pod (see explain --why-pending)"
+    counts: dict[str, int] = defaultdict(int)
+    for n in range(len(problem.nodes)):
+        rs = static_reasons(problem, c, n)
+        for r in rs:
+            counts[r.reason] += 1
+    parts = ", ".join(f"{k} {r}" for r, k in sorted(counts.items(), key=lambda kv: (kv[0])))
+    return f"0/{len(problem.nodes)} nodes are available: {parts}."
