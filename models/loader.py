@@ -1,7 +1,10 @@
-"""Reading manifests: files, directories (every *.yaml, *.yml, *.json inside, sorted) and `-` for stdin;
-multi-document YAML; `kind: List` dumps. yaml.safe_load only."""
+"""Reading manifests: files, directories (every *.yaml, *.yml, *.json inside, recursively, sorted, hidden
+files and directories skipped) and `-` for stdin; multi-document YAML; JSON; `kind: List` dumps.
+YAML is read with the safe loader only (the C one when PyYAML has it): no tags, no code.
+"""
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -25,7 +28,8 @@ def _expand(paths: Iterable[str]) -> list[str]:
             continue
         path = Path(p)
         if path.is_dir():
-            files = sorted(f for f in path.rglob("*") if f.is_file() and f.suffix in SUFFIXES)
+            files = sorted(f for f in path.rglob("*") if f.is_file() and f.suffix in SUFFIXES
+                           and not any(part.startswith(".") for part in f.relative_to(path).parts))
             if not files:
                 raise InputError(Where(p), "", "directory holds no *.yaml, *.yml or *.json file")
             out.extend(str(f) for f in files)
@@ -36,10 +40,23 @@ def _expand(paths: Iterable[str]) -> list[str]:
     return out
 
 
+_SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def read_json(text: str, file: str) -> list[Doc]:
+    """A .json file: one JSON value, one document (a `kind: List` holds many objects)."""
+    try:
+        return [Doc(json.loads(text), file, 0)]
+    except json.JSONDecodeError as exc:
+        raise InputError(Where(file, 0), "", f"not valid JSON (line {exc.lineno}, column {exc.colno}): {exc.msg}") from None
+    except RecursionError:
+        raise InputError(Where(file, 0), "", "not valid JSON: nested too deeply") from None
+
+
 def read_documents(text: str, file: str) -> list[Doc]:
     """Decode one file's text into documents, naming the document a YAML error is in."""
     docs: list[Doc] = []
-    loader = yaml.SafeLoader(text)
+    loader = _SafeLoader(text)
     index = 0
     try:
         while loader.check_data():
@@ -50,6 +67,8 @@ def read_documents(text: str, file: str) -> list[Doc]:
         at = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise InputError(Where(file, index), "", f"not valid YAML{at}: {problem}") from None
+    except RecursionError:
+        raise InputError(Where(file, index), "", "not valid YAML: nested too deeply") from None
     finally:
         loader.dispose()
     return docs
@@ -66,7 +85,10 @@ def load_paths(paths: Iterable[str]) -> Cluster:
                 text, name = Path(p).read_text(encoding="utf-8"), p
             except (OSError, UnicodeDecodeError) as exc:
                 raise InputError(Where(p), "", f"cannot read: {exc}") from None
-        docs.extend(read_documents(text, name))
+        if name.endswith(".json"):
+            docs.extend(read_json(text, name))
+        else:
+            docs.extend(read_documents(text, name))
     return build_cluster(collect(docs))
 
 

@@ -182,6 +182,7 @@ class Workload:
     where: Where = field(default_factory=Where, compare=False, repr=False)
     # The manifest it was read from (a Pod made from a workload: the pod template), for --emit state.
     raw: Mapping[str, Any] | None = field(default=None, compare=False, repr=False)
+    start_ordinal: int = 0  # StatefulSet spec.ordinals.start: its first pod is <name>-<start_ordinal>
 
     @property
     def key(self) -> str:

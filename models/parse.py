@@ -6,6 +6,8 @@ operator, spread policies) is defaulted here; what it would reject is rejected h
 """
 from __future__ import annotations
 
+import hashlib
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -15,7 +17,7 @@ from .objects import (
     Affinity, HostPort, Namespace, Node, OwnerRef, Pod, PodAffinityTerm, PodDisruptionBudget, PodGroup,
     PriorityClass, Service, TopologySpreadConstraint, WeightedPodAffinityTerm, Workload,
 )
-from .quantity import QuantityError, resource_value
+from .quantity import QuantityError, format_resource, parse_quantity, to_int, to_milli
 from .selectors import (
     LABEL_OPERATORS, NODE_OPERATORS, LabelSelector, NodeSelector, NodeSelectorTerm, PreferredSchedulingTerm,
     Requirement,
@@ -85,37 +87,69 @@ def _str(ctx: Ctx, value: Any, path: str, default: str = "") -> str:
     return str(value)
 
 
+_INTEGER = re.compile(r"^[+-]?\d+$")
+
+
 def _int(ctx: Ctx, value: Any, path: str, default: int | None = None) -> int | None:
     if value is None:
         return default
     if isinstance(value, bool) or not isinstance(value, int):
-        if isinstance(value, str) and value.lstrip("-").isdigit():
+        # kubectl would reject a quoted number too; accepting it loses nothing.
+        if isinstance(value, str) and _INTEGER.match(value.strip()):
             return int(value)
         raise ctx.fail(path, f"must be an integer, got {value!r}")
     return value
+
+
+def _bool(ctx: Ctx, value: Any, path: str) -> bool:
+    if value is None:
+        return False
+    if not isinstance(value, bool):
+        raise ctx.fail(path, f"must be true or false, got {value!r}")
+    return value
+
+
+def _strict_str(ctx: Ctx, value: Any, path: str) -> str:
+    """A string-typed map value or list item: YAML must not have turned it into a number or a bool.
+
+    kubectl rejects `version: 1.10` (a float, which would silently read as "1.1"); so do we.
+    """
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (bool, int, float)):
+        shown = {True: "true", False: "false"}.get(value, str(value)) if isinstance(value, bool) else str(value)
+        raise ctx.fail(path, f"must be a string, got {type(value).__name__} {shown} (quote it: \"{shown}\")")
+    raise ctx.fail(path, f"must be a string, got {type(value).__name__}")
 
 
 def _labels(ctx: Ctx, value: Any, path: str) -> dict[str, str]:
     out: dict[str, str] = {}
     for k, v in _map(ctx, value, path).items():
         if not isinstance(k, str) or not k:
-            raise ctx.fail(path, f"label key {k!r} must be a non-empty string")
-        if v is None:
-            v = ""
-        if isinstance(v, bool) or not isinstance(v, (str, int, float)):
-            raise ctx.fail(f"{path}.{k}", f"label value must be a string, got {type(v).__name__}")
-        out[k] = str(v)
+            raise ctx.fail(path, f"key {k!r} must be a non-empty string")
+        out[k] = "" if v is None else _strict_str(ctx, v, f"{path}.{k}")
     return out
+
+
+def is_extended_resource(name: str) -> bool:
+    """v1helper.IsExtendedResourceName: a domain-prefixed name outside kubernetes.io (e.g. nvidia.com/gpu)."""
+    if "/" not in name or name.startswith("requests."):
+        return False
+    domain = name.split("/", 1)[0]
+    return domain != "kubernetes.io" and not domain.endswith(".kubernetes.io")
 
 
 def _quantity(ctx: Ctx, name: str, value: Any, path: str) -> int:
     try:
-        amount = resource_value(name, value)
+        exact = parse_quantity(value)
     except QuantityError as exc:
         raise ctx.fail(path, str(exc)) from None
-    if amount < 0:
+    if exact < 0:
         raise ctx.fail(path, f"must not be negative, got {value!r}")
-    return amount
+    # Devices come whole: upstream validation rejects a fractional extended resource.
+    if is_extended_resource(name) and exact.denominator != 1 and ctx.strict:
+        raise ctx.fail(path, f"must be a whole number for extended resource {name}, got {value!r}")
+    return to_milli(exact) if name == "cpu" else to_int(exact)
 
 
 def _resources(ctx: Ctx, value: Any, path: str) -> dict[str, int]:
@@ -133,7 +167,8 @@ def _requirement(ctx: Ctx, raw: Any, path: str, operators: tuple[str, ...], fiel
     op = _str(ctx, raw.get("operator"), f"{path}.operator")
     if op not in operators:
         raise ctx.fail(f"{path}.operator", f"unknown operator {op!r} (expected one of {', '.join(operators)})")
-    values = tuple(_str(ctx, v, f"{path}.values[{i}]") for i, v in enumerate(_list(ctx, raw.get("values"), f"{path}.values")))
+    values = tuple(_strict_str(ctx, v, f"{path}.values[{i}]")
+                   for i, v in enumerate(_list(ctx, raw.get("values"), f"{path}.values")))
     if op in ("In", "NotIn") and not values:
         raise ctx.fail(f"{path}.values", f"must be non-empty for operator {op}")
     if op in ("Exists", "DoesNotExist") and values:
@@ -168,6 +203,10 @@ def _node_term(ctx: Ctx, raw: Any, path: str) -> NodeSelectorTerm:
     for i, f in enumerate(fields):
         if f.key != "metadata.name":
             raise ctx.fail(f"{path}.matchFields[{i}].key", f"{f.key!r} is not supported (only metadata.name)")
+        # Upstream validation: a field selector names exactly one node.
+        if f.operator in ("In", "NotIn") and len(f.values) != 1:
+            raise ctx.fail(f"{path}.matchFields[{i}].values",
+                           f"must hold exactly one node name for operator {f.operator}, got {len(f.values)}")
     return NodeSelectorTerm(exprs, fields)
 
 
@@ -189,6 +228,10 @@ def _pod_affinity_term(ctx: Ctx, raw: Any, path: str, pod_labels: Mapping[str, s
                           for k in _list(ctx, raw.get("mismatchLabelKeys"), f"{path}.mismatchLabelKeys"))
     if set(match_keys) & set(mismatch_keys):
         raise ctx.fail(f"{path}.mismatchLabelKeys", "must not share keys with matchLabelKeys")
+    if selector is None and ctx.strict:
+        for field, keys in (("matchLabelKeys", match_keys), ("mismatchLabelKeys", mismatch_keys)):
+            if keys:
+                raise ctx.fail(f"{path}.{field}", "must not be specified when labelSelector is not set")
     # The API server merges the label keys into the selector at pod creation; a nil selector stays match-nothing.
     if selector is not None:
         extra = tuple(Requirement(k, "In", (pod_labels[k],)) for k in match_keys if k in pod_labels)
@@ -209,6 +252,8 @@ def _affinity(ctx: Ctx, raw: Any, path: str, pod_labels: Mapping[str, str]) -> A
         req_map = _map(ctx, req_raw, rpath)
         required = NodeSelector(tuple(_node_term(ctx, t, f"{rpath}.nodeSelectorTerms[{i}]")
                                       for i, t in enumerate(_list(ctx, req_map.get("nodeSelectorTerms"), f"{rpath}.nodeSelectorTerms"))))
+        if not required.terms and ctx.strict:
+            raise ctx.fail(f"{rpath}.nodeSelectorTerms", "must have at least one term")
     preferred = []
     ppath = f"{path}.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution"
     for i, p in enumerate(_list(ctx, node.get("preferredDuringSchedulingIgnoredDuringExecution"), ppath)):
@@ -260,6 +305,8 @@ def _toleration(ctx: Ctx, raw: Any, path: str) -> Toleration:
     if effect and effect not in EFFECTS:
         raise ctx.fail(f"{path}.effect", f"unknown taint effect {effect!r} (expected one of {', '.join(EFFECTS)})")
     seconds = _int(ctx, raw.get("tolerationSeconds"), f"{path}.tolerationSeconds")
+    if seconds is not None and effect != "NoExecute" and ctx.strict:
+        raise ctx.fail(f"{path}.tolerationSeconds", f"may only be set with effect NoExecute, got effect {effect or '(empty)'!r}")
     return Toleration(key, op, value, effect, seconds)
 
 
@@ -288,11 +335,27 @@ def _spread(ctx: Ctx, raw: Any, path: str, pod_labels: Mapping[str, str]) -> Top
         policies[field] = value
     selector = parse_label_selector(ctx, raw.get("labelSelector"), f"{path}.labelSelector")
     keys = tuple(_str(ctx, k, f"{path}.matchLabelKeys") for k in _list(ctx, raw.get("matchLabelKeys"), f"{path}.matchLabelKeys"))
+    if keys and selector is None and ctx.strict:
+        raise ctx.fail(f"{path}.matchLabelKeys", "must not be specified when labelSelector is not set")
     # Upstream ANDs the incoming pod's values for matchLabelKeys into the selector; nil stays match-nothing.
     if selector is not None:
         selector = selector.with_requirements(tuple(Requirement(k, "In", (pod_labels[k],)) for k in keys if k in pod_labels))
     return TopologySpreadConstraint(max_skew, key, when, selector, min_domains,
                                     policies["nodeAffinityPolicy"], policies["nodeTaintsPolicy"], keys)
+
+
+def _spreads(ctx: Ctx, spec: Mapping[str, Any], pod_labels: Mapping[str, str]) -> tuple[TopologySpreadConstraint, ...]:
+    out: list[TopologySpreadConstraint] = []
+    for i, c in enumerate(_list(ctx, spec.get("topologySpreadConstraints"), "spec.topologySpreadConstraints")):
+        constraint = _spread(ctx, c, f"spec.topologySpreadConstraints[{i}]", pod_labels)
+        # Upstream validation: one constraint per {topologyKey, whenUnsatisfiable} pair.
+        if ctx.strict and any((o.topology_key, o.when_unsatisfiable) == (constraint.topology_key, constraint.when_unsatisfiable)
+                              for o in out):
+            raise ctx.fail(f"spec.topologySpreadConstraints[{i}]",
+                           f"duplicate constraint for topologyKey {constraint.topology_key!r} and whenUnsatisfiable "
+                           f"{constraint.when_unsatisfiable}")
+        out.append(constraint)
+    return tuple(out)
 
 
 # ------------------------------------------------------------------------------------------------ requests
@@ -348,10 +411,25 @@ def _with_nonzero(req: Mapping[str, int]) -> dict[str, int]:
 
 
 def _container_requests(ctx: Ctx, raw: Mapping[str, Any], path: str) -> dict[str, int]:
+    """One container's requests after API defaulting: a missing request takes the limit's value.
+
+    An explicit request of 0 is kept (it is "set": the non-zero scoring defaults do not replace it)."""
     res = _map(ctx, raw.get("resources"), f"{path}.resources")
     requests = _resources(ctx, res.get("requests"), f"{path}.resources.requests")
-    # The API server defaults a missing request to the limit.
-    for name, amount in _resources(ctx, res.get("limits"), f"{path}.resources.limits").items():
+    limits = _resources(ctx, res.get("limits"), f"{path}.resources.limits")
+    if ctx.strict:
+        for name, limit in limits.items():
+            request = requests.get(name)
+            if request is None:
+                continue
+            if request > limit:
+                raise ctx.fail(f"{path}.resources.requests.{name}",
+                               f"{format_resource(name, request)} must be less than or equal to the limit "
+                               f"{format_resource(name, limit)}")
+            if is_extended_resource(name) and request != limit:
+                raise ctx.fail(f"{path}.resources.requests.{name}",
+                               f"must equal the limit {limit} (extended resources cannot be overcommitted)")
+    for name, amount in limits.items():
         requests.setdefault(name, amount)
     return requests
 
@@ -359,11 +437,26 @@ def _container_requests(ctx: Ctx, raw: Mapping[str, Any], path: str) -> dict[str
 # ------------------------------------------------------------------------------------------------ objects
 
 
+# kube's rand.SafeEncodeString alphabet: no vowels, no look-alikes.
+_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
+
+
+def stable_suffix(seed: str, length: int = 5) -> str:
+    """A deterministic stand-in for the random suffix the API server or a controller generates."""
+    digest = hashlib.sha256(seed.encode()).digest()
+    return "".join(_ALPHABET[b % len(_ALPHABET)] for b in digest[:length])
+
+
 def _meta(ctx: Ctx, body: Mapping[str, Any], namespaced: bool) -> tuple[str, str, dict[str, Any]]:
     meta = _map(ctx, body.get("metadata"), "metadata")
     name = _str(ctx, meta.get("name"), "metadata.name")
     if not name:
-        raise ctx.fail("metadata.name", "is required")
+        # `kubectl create` names a generateName object itself; do it deterministically, from where it was read.
+        prefix = _str(ctx, meta.get("generateName"), "metadata.generateName")
+        if not prefix:
+            raise ctx.fail("metadata.name", "is required (or metadata.generateName)")
+        w = ctx.where
+        name = prefix + stable_suffix(f"{w.file}#{w.doc}#{ctx.prefix}")
     namespace = (_str(ctx, meta.get("namespace"), "metadata.namespace") or "default") if namespaced else ""
     return namespace, name, meta
 
@@ -375,8 +468,33 @@ def _owner_refs(ctx: Ctx, meta: Mapping[str, Any]) -> tuple[OwnerRef, ...]:
         refs.append(OwnerRef(_str(ctx, r.get("kind"), f"metadata.ownerReferences[{i}].kind"),
                              _str(ctx, r.get("name"), f"metadata.ownerReferences[{i}].name"),
                              _str(ctx, r.get("uid"), f"metadata.ownerReferences[{i}].uid"),
-                             bool(r.get("controller", False))))
+                             _bool(ctx, r.get("controller"), f"metadata.ownerReferences[{i}].controller")))
     return tuple(refs)
+
+
+_PROTOCOLS = ("TCP", "UDP", "SCTP")
+
+
+def _host_ports(ctx: Ctx, container: Mapping[str, Any], path: str, host_network: bool) -> list[HostPort]:
+    """The container's host ports; with hostNetwork the API server defaults hostPort to containerPort."""
+    out = []
+    for j, p in enumerate(_list(ctx, container.get("ports"), f"{path}.ports")):
+        ppath = f"{path}.ports[{j}]"
+        p = _map(ctx, p, ppath)
+        container_port = _int(ctx, p.get("containerPort"), f"{ppath}.containerPort", 0) or 0
+        if not 0 <= container_port <= 65535:
+            raise ctx.fail(f"{ppath}.containerPort", f"must be in 1..65535, got {container_port}")
+        host_port = _int(ctx, p.get("hostPort"), f"{ppath}.hostPort", 0) or 0
+        if not 0 <= host_port <= 65535:
+            raise ctx.fail(f"{ppath}.hostPort", f"must be in 1..65535 (or 0 for none), got {host_port}")
+        if host_network and not host_port:
+            host_port = container_port
+        protocol = _str(ctx, p.get("protocol"), f"{ppath}.protocol") or "TCP"
+        if protocol not in _PROTOCOLS:
+            raise ctx.fail(f"{ppath}.protocol", f"must be one of {', '.join(_PROTOCOLS)}, got {protocol!r}")
+        if host_port:
+            out.append(HostPort(host_port, protocol, _str(ctx, p.get("hostIP"), f"{ppath}.hostIP") or "0.0.0.0"))
+    return out
 
 
 def parse_pod_spec(ctx: Ctx, namespace: str, name: str, meta: Mapping[str, Any], spec: Any, order: int,
@@ -385,27 +503,30 @@ def parse_pod_spec(ctx: Ctx, namespace: str, name: str, meta: Mapping[str, Any],
     spec = _map(ctx, spec, "spec")
     labels = _labels(ctx, meta.get("labels"), "metadata.labels")
     annotations = _labels(ctx, meta.get("annotations"), "metadata.annotations")
+    host_network = _bool(ctx, spec.get("hostNetwork"), "spec.hostNetwork")
     containers, ports = [], []
     for i, c in enumerate(_list(ctx, spec.get("containers"), "spec.containers")):
         c = _map(ctx, c, f"spec.containers[{i}]")
         containers.append(_container_requests(ctx, c, f"spec.containers[{i}]"))
-        for j, p in enumerate(_list(ctx, c.get("ports"), f"spec.containers[{i}].ports")):
-            p = _map(ctx, p, f"spec.containers[{i}].ports[{j}]")
-            host_port = _int(ctx, p.get("hostPort"), f"spec.containers[{i}].ports[{j}].hostPort", 0) or 0
-            if not 0 <= host_port <= 65535:
-                raise ctx.fail(f"spec.containers[{i}].ports[{j}].hostPort", f"must be in 0..65535, got {host_port}")
-            if host_port:
-                ports.append(HostPort(host_port, _str(ctx, p.get("protocol"), "protocol", "TCP") or "TCP",
-                                      _str(ctx, p.get("hostIP"), "hostIP", "0.0.0.0") or "0.0.0.0"))
+        ports.extend(_host_ports(ctx, c, f"spec.containers[{i}]", host_network))
     inits = []
     for i, c in enumerate(_list(ctx, spec.get("initContainers"), "spec.initContainers")):
         c = _map(ctx, c, f"spec.initContainers[{i}]")
-        inits.append((_container_requests(ctx, c, f"spec.initContainers[{i}]"), c.get("restartPolicy") == "Always"))
+        policy = _str(ctx, c.get("restartPolicy"), f"spec.initContainers[{i}].restartPolicy")
+        if policy not in ("", "Always"):
+            raise ctx.fail(f"spec.initContainers[{i}].restartPolicy", f"must be Always or unset, got {policy!r}")
+        inits.append((_container_requests(ctx, c, f"spec.initContainers[{i}]"), policy == "Always"))
     pod_res = _map(ctx, spec.get("resources"), "spec.resources")
     pod_level = _resources(ctx, pod_res.get("requests"), "spec.resources.requests")
+    # defaultPodRequests: a pod-level limit becomes the pod-level request only where no container requests
+    # that resource (cpu/memory; where one does, the default is the containers' own aggregate, a no-op here).
+    requested_by_containers = {k for c in containers for k in c} | {k for c, _ in inits for k in c}
     for rname, amount in _resources(ctx, pod_res.get("limits"), "spec.resources.limits").items():
-        if is_pod_level_resource(rname):
-            pod_level.setdefault(rname, amount)
+        if not is_pod_level_resource(rname) or rname in pod_level:
+            continue
+        if rname in POD_LEVEL_RESOURCES and rname in requested_by_containers:
+            continue
+        pod_level[rname] = amount
     overhead = _resources(ctx, spec.get("overhead"), "spec.overhead")
     requests = effective_requests(containers, inits, pod_level, overhead)
     nonzero = effective_requests([_with_nonzero(c) for c in containers],
@@ -426,8 +547,7 @@ def parse_pod_spec(ctx: Ctx, namespace: str, name: str, meta: Mapping[str, Any],
         affinity=_affinity(ctx, spec.get("affinity"), "spec.affinity", labels),
         tolerations=tuple(_toleration(ctx, t, f"spec.tolerations[{i}]")
                           for i, t in enumerate(_list(ctx, spec.get("tolerations"), "spec.tolerations"))),
-        spread_constraints=tuple(_spread(ctx, c, f"spec.topologySpreadConstraints[{i}]", labels)
-                                 for i, c in enumerate(_list(ctx, spec.get("topologySpreadConstraints"), "spec.topologySpreadConstraints"))),
+        spread_constraints=_spreads(ctx, spec, labels),
         host_ports=tuple(ports),
         requests=requests, nonzero_requests=nonzero,
         scheduler_name=_str(ctx, spec.get("schedulerName"), "spec.schedulerName", "default-scheduler") or "default-scheduler",
@@ -460,7 +580,7 @@ def parse_node(ctx: Ctx, body: Mapping[str, Any]) -> Node:
         name=name,
         labels=_labels(ctx, meta.get("labels"), "metadata.labels"),
         taints=tuple(_taint(ctx, t, f"spec.taints[{i}]") for i, t in enumerate(_list(ctx, spec.get("taints"), "spec.taints"))),
-        unschedulable=bool(spec.get("unschedulable", False)),
+        unschedulable=_bool(ctx, spec.get("unschedulable"), "spec.unschedulable"),
         allocatable=_resources(ctx, alloc_raw, path),
         where=ctx.where,
         raw=body,
@@ -468,12 +588,15 @@ def parse_node(ctx: Ctx, body: Mapping[str, Any]) -> Node:
 
 
 def _int_or_percent(ctx: Ctx, value: Any, path: str) -> int | str | None:
+    """An IntOrString as PDB validation accepts it: a non-negative integer or "0%".."100%"."""
     if value is None:
         return None
-    if isinstance(value, str) and value.endswith("%"):
-        digits = value[:-1]
+    if isinstance(value, str) and not _INTEGER.match(value.strip()):
+        digits = value[:-1] if value.endswith("%") else ""
         if not digits.isdigit():
-            raise ctx.fail(path, f"{value!r} is not an integer or a percentage")
+            raise ctx.fail(path, f"{value!r} is not an integer or a percentage like \"50%\"")
+        if int(digits) > 100:
+            raise ctx.fail(path, f"must not be greater than 100%, got {value!r}")
         return value
     number = _int(ctx, value, path)
     if number is not None and number < 0:
@@ -495,6 +618,7 @@ def parse_pdb(ctx: Ctx, body: Mapping[str, Any]) -> PodDisruptionBudget:
 def parse_workload(ctx: Ctx, kind: str, body: Mapping[str, Any]) -> Workload:
     namespace, name, meta = _meta(ctx, body, True)
     spec = _map(ctx, body.get("spec"), "spec")
+    start_ordinal = 0
     if kind == "Job":
         parallelism = _int(ctx, spec.get("parallelism"), "spec.parallelism", 1)
         completions = _int(ctx, spec.get("completions"), "spec.completions")
@@ -502,7 +626,12 @@ def parse_workload(ctx: Ctx, kind: str, body: Mapping[str, Any]) -> Workload:
             if value is not None and value < 0:
                 raise ctx.fail(field, f"must not be negative, got {value}")
         assert parallelism is not None
-        replicas = parallelism if completions is None else min(parallelism, completions)
+        # The Job controller keeps min(parallelism, completions still to go) pods active; none when suspended.
+        status = _map(ctx, body.get("status"), "status")
+        succeeded = _int(ctx, status.get("succeeded"), "status.succeeded", 0) or 0
+        replicas = parallelism if completions is None else max(0, min(parallelism, completions - succeeded))
+        if _bool(ctx, spec.get("suspend"), "spec.suspend"):
+            replicas = 0
     elif kind == "DaemonSet":
         replicas = 0
     else:
@@ -510,14 +639,26 @@ def parse_workload(ctx: Ctx, kind: str, body: Mapping[str, Any]) -> Workload:
         assert replicas is not None
         if replicas < 0:
             raise ctx.fail("spec.replicas", f"must not be negative, got {replicas}")
+        if kind == "StatefulSet":
+            ordinals = _map(ctx, spec.get("ordinals"), "spec.ordinals")
+            start_ordinal = _int(ctx, ordinals.get("start"), "spec.ordinals.start", 0) or 0
+            if start_ordinal < 0:
+                raise ctx.fail("spec.ordinals.start", f"must not be negative, got {start_ordinal}")
     template = _map(ctx, spec.get("template"), "spec.template")
     tctx = ctx.sub("spec.template")
     tmeta = _map(tctx, template.get("metadata"), "metadata")
     template_pod = parse_pod_spec(tctx, namespace, name, tmeta, template.get("spec"), 0, template)
     selector = parse_label_selector(ctx, spec.get("selector"), "spec.selector")
+    # apps/v1 validation: the selector is required and must select the template's own pods.
+    if kind != "Job" and ctx.strict:
+        if selector is None or selector.empty:
+            raise ctx.fail("spec.selector", f"is required for a {kind} and must not be empty")
+        if not selector.matches(template_pod.labels):
+            raise ctx.fail("spec.template.metadata.labels", "do not match spec.selector: the "
+                           f"{kind} would not own its own pods")
     return Workload(kind, namespace, name, _str(ctx, meta.get("uid"), "metadata.uid"), replicas, selector,
                     template_pod, _labels(ctx, meta.get("annotations"), "metadata.annotations"),
-                    _owner_refs(ctx, meta), ctx.where, body)
+                    _owner_refs(ctx, meta), ctx.where, body, start_ordinal=start_ordinal)
 
 
 def parse_pod_group(ctx: Ctx, body: Mapping[str, Any]) -> PodGroup:
@@ -535,7 +676,7 @@ def parse_priority_class(ctx: Ctx, body: Mapping[str, Any]) -> PriorityClass:
     value = _int(ctx, body.get("value"), "value")
     if value is None:
         raise ctx.fail("value", "is required")
-    return PriorityClass(name, value, bool(body.get("globalDefault", False)), raw=body)
+    return PriorityClass(name, value, _bool(ctx, body.get("globalDefault"), "globalDefault"), raw=body)
 
 
 def parse_service(ctx: Ctx, body: Mapping[str, Any]) -> Service:
@@ -546,7 +687,9 @@ def parse_service(ctx: Ctx, body: Mapping[str, Any]) -> Service:
 
 def parse_namespace(ctx: Ctx, body: Mapping[str, Any]) -> Namespace:
     _, name, meta = _meta(ctx, body, False)
-    return Namespace(name, _labels(ctx, meta.get("labels"), "metadata.labels"), raw=body)
+    # SetDefaults_Namespace: every namespace carries its own name as a label.
+    labels = {"kubernetes.io/metadata.name": name, **_labels(ctx, meta.get("labels"), "metadata.labels")}
+    return Namespace(name, labels, raw=body)
 
 
 # ------------------------------------------------------------------------------------------------ documents
@@ -573,6 +716,8 @@ Parser = Callable[[Ctx, Mapping[str, Any]], Any]
 def _where(doc: Doc, body: Mapping[str, Any], kind: str) -> Where:
     meta = body.get("metadata") if isinstance(body.get("metadata"), Mapping) else {}
     name = meta.get("name") if isinstance(meta.get("name"), str) else ""
+    if not name and isinstance(meta.get("generateName"), str):
+        name = meta["generateName"] + "*"
     ns = meta.get("namespace") if isinstance(meta.get("namespace"), str) else ""
     return Where(doc.file, doc.index, kind, ns, name)
 
@@ -590,29 +735,61 @@ def collect(docs: list[Doc], strict: bool = True) -> Collected:
 _NAMED_KINDS = ("Node", "Namespace", "PriorityClass", "Pod", "PodDisruptionBudget", "PodGroup", "Service") + WORKLOAD_KINDS
 
 
+# scheduler-plugins' PodGroup API groups (coscheduling); Volcano's or Kueue's PodGroup are other kinds of object.
+POD_GROUP_API_GROUPS = ("scheduling.x-k8s.io", "scheduling.sigs.k8s.io")
+# kube-scheduler's informer never sees finished pods (status.phase!=Succeeded,status.phase!=Failed).
+FINISHED_PHASES = ("Succeeded", "Failed")
+
+
+def _skip_reason(kind: str, body: Mapping[str, Any]) -> str:
+    """Why a known kind is skipped anyway ("" to keep it): the label it is counted under in Cluster.skipped."""
+    if kind == "Pod":
+        status = body.get("status")
+        phase = status.get("phase") if isinstance(status, Mapping) else None
+        if phase in FINISHED_PHASES:
+            return f"Pod (phase {phase})"
+        spec, meta = body.get("spec"), body.get("metadata")
+        unbound = not (isinstance(spec, Mapping) and spec.get("nodeName"))
+        if unbound and isinstance(meta, Mapping) and meta.get("deletionTimestamp") is not None:
+            # The scheduler skips a pod being deleted.
+            return "Pod (terminating, unbound)"
+    if kind == "PodGroup":
+        api = body.get("apiVersion")
+        if isinstance(api, str) and api.split("/", 1)[0] not in POD_GROUP_API_GROUPS:
+            return f"PodGroup ({api})"
+    return ""
+
+
 def _collect_into(docs: list[Doc], out: Collected, seen: dict[tuple[str, str, str], Where], strict: bool) -> None:
     for doc in docs:
         body = doc.body
         if body is None:
-            continue
+            continue  # an empty document (`---` twice, or a comment-only file)
         if not isinstance(body, Mapping):
-            raise InputError(Where(doc.file, doc.index), doc.item_path, f"document must be a mapping, got {type(body).__name__}")
+            raise InputError(Where(doc.file, doc.index), doc.item_path,
+                             f"must be a mapping with apiVersion, kind and metadata, got {type(body).__name__}")
         kind = body.get("kind")
         if not isinstance(kind, str) or not kind:
-            raise InputError(Where(doc.file, doc.index), ".".join(p for p in (doc.item_path, "kind") if p), "is required")
+            raise InputError(_where(doc, body, ""), ".".join(p for p in (doc.item_path, "kind") if p),
+                             "is required (every object needs apiVersion and kind)" if kind in (None, "")
+                             else f"must be a string, got {kind!r}")
         ctx = Ctx(_where(doc, body, kind), doc.item_path, strict)
         if kind == "List":
             prefix = doc.item_path + "." if doc.item_path else ""
             items = _list(ctx, body.get("items"), "items")
             _collect_into([Doc(item, doc.file, doc.index, f"{prefix}items[{i}]") for i, item in enumerate(items)], out, seen, strict)
             continue
-        if kind in _NAMED_KINDS:
-            namespace, name, _ = _meta(ctx, body, kind not in ("Node", "Namespace", "PriorityClass"))
-            ident = (kind, namespace, name)
-            if ident in seen:
-                first = seen[ident]
-                raise ctx.fail("metadata.name", f"duplicate {kind} {namespace + '/' if namespace else ''}{name} (first in {first.file}[{first.doc}])")
-            seen[ident] = ctx.where
+        skip = _skip_reason(kind, body) if kind in _NAMED_KINDS else kind
+        if skip:
+            out.skipped[skip] = out.skipped.get(skip, 0) + 1
+            continue
+        namespace, name, _ = _meta(ctx, body, kind not in ("Node", "Namespace", "PriorityClass"))
+        ident = (kind, namespace, name)
+        if ident in seen:
+            first = seen[ident]
+            raise ctx.fail("metadata.name", f"{kind} {namespace + '/' if namespace else ''}{name} is defined twice "
+                                            f"(first in {first.file}[{first.doc}])")
+        seen[ident] = ctx.where
         if kind == "Node":
             out.nodes.append(parse_node(ctx, body))
         elif kind == "Pod":
@@ -631,8 +808,7 @@ def _collect_into(docs: list[Doc], out: Collected, seen: dict[tuple[str, str, st
             out.pod_groups.append(parse_pod_group(ctx, body))
         elif kind == "Service":
             out.services.append(parse_service(ctx, body))
-        else:
-            out.skipped[kind] = out.skipped.get(kind, 0) + 1
+
 
 def parse_documents(objects: Any, file: str = "<input>", strict: bool = True) -> Any:
     """Decoded manifests (dicts) -> Cluster; see models.loader.parse_documents (imported lazily: loader imports us)."""

@@ -15,6 +15,9 @@ _DECIMAL = {"n": Fraction(1, 10**9), "u": Fraction(1, 10**6), "m": Fraction(1, 1
 _RE = re.compile(r"^([+-]?)(\d+\.?\d*|\.\d+)(?:([eE][+-]?\d+)|(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E))?$")
 
 
+_MAX_EXPONENT = 30
+
+
 class QuantityError(ValueError):
     """A string that is not a Kubernetes quantity."""
 
@@ -38,7 +41,11 @@ def parse_quantity(value: object) -> Fraction:
     sign, number, exponent, suffix = m.groups()
     q = Fraction(number)
     if exponent:
-        q *= Fraction(10) ** int(exponent[1:])
+        power = int(exponent[1:])
+        # Upstream's int64-backed quantities cannot hold more; refusing also keeps `1e999999999` from hanging.
+        if abs(power) > _MAX_EXPONENT:
+            raise QuantityError(f"{text!r} is out of range")
+        q *= Fraction(10) ** power
     elif suffix:
         q *= _BINARY.get(suffix) or _DECIMAL[suffix]
     return -q if sign == "-" else q

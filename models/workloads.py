@@ -1,28 +1,51 @@
-"""From parsed objects to a Cluster: workloads expanded into pending pods, priorities resolved, gangs linked.
+"""From parsed objects to a Cluster: workloads expanded into pending pods, priorities resolved, gangs linked,
+and the warnings a user should see about the input.
 
-A Deployment/ReplicaSet/StatefulSet/Job becomes its missing replicas as concrete pending Pods, named as
-Kubernetes would name them (`web-0`.. for StatefulSets, `<rs>-<5 chars>` for ReplicaSets, `<job>-<5 chars>`
-for Jobs). Running pods linked through ownerReferences (Deployment -> ReplicaSet -> Pod) count toward the
-replicas, so a dump holding a controller and its pods is never double counted. A DaemonSet gets one pending
-pod per node it should run on and does not yet, pinned there by node affinity on metadata.name, as the
-DaemonSet controller does.
+Expansion follows the controllers (pkg/controller/{deployment,replicaset,statefulset,job,daemon}):
+- Deployment: its pods come from the ReplicaSet whose template equals the Deployment's (ignoring the
+  pod-template-hash label), named `<deploy>-<hash>-<5 chars>` and labelled pod-template-hash=<hash>; with no
+  such ReplicaSet in the input the hash is derived from the template (deterministic, not upstream's FNV).
+- ReplicaSet (not owned by a Deployment in the input): `<rs>-<5 chars>`.
+- StatefulSet: exactly the ordinals start..start+replicas-1 that no pod in the input holds, `web-0`...,
+  labelled statefulset.kubernetes.io/pod-name and apps.kubernetes.io/pod-index.
+- Job: min(parallelism, completions - status.succeeded) pods (none when suspended), `<job>-<5 chars>`,
+  labelled job-name / batch.kubernetes.io/job-name (and controller-uid when the Job has a uid).
+- DaemonSet: one pod per node whose labels, required node affinity and NoSchedule/NoExecute taints
+  (with the controller's default tolerations) admit it and that does not yet run or await one, pinned to
+  that node by node affinity on metadata.name as the DaemonSet controller does.
+Pods in the input linked through ownerReferences (Pod -> ReplicaSet -> Deployment) count toward their
+workload's replicas, so a dump holding a controller and its pods is never double counted. A pod whose
+ReplicaSet is missing from the input is linked to its Deployment by the ReplicaSet's name
+(`<deploy>-<pod-template-hash>`) when that Deployment's selector matches the pod. Terminating pods do not
+count (the controllers replace them), except that a StatefulSet waits for a terminating pod's name.
+The "5 chars" are a hash of the workload and the replica index, in kube's safe alphabet: stable across runs.
+
+Knowing differences: controller-revision-hash / pod-template-generation labels are not added; a
+Deployment's old ReplicaSets are never scaled down (every pod of the Deployment in the input counts).
 """
 from __future__ import annotations
 
-import hashlib
+import json
 from collections import defaultdict
+from collections.abc import Iterable, Mapping
 from dataclasses import replace
+from typing import Any
 
 from .errors import Where
 from .objects import (
     POD_GROUP_LABEL, Affinity, Cluster, Node, OwnerRef, Pod, Workload,
 )
-from .parse import Collected
-from .selectors import NodeSelector, NodeSelectorTerm, Requirement
+from .parse import Collected, Ctx, parse_pod_spec, stable_suffix
+from .selectors import NodeSelector, NodeSelectorTerm, Requirement, selector_matches
 from .taints import Toleration, first_untolerated
 
-# kube's rand.SafeEncodeString alphabet: no vowels, no look-alikes.
-_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
+__all__ = ["build_cluster", "stable_suffix", "SYSTEM_PRIORITY_CLASSES", "POD_TEMPLATE_HASH_LABEL"]
+
+POD_TEMPLATE_HASH_LABEL = "pod-template-hash"
+STATEFULSET_POD_NAME_LABEL = "statefulset.kubernetes.io/pod-name"
+STATEFULSET_POD_INDEX_LABEL = "apps.kubernetes.io/pod-index"
+# Built-in classes every cluster has (scheduling/v1 SystemPriorityClasses).
+SYSTEM_PRIORITY_CLASSES = {"system-cluster-critical": 2000000000, "system-node-critical": 2000001000}
 # Tolerations the DaemonSet controller adds to every daemon pod (pkg/controller/daemon/util).
 _DAEMON_TOLERATIONS = tuple(
     Toleration(key, "Exists", "", effect)
@@ -32,26 +55,44 @@ _DAEMON_TOLERATIONS = tuple(
         ("node.kubernetes.io/pid-pressure", "NoSchedule"), ("node.kubernetes.io/unschedulable", "NoSchedule"),
     )
 )
+_MAX_LISTED = 5  # names listed in one warning before "..."
+
+WorkloadIndex = dict[tuple[str, str, str], Workload]
 
 
-def stable_suffix(seed: str, length: int = 5) -> str:
-    """A deterministic stand-in for the random suffix the API server generates."""
-    digest = hashlib.sha256(seed.encode()).digest()
-    return "".join(_ALPHABET[b % len(_ALPHABET)] for b in digest[:length])
+def _controller_ref(refs: Iterable[OwnerRef]) -> OwnerRef | None:
+    return next((o for o in refs if o.controller), None)
 
 
-def _owner_chain(pod: Pod, by_uid: dict[tuple[str, str, str], Workload]) -> Workload | None:
+def _rs_deployment(rs_name: str, pod: Pod, index: WorkloadIndex) -> Workload | None:
+    """The Deployment owning a ReplicaSet that is not in the input: upstream names it `<deploy>-<hash>`."""
+    hash_ = pod.labels.get(POD_TEMPLATE_HASH_LABEL, "")
+    if hash_ and rs_name.endswith("-" + hash_):
+        deploy_name = rs_name[: -len(hash_) - 1]
+    else:
+        deploy_name = rs_name.rsplit("-", 1)[0]
+    deploy = index.get(("Deployment", pod.namespace, deploy_name))
+    if deploy is not None and selector_matches(deploy.selector, pod.labels):
+        return deploy
+    return None
+
+
+def _owner_of(pod: Pod, index: WorkloadIndex) -> Workload | None:
     """The top workload controlling a pod: its controller, or the controller's controller (Deployment)."""
     ref = pod.controller
-    current: Workload | None = None
-    namespace = pod.namespace
-    while ref is not None:
-        owner = by_uid.get((ref.kind, namespace, ref.name))
-        if owner is None:
+    if ref is None:
+        return None
+    owner = index.get((ref.kind, pod.namespace, ref.name))
+    if owner is None:
+        return _rs_deployment(ref.name, pod, index) if ref.kind == "ReplicaSet" else None
+    seen = {owner.key}
+    while (up := _controller_ref(owner.owner_refs)) is not None:
+        parent = index.get((up.kind, owner.namespace, up.name))
+        if parent is None or parent.key in seen:
             break
-        current = owner
-        ref = next((o for o in owner.owner_refs if o.controller), None)
-    return current
+        owner = parent
+        seen.add(owner.key)
+    return owner
 
 
 def _node_fits_daemon(template: Pod, node: Node) -> bool:
@@ -64,40 +105,141 @@ def _node_fits_daemon(template: Pod, node: Node) -> bool:
     return first_untolerated(node.taints, template.tolerations + _DAEMON_TOLERATIONS) is None
 
 
-def build_cluster(c: Collected, extra_warnings: tuple[str, ...] = ()) -> Cluster:
-    warnings: list[str] = list(extra_warnings)
-    default_priority = next((pc.value for pc in c.priority_classes.values() if pc.global_default), 0)
+def _daemon_node(pod: Pod) -> str:
+    """The node a daemon pod is for: where it is bound, or where the controller's name pin sends it."""
+    if pod.node_name:
+        return pod.node_name
+    required = pod.affinity.node_required
+    for term in required.terms if required else ():
+        for f in term.match_fields:
+            if f.key == "metadata.name" and f.operator == "In" and len(f.values) == 1:
+                return f.values[0]
+    return ""
 
-    def priority_of(pod: Pod, explicit: bool) -> int:
+
+def _pin_to_node(template: Pod, node_name: str) -> Pod:
+    term = NodeSelectorTerm((), (Requirement("metadata.name", "In", (node_name,)),))
+    a = template.affinity
+    return replace(template, affinity=Affinity(NodeSelector((term,)), a.node_preferred, a.pod_required,
+                                               a.pod_preferred, a.anti_required, a.anti_preferred),
+                   tolerations=template.tolerations + _DAEMON_TOLERATIONS)
+
+
+def _label_keys_used(pod: Pod) -> set[str]:
+    """Labels whose VALUE the pod's rules read: matchLabelKeys / mismatchLabelKeys."""
+    a = pod.affinity
+    terms = a.pod_required + a.anti_required + tuple(w.term for w in a.pod_preferred + a.anti_preferred)
+    keys = {k for t in terms for k in t.match_label_keys + t.mismatch_label_keys}
+    return keys | {k for c in pod.spread_constraints for k in c.match_label_keys}
+
+
+def with_labels(template: Pod, extra: Mapping[str, str]) -> Pod:
+    """A pod template plus labels a controller adds to its pods (pod-template-hash, pod-name...).
+
+    Where matchLabelKeys/mismatchLabelKeys name one of them, the template is read again so the merge sees the
+    pod's real labels, as it would when the API server admits the controller's pod."""
+    labels = {**template.labels, **extra}
+    if not (_label_keys_used(template) & extra.keys()) or template.raw is None:
+        return replace(template, labels=labels)
+    raw = template.raw
+    meta = dict(raw.get("metadata") or {})
+    meta["labels"] = labels
+    # Already validated strictly when first read: lenient here so a re-read cannot fail differently.
+    ctx = Ctx(template.where, "spec.template", strict=False)
+    again = parse_pod_spec(ctx, template.namespace, template.name, meta, raw.get("spec"), template.order, raw)
+    return replace(again, priority=template.priority, priority_class_name=template.priority_class_name)
+
+
+def _template_identity(raw: Mapping[str, Any] | None) -> str:
+    """A pod template as the Deployment controller compares them: ignoring the pod-template-hash label."""
+    template = dict(raw or {})
+    meta = dict(template.get("metadata") or {})
+    labels = {k: v for k, v in (meta.get("labels") or {}).items() if k != POD_TEMPLATE_HASH_LABEL}
+    meta["labels"] = labels
+    meta.pop("creationTimestamp", None)
+    template["metadata"] = meta
+    return json.dumps(template, sort_keys=True, default=str)
+
+
+def _new_replica_set(deploy: Workload, workloads: Iterable[Workload]) -> Workload | None:
+    """The Deployment's ReplicaSet in the input whose template is the Deployment's (its "new" ReplicaSet)."""
+    want = _template_identity(deploy.template.raw if deploy.template else None)
+    for rs in workloads:
+        if rs.kind != "ReplicaSet" or rs.namespace != deploy.namespace:
+            continue
+        ref = _controller_ref(rs.owner_refs)
+        if ref is None or ref.kind != "Deployment" or ref.name != deploy.name:
+            continue
+        if _template_identity(rs.template.raw if rs.template else None) == want:
+            return rs
+    return None
+
+
+def _is_owned_by_input_deployment(rs: Workload, index: WorkloadIndex) -> bool:
+    ref = _controller_ref(rs.owner_refs)
+    return ref is not None and ref.kind == "Deployment" and (ref.kind, rs.namespace, ref.name) in index
+
+
+def _explicit_priority(template: Pod) -> bool:
+    """Whether the template sets spec.priority itself (else PriorityClass resolution applies)."""
+    spec = template.raw.get("spec") if template.raw else None
+    return isinstance(spec, Mapping) and spec.get("priority") is not None
+
+
+def _listed(names: list[str]) -> str:
+    shown = ", ".join(names[:_MAX_LISTED])
+    return shown + (f" and {len(names) - _MAX_LISTED} more" if len(names) > _MAX_LISTED else "")
+
+
+class _Priorities:
+    """Pod priority as the Priority admission plugin sets it; remembers unknown class names for one warning each."""
+
+    def __init__(self, classes: Mapping[str, Any]) -> None:
+        self.classes = classes
+        self.default = next((pc.value for pc in classes.values() if pc.global_default), 0)
+        self.unknown: dict[str, list[Pod]] = defaultdict(list)
+
+    def of(self, pod: Pod, explicit: bool) -> int:
         if explicit:
             return pod.priority
-        if pod.priority_class_name:
-            pc = c.priority_classes.get(pod.priority_class_name)
-            if pc is None:
-                if pod.priority_class_name not in ("system-cluster-critical", "system-node-critical"):
-                    warnings.append(f"{pod.where.describe()}: spec.priorityClassName {pod.priority_class_name!r} "
-                                    "is not in the input; priority 0 assumed")
-                    return 0
-                # Built-in classes exist in every cluster.
-                return 2000000000 if pod.priority_class_name == "system-cluster-critical" else 2000001000
+        name = pod.priority_class_name
+        if not name:
+            return self.default
+        pc = self.classes.get(name)
+        if pc is not None:
             return pc.value
-        return default_priority
+        if name in SYSTEM_PRIORITY_CLASSES:
+            return SYSTEM_PRIORITY_CLASSES[name]
+        self.unknown[name].append(pod)
+        return 0
 
-    by_uid = {(w.kind, w.namespace, w.name): w for w in c.workloads}
+    def warnings(self) -> list[str]:
+        out = []
+        for name, pods in self.unknown.items():
+            more = f" (and {len(pods) - 1} more pods)" if len(pods) > 1 else ""
+            out.append(f"{pods[0].where.describe()}: spec.priorityClassName {name!r} is not in the input{more}; "
+                       "priority 0 assumed")
+        return out
+
+
+def build_cluster(c: Collected, extra_warnings: tuple[str, ...] = ()) -> Cluster:
+    warnings: list[str] = list(extra_warnings)
+    priorities = _Priorities(c.priority_classes)
+    index: WorkloadIndex = {(w.kind, w.namespace, w.name): w for w in c.workloads}
     node_names = {n.name for n in c.nodes}
     existing: list[Pod] = []
     bare_pending: list[Pod] = []
-    running: dict[str, list[Pod]] = defaultdict(list)  # workload key -> its pods present in the input
+    present: dict[str, list[Pod]] = defaultdict(list)  # workload key -> its pods in the input
+    absent_nodes: dict[str, list[Pod]] = defaultdict(list)
     for pod, explicit in c.pods:
-        owner = _owner_chain(pod, by_uid)
-        pod = replace(pod, priority=priority_of(pod, explicit), workload=owner.key if owner else "",
+        owner = _owner_of(pod, index)
+        pod = replace(pod, priority=priorities.of(pod, explicit), workload=owner.key if owner else "",
                       pod_group=_group_of(pod))
-        if owner is not None and not pod.terminating:
-            running[owner.key].append(pod)
+        if owner is not None:
+            present[owner.key].append(pod)
         if pod.node_name:
             if pod.node_name not in node_names:
-                warnings.append(f"{pod.where.describe()}: bound to node {pod.node_name!r} that is not in the input; "
-                                "it counts nowhere")
+                absent_nodes[pod.node_name].append(pod)
             existing.append(pod)
         else:
             bare_pending.append(pod)
@@ -105,55 +247,32 @@ def build_cluster(c: Collected, extra_warnings: tuple[str, ...] = ()) -> Cluster
     generated: list[Pod] = []
     order = len(c.pods)
     for w in c.workloads:
-        if w.template is None:
-            continue
-        # A ReplicaSet owned by a Deployment in the input is expanded through that Deployment.
-        if w.kind == "ReplicaSet" and _owner_chain_ref(w, by_uid) is not None:
-            continue
-        present = running.get(w.key, [])
-        template = replace(w.template, priority=priority_of(w.template, _explicit_priority(w)))
-        if w.kind == "DaemonSet":
-            have = {p.node_name for p in present}
-            for node in c.nodes:
-                if node.name in have or not _node_fits_daemon(template, node):
-                    continue
-                pinned = _pin_to_node(template, node.name)
-                generated.append(_instance(pinned, w, f"{w.name}-{stable_suffix(w.key + node.name)}", order, ds=True))
-                order += 1
-            continue
-        missing = w.replicas - len(present)
-        if missing <= 0:
-            continue
-        if w.kind == "StatefulSet":
-            taken = {p.name for p in present}
-            ordinal = 0
-            names = []
-            while len(names) < missing:
-                if f"{w.name}-{ordinal}" not in taken:
-                    names.append(f"{w.name}-{ordinal}")
-                ordinal += 1
-        else:
-            prefix = _pod_prefix(w, c.workloads)
-            names = []
-            i = 0
-            taken = {p.name for p in present}
-            while len(names) < missing:
-                name = f"{prefix}-{stable_suffix(f'{w.key}#{i}')}"
-                if name not in taken:
-                    names.append(name)
-                i += 1
-        for name in names:
-            generated.append(_instance(template, w, name, order))
+        if w.template is None or (w.kind == "ReplicaSet" and _is_owned_by_input_deployment(w, index)):
+            continue  # a ReplicaSet of a Deployment in the input is expanded through that Deployment
+        for template, name, owner in _missing_pods(w, present.get(w.key, []), c):
+            template = replace(template, priority=priorities.of(template, _explicit_priority(template)))
+            generated.append(_instance(template, w, name, owner, order))
             order += 1
 
+    everything = existing + bare_pending + generated
+    warnings += priorities.warnings()
+    for node, pods in absent_nodes.items():
+        more = f" ({len(pods) - 1} more pods are bound there)" if len(pods) > 1 else ""
+        warnings.append(f"{pods[0].where.describe()}: bound to node {node!r}, which is not in the input{more}; "
+                        "it counts nowhere, as in kube-scheduler")
     groups = {g.key for g in c.pod_groups}
+    missing_groups: dict[str, list[Pod]] = defaultdict(list)
     for pod in bare_pending + generated:
         if pod.pod_group and pod.pod_group not in groups:
-            warnings.append(f"{pod.where.describe()}: label {POD_GROUP_LABEL}={pod.pod_group.split('/', 1)[1]} "
-                            "names a PodGroup that is not in the input; the pod is scheduled alone")
+            missing_groups[pod.pod_group].append(pod)
+    for group, pods in missing_groups.items():
+        warnings.append(f"{pods[0].where.describe()}: label {POD_GROUP_LABEL}={group.split('/', 1)[1]} names a "
+                        f"PodGroup that is not in the input ({len(pods)} pending pods); they are scheduled alone")
     for n in c.nodes:
         if not n.allocatable:
             warnings.append(f"{n.where.describe()}: no status.allocatable or status.capacity; it fits no pod")
+    warnings += topology_key_warnings(c.nodes, everything)
+    warnings += namespace_warnings(c.namespaces, everything)
     return Cluster(
         nodes=tuple(c.nodes),
         pods=tuple(existing),
@@ -169,48 +288,102 @@ def build_cluster(c: Collected, extra_warnings: tuple[str, ...] = ()) -> Cluster
     )
 
 
+def _missing_pods(w: Workload, present: list[Pod], c: Collected) -> list[tuple[Pod, str, OwnerRef]]:
+    """(template, name, controller ref) of each pod the workload's controller would still create."""
+    assert w.template is not None
+    active = [p for p in present if not p.terminating]
+    own = OwnerRef(w.kind, w.name, w.uid, True)
+    if w.kind == "DaemonSet":
+        have = {_daemon_node(p) for p in active}
+        return [(_pin_to_node(w.template, node.name), f"{w.name}-{stable_suffix(w.key + '@' + node.name)}", own)
+                for node in c.nodes if node.name not in have and _node_fits_daemon(w.template, node)]
+    if w.kind == "StatefulSet":
+        taken = {p.name for p in present}  # a terminating pod still holds its name
+        out = []
+        for ordinal in range(w.start_ordinal, w.start_ordinal + w.replicas):
+            name = f"{w.name}-{ordinal}"
+            if name not in taken:
+                labels = {STATEFULSET_POD_NAME_LABEL: name, STATEFULSET_POD_INDEX_LABEL: str(ordinal)}
+                out.append((with_labels(w.template, labels), name, own))
+        return out
+    missing = w.replicas - len(active)
+    if missing <= 0:
+        return []
+    template, prefix = w.template, w.name
+    if w.kind == "Deployment":
+        rs = _new_replica_set(w, c.workloads)
+        if rs is not None and rs.template is not None:
+            template, prefix = rs.template, rs.name
+            own = OwnerRef("ReplicaSet", rs.name, rs.uid, True)
+        else:
+            hash_ = stable_suffix(_template_identity(w.template.raw), 10)
+            prefix = f"{w.name}-{hash_}"
+            template = with_labels(w.template, {POD_TEMPLATE_HASH_LABEL: hash_})
+            own = OwnerRef("ReplicaSet", prefix, "", True)
+    elif w.kind == "Job":
+        labels = {"job-name": w.name, "batch.kubernetes.io/job-name": w.name}
+        if w.uid:
+            labels.update({"controller-uid": w.uid, "batch.kubernetes.io/controller-uid": w.uid})
+        template = with_labels(w.template, labels)
+    taken = {p.name for p in present}
+    names: list[str] = []
+    i = 0
+    while len(names) < missing:
+        name = f"{prefix}-{stable_suffix(f'{w.key}#{i}')}"
+        if name not in taken:
+            names.append(name)
+        i += 1
+    return [(template, name, own) for name in names]
+
+
 def _group_of(pod: Pod) -> str:
     name = pod.labels.get(POD_GROUP_LABEL)
     return f"{pod.namespace}/{name}" if name else ""
 
 
-def _explicit_priority(w: Workload) -> bool:
-    # A template with priority 0 and no class resolves through PriorityClasses like a bare pod would.
-    return w.template is not None and w.template.priority != 0
-
-
-def _owner_chain_ref(w: Workload, by_uid: dict[tuple[str, str, str], Workload]) -> Workload | None:
-    ref = next((o for o in w.owner_refs if o.controller), None)
-    return by_uid.get((ref.kind, w.namespace, ref.name)) if ref else None
-
-
-def _pod_prefix(w: Workload, workloads: tuple[Workload, ...] | list[Workload]) -> str:
-    """Deployments name pods after their newest ReplicaSet (`<deploy>-<pod-template-hash>`)."""
-    if w.kind != "Deployment":
-        return w.name
-    owned = [r for r in workloads if r.kind == "ReplicaSet" and r.namespace == w.namespace
-             and any(o.controller and o.kind == "Deployment" and o.name == w.name for o in r.owner_refs)]
-    if owned:
-        return max(owned, key=lambda r: r.replicas).name
-    return f"{w.name}-{stable_suffix(w.key, 10)}"
-
-
-def _pin_to_node(template: Pod, node_name: str) -> Pod:
-    term = NodeSelectorTerm((), (Requirement("metadata.name", "In", (node_name,)),))
-    a = template.affinity
-    return replace(template, affinity=Affinity(NodeSelector((term,)), a.node_preferred, a.pod_required,
-                                               a.pod_preferred, a.anti_required, a.anti_preferred),
-                   tolerations=template.tolerations + _DAEMON_TOLERATIONS)
-
-
-def _instance(template: Pod, w: Workload, name: str, order: int, ds: bool = False) -> Pod:
-    labels = dict(template.labels)
-    if w.kind == "StatefulSet":
-        labels["statefulset.kubernetes.io/pod-name"] = name
-    owner_kind, owner_name = w.kind, w.name
-    if w.kind == "Deployment":
-        owner_kind, owner_name = "ReplicaSet", name.rsplit("-", 1)[0]
-    pod = replace(template, name=name, labels=labels, uid="",
-                  owner_refs=(OwnerRef(owner_kind, owner_name, "", True),), node_name="", order=order,
+def _instance(template: Pod, w: Workload, name: str, owner: OwnerRef, order: int) -> Pod:
+    pod = replace(template, name=name, uid="", owner_refs=(owner,), node_name="", order=order,
                   workload=w.key, where=Where(w.where.file, w.where.doc, w.kind, w.namespace, w.name))
     return replace(pod, pod_group=_group_of(pod))
+
+
+def _topology_keys(pod: Pod) -> set[str]:
+    a = pod.affinity
+    terms = a.pod_required + a.anti_required + tuple(w.term for w in a.pod_preferred + a.anti_preferred)
+    return {t.topology_key for t in terms if t.topology_key} | {c.topology_key for c in pod.spread_constraints}
+
+
+def topology_key_warnings(nodes: Iterable[Node], pods: Iterable[Pod]) -> list[str]:
+    """One warning per topologyKey of a pod affinity term or spread constraint that some nodes lack."""
+    nodes = list(nodes)
+    users: dict[str, int] = defaultdict(int)
+    for pod in pods:
+        for key in _topology_keys(pod):
+            users[key] += 1
+    out = []
+    for key in sorted(users):
+        lacking = [n.name for n in nodes if key not in n.labels]
+        if lacking:
+            out.append(f"{len(lacking)} of {len(nodes)} nodes lack the label {key!r} that {users[key]} pods use as a "
+                       f"topologyKey ({_listed(lacking)}); those nodes are in no {key} domain: they fail required "
+                       "terms and spread constraints and score nothing for them")
+    return out
+
+
+def namespace_warnings(namespaces: Mapping[str, Any], pods: Iterable[Pod]) -> list[str]:
+    """When a namespaceSelector is used: namespaces with pods but no Namespace object have no labels to match."""
+    pods = list(pods)
+    used = False
+    for pod in pods:
+        a = pod.affinity
+        terms = a.pod_required + a.anti_required + tuple(w.term for w in a.pod_preferred + a.anti_preferred)
+        if any(t.namespace_selector is not None and not t.namespace_selector.empty for t in terms):
+            used = True
+            break
+    if not used:
+        return []
+    unknown = sorted({p.namespace for p in pods} - set(namespaces))
+    if not unknown:
+        return []
+    return [f"a namespaceSelector is used, but namespaces {_listed(unknown)} have pods and no Namespace object "
+            "in the input: namespaceSelectors see them with no labels"]
