@@ -56,7 +56,7 @@ class SolverParams:
     log_progress: one line per improving solution on stderr (objective, bound, gap, elapsed).
     log_search: CP-SAT's own log (log_search_progress) on stderr, to study presolve and the search.
     decompose: solve independent components separately. symmetry_breaking: order interchangeable nodes.
-    use_hint: warm start and floor from the greedy plan. debug_hints: debug_crash_on_bad_hint (tests).
+    use_hint: warm start and floor from the greedy plan. debug_hints: check every stage's hint is a solution (tests).
     stage_shares: share of the remaining time each level may use (placed, preference, strategy); a stage
       that proves its level early hands its time on.
     """
@@ -129,8 +129,6 @@ def _run(model: cp_model.CpModel, params: SolverParams, limit: float, cb: _Progr
     if params.log_search:
         sp.log_to_stdout = False
         solver.log_callback = lambda line: print(line, file=sys.stderr)
-    if params.debug_hints:
-        sp.debug_crash_on_bad_hint = True
     for k, v in (extra or {}).items():
         setattr(sp, k, v)
     out: dict[str, int] = {}
@@ -155,6 +153,21 @@ def _set_hint(model: cp_model.CpModel, values: list[int]) -> None:
     proto.clear_solution_hint()
     proto.solution_hint.vars.extend(range(len(values)))
     proto.solution_hint.values.extend(values)
+
+
+def _check_hint(model: cp_model.CpModel, params: SolverParams) -> None:
+    """Tests: the complete hint must be a feasible solution of the model as it stands.
+
+    (debug_crash_on_bad_hint is no oracle here: CP-SAT's presolve can lose a feasible complete hint, which
+    is exactly why every stage carries the incumbent's objective as a floor and keeps the incumbent.)
+    """
+    solver = cp_model.CpSolver()
+    solver.parameters.fix_variables_to_their_hinted_value = True
+    solver.parameters.num_workers = 1
+    solver.parameters.max_time_in_seconds = 10
+    status = solver.solve(model)
+    if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        raise AssertionError(f"the stage's complete hint is not a solution of the model: {solver.status_name(status)}")
 
 
 def _complete_greedy(built: Built, counts: dict[tuple[int, int], int], params: SolverParams,
@@ -233,6 +246,8 @@ def _solve_component(problem: Problem, comp: Component, built: Built, greedy_cou
         if incumbent is not None:
             _set_hint(model, incumbent)
             floor = model.add(var >= incumbent[var.index])
+            if params.debug_hints:
+                _check_hint(model, params)
         else:
             floor = None
             if greedy_counts is not None and params.use_hint:
@@ -258,8 +273,6 @@ def _solve_component(problem: Problem, comp: Component, built: Built, greedy_cou
             break  # no solution at all yet: nothing to fix
         del floor
         model.add(var >= value)
-        if params.debug_hints and incumbent is not None:
-            _set_hint(model, incumbent)
     counts: dict[tuple[int, int], int] = {}
     terms = {k: 0 for k in TERM_KINDS}
     by_prio: dict[int, int] = defaultdict(int)

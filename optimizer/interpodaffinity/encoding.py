@@ -56,8 +56,10 @@ def anti_pred(problem: Any, owner: Pod, t: PodAffinityTerm) -> Pred:
 
 
 def pref_pred(problem: Any, owner: Pod, t: PodAffinityTerm) -> Pred:
+    """Does a pod count for `owner`'s preferred term (as optimizer.objective judges it: the term's own
+    namespaceSelector against the other pod's namespace labels)?"""
     nsl = _nsl(problem)
-    return lambda q: term_matches(t, owner, q, nsl, owner_incoming=True)
+    return lambda q: term_matches(t, owner, q, nsl)
 
 
 def all_terms_pred(problem: Any, owner: Pod) -> tuple[Pred | None, bool]:

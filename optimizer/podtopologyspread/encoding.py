@@ -250,7 +250,7 @@ def _encode_soft(ctx: Any) -> None:
                     ctx.model.add_bool_or(earlier + [lit])
                     firsts[nodes].append(lit)
                 else:
-                    firsts[nodes].append(1)
+                    firsts[nodes].append(True)  # an existing pod: always in the final state
                 break
             present = ctx.new_bool(f"spread_present[{p.classes[h].name},{key}]")
             ctx.model.add(ctx.placed[h] >= 1).only_enforce_if(present)
@@ -266,7 +266,7 @@ def _encode_soft(ctx: Any) -> None:
             if len(counts) < 2:
                 continue  # one domain or none: no skew
             consts = [const for _, const in counts.values()]
-            if 1 in lits:
+            if any(lit is True for lit in lits):
                 on = None
             else:
                 on = ctx.new_bool(f"spread_group[{ns},{key},{len(nodes)}]")
