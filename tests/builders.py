@@ -239,3 +239,63 @@ def spread(max_skew: int, topology_key: str, label_selector: LabelSelector | Non
     """A topologySpreadConstraint as the API server stores it (matchLabelKeys already merged into the selector)."""
     return TopologySpreadConstraint(max_skew, topology_key, when, label_selector, min_domains,
                                     affinity_policy, taints_policy)
+
+
+# ------------------------------------------------------------- manifests: dicts as kubectl would print them
+
+
+def container(name: str = "c", requests: Mapping[str, Any] | None = None, limits: Mapping[str, Any] | None = None,
+              **fields: Any) -> dict[str, Any]:
+    """One container manifest; requests/limits as the user writes them ({"cpu": "500m"})."""
+    c: dict[str, Any] = {"name": name, "image": "registry.k8s.io/pause:3.9", **fields}
+    resources = {k: dict(v) for k, v in (("requests", requests), ("limits", limits)) if v is not None}
+    if resources:
+        c["resources"] = resources
+    return c
+
+
+def node_manifest(name: str, labels: Mapping[str, str] | None = None, taints: Iterable[Mapping[str, str]] = (),
+                  **allocatable: Any) -> dict[str, Any]:
+    """A Node manifest; allocatable defaults to 4 cpu, 16Gi memory, 110 pods (ephemeral_storage= for dashes)."""
+    alloc = {"cpu": "4", "memory": "16Gi", "pods": "110"}
+    alloc.update({k.replace("_", "-"): str(v) for k, v in allocatable.items()})
+    body: dict[str, Any] = {"apiVersion": "v1", "kind": "Node",
+                            "metadata": {"name": name, "labels": dict(labels or {})},
+                            "status": {"allocatable": alloc}}
+    if taints:
+        body["spec"] = {"taints": [dict(t) for t in taints]}
+    return body
+
+
+def pod_manifest(name: str, namespace: str = "default", labels: Mapping[str, str] | None = None, node: str = "",
+                 containers: Iterable[Mapping[str, Any]] | None = None, owner: tuple[str, str] | None = None,
+                 **spec: Any) -> dict[str, Any]:
+    """A Pod manifest: bound when `node` is given (existing), pending otherwise; `owner` = (kind, name) controller."""
+    meta: dict[str, Any] = {"name": name, "namespace": namespace, "labels": dict(labels or {})}
+    if owner:
+        meta["ownerReferences"] = [{"apiVersion": "apps/v1", "kind": owner[0], "name": owner[1], "controller": True}]
+    body_spec: dict[str, Any] = {"containers": [dict(c) for c in (containers or [container()])], **spec}
+    if node:
+        body_spec["nodeName"] = node
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": body_spec}
+
+
+def workload_manifest(kind: str, name: str, labels: Mapping[str, str], replicas: int | None = None,
+                      namespace: str = "default", containers: Iterable[Mapping[str, Any]] | None = None,
+                      owner: tuple[str, str] | None = None, template_spec: Mapping[str, Any] | None = None,
+                      **spec: Any) -> dict[str, Any]:
+    """A Deployment/ReplicaSet/StatefulSet/Job/DaemonSet manifest selecting `labels`, its template labelled so."""
+    meta: dict[str, Any] = {"name": name, "namespace": namespace}
+    if owner:
+        meta["ownerReferences"] = [{"apiVersion": "apps/v1", "kind": owner[0], "name": owner[1], "controller": True}]
+    body_spec: dict[str, Any] = {
+        "template": {"metadata": {"labels": dict(labels)},
+                     "spec": {"containers": [dict(c) for c in (containers or [container()])], **(template_spec or {})}},
+        **spec,
+    }
+    if kind != "Job":
+        body_spec["selector"] = {"matchLabels": dict(labels)}
+    if replicas is not None:
+        body_spec["replicas"] = replicas
+    api = "batch/v1" if kind == "Job" else "apps/v1"
+    return {"apiVersion": api, "kind": kind, "metadata": meta, "spec": body_spec}
