@@ -1,0 +1,300 @@
+"""solve() on hand-made clusters, one or more per rule kind, gangs, priorities, the policy file and the
+never-worse-than-greedy guarantee. Every plan is checked by the verifier."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from builders import make_node, make_pod, pod_term, req, selector, term
+from models.errors import InputError
+from models.objects import Cluster, Pod, PodGroup, TopologySpreadConstraint, Workload
+from optimizer.gangs import find_gangs
+from optimizer.greedy import simulate
+from optimizer.objective import Multipliers
+from optimizer.plan import Plan
+from optimizer.policy import Policy, load_policy
+from optimizer.solve import SolverParams, solve
+from optimizer.verify import verify
+
+H = "kubernetes.io/hostname"
+Z = "topology.kubernetes.io/zone"
+
+
+def nodes(n: int, cpu: str = "4", zones: tuple[str, ...] = (), pods: int = 110) -> list:
+    out = []
+    for i in range(n):
+        b = make_node(f"n{i}").label(H, f"n{i}").alloc(cpu=cpu, memory="16Gi", pods=pods)
+        if zones:
+            b = b.label(Z, zones[i % len(zones)])
+        out.append(b.build())
+    return out
+
+
+def replicas(name: str, k: int, start: int = 0, **fields) -> list[Pod]:
+    """k identical pods of workload Deployment/default/<name>, built by `fields` applied to make_pod."""
+    out = []
+    for i in range(k):
+        b = make_pod(f"{name}-{i}").label("app", name).set(workload=f"Deployment/default/{name}", order=start + i)
+        for method, args in fields.items():
+            b = getattr(b, method.rstrip("_"))(*args) if isinstance(args, tuple) else getattr(b, method)(args)
+        out.append(b.build())
+    return out
+
+
+def run(cluster: Cluster, gang: bool = False, policy: Policy | None = None, strategy: str = "spread") -> tuple[Plan, Plan]:
+    greedy = simulate(cluster, gangs=find_gangs(cluster, gang))
+    plan = solve(cluster, SolverParams(time_limit=20, workers=1, gang=gang, strategy=strategy, debug_hints=True),
+                 policy, greedy)
+    report = verify(cluster, plan.placements, Multipliers(**vars(policy)) if policy else Multipliers())
+    assert report.ok, [v for v in report.violations if not v.preexisting]
+    return plan, greedy
+
+
+def on(plan: Plan, node: str) -> list[str]:
+    return sorted(k.split("/")[1] for k, n in plan.placements.items() if n == node)
+
+
+def test_web_store_example_puts_one_web_and_one_cache_pod_on_each_of_three_nodes() -> None:
+    cache = [make_pod(f"cache-{i}").label("app", "cache").req(cpu="500m")
+             .pod_anti_affinity(pod_term(H, selector(app="cache")))
+             .set(workload="Deployment/default/cache", order=i).build() for i in range(3)]
+    web = [make_pod(f"web-{i}").label("app", "web").req(cpu="500m")
+           .pod_anti_affinity(pod_term(H, selector(app="web"))).pod_affinity(pod_term(H, selector(app="cache")))
+           .set(workload="Deployment/default/web", order=10 + i).build() for i in range(3)]
+    plan, _ = run(Cluster(nodes=tuple(nodes(3)), pending=tuple(web + cache)))
+    assert plan.status == "OPTIMAL"
+    for n in ("n0", "n1", "n2"):
+        assert [p.split("-")[0] for p in on(plan, n)] == ["cache", "web"]
+
+
+def test_bin_packing_places_every_pod_where_least_allocated_greedy_strands_the_big_one() -> None:
+    pods = [make_pod("small-a").req(cpu="500m").set(order=0).build(),
+            make_pod("small-b").req(cpu="500m").set(order=1).build(),
+            make_pod("big").req(cpu="1").set(order=2).build()]
+    plan, greedy = run(Cluster(nodes=tuple(nodes(2, cpu="1")), pending=tuple(pods)))
+    assert len(greedy.placements) == 2
+    assert len(plan.placements) == 3 and plan.status == "OPTIMAL"
+
+
+def test_pods_count_allocatable_limits_pods_per_node() -> None:
+    plan, _ = run(Cluster(nodes=tuple(nodes(2, pods=2)), pending=tuple(replicas("w", 5))))
+    assert len(plan.placements) == 4 and len(plan.pending) == 1
+
+
+def test_two_pods_wanting_host_port_80_never_share_a_node() -> None:
+    plan, _ = run(Cluster(nodes=tuple(nodes(2)), pending=tuple(replicas("ds", 3, host_port=80))))
+    assert sorted(plan.placements.values()) == ["n0", "n1"]
+
+
+def test_host_port_held_by_an_existing_pod_keeps_new_pods_off_that_node() -> None:
+    old = make_pod("old").host_port(8080).on("n0").build()
+    plan, _ = run(Cluster(nodes=tuple(nodes(2)), pods=(old,), pending=tuple(replicas("w", 1, host_port=8080))))
+    assert plan.placements == {"default/w-0": "n1"}
+
+
+def test_untolerated_noschedule_taint_leaves_pod_pending_with_the_schedulers_message() -> None:
+    tainted = make_node("gpu").label(H, "gpu").taint("nvidia.com/gpu", "true").build()
+    plan, _ = run(Cluster(nodes=(tainted,), pending=tuple(replicas("w", 1))))
+    assert plan.placements == {}
+    assert "untolerated taint {nvidia.com/gpu: true}" in plan.pending["default/w-0"]
+
+
+def test_tolerating_pod_lands_on_tainted_node_and_cordoned_node_takes_nothing() -> None:
+    tainted = make_node("gpu").label(H, "gpu").taint("nvidia.com/gpu", "true").build()
+    cordoned = make_node("old").label(H, "old").unschedulable().build()
+    pods = replicas("w", 1, toleration=("nvidia.com/gpu", "true", "NoSchedule"))
+    plan, _ = run(Cluster(nodes=(tainted, cordoned), pending=tuple(pods)))
+    assert plan.placements == {"default/w-0": "gpu"}
+
+
+def test_prefer_no_schedule_taint_is_avoided_while_another_node_has_room() -> None:
+    soft = make_node("soft").label(H, "soft").taint("spot", "yes", "PreferNoSchedule").build()
+    plain = make_node("plain").label(H, "plain").build()
+    plan, _ = run(Cluster(nodes=(soft, plain), pending=tuple(replicas("w", 2))))
+    assert on(plan, "plain") == ["w-0", "w-1"]
+
+
+def test_required_node_affinity_and_preferred_zone_choose_the_node() -> None:
+    ns = nodes(4, zones=("a", "b"))
+    pods = replicas("w", 1, node_affinity=term(req(H, "In", "n0", "n1", "n2")),
+                    preferred_node_affinity=(5, term(req(Z, "In", "b"))))
+    plan, _ = run(Cluster(nodes=tuple(ns), pending=tuple(pods)))
+    assert plan.placements == {"default/w-0": "n1"}
+
+
+def test_existing_pods_required_anti_affinity_keeps_matching_pods_out_of_its_zone() -> None:
+    ns = nodes(4, zones=("a", "b"))
+    old = make_pod("db").label("app", "db").pod_anti_affinity(pod_term(Z, selector(app="web"))).on("n0").build()
+    plan, _ = run(Cluster(nodes=tuple(ns), pods=(old,), pending=tuple(replicas("web", 4))))
+    assert set(plan.placements.values()) <= {"n1", "n3"} and len(plan.placements) == 4
+
+
+def test_self_anti_affinity_on_hostname_places_one_pod_per_node() -> None:
+    pods = replicas("sts", 4, pod_anti_affinity=pod_term(H, selector(app="sts")))
+    plan, _ = run(Cluster(nodes=tuple(nodes(3)), pending=tuple(pods)))
+    assert sorted(plan.placements.values()) == ["n0", "n1", "n2"] and len(plan.pending) == 1
+
+
+def test_self_affine_group_never_leaves_a_pod_alone_in_a_zone() -> None:
+    ns = nodes(3, cpu="1", zones=("a", "a", "b"))
+    pods = replicas("grp", 3, req={"cpu": "1"}, pod_affinity=pod_term(Z, selector(app="grp")))
+    plan, _ = run(Cluster(nodes=tuple(ns), pending=tuple(pods)))
+    assert sorted(plan.placements.values()) == ["n0", "n1"]  # the third alone in zone b would break both rules
+
+
+def test_self_affine_group_joins_the_zone_that_already_holds_a_matching_pod() -> None:
+    ns = nodes(4, zones=("a", "b"))
+    old = make_pod("grp-old").label("app", "grp").on("n1").build()
+    pods = replicas("grp", 3, pod_affinity=pod_term(Z, selector(app="grp")))
+    plan, _ = run(Cluster(nodes=tuple(ns), pods=(old,), pending=tuple(pods)))
+    assert set(plan.placements.values()) <= {"n1", "n3"} and len(plan.placements) == 3
+
+
+def test_do_not_schedule_spread_with_min_domains_caps_each_zone_at_max_skew() -> None:
+    spread = TopologySpreadConstraint(1, Z, "DoNotSchedule", selector(app="w"), min_domains=3)
+    plan, _ = run(Cluster(nodes=tuple(nodes(4, zones=("a", "b"))), pending=tuple(replicas("w", 4, spread=spread))))
+    assert len(plan.placements) == 2
+
+
+def test_do_not_schedule_spread_balances_zones_within_max_skew() -> None:
+    spread = TopologySpreadConstraint(1, Z, "DoNotSchedule", selector(app="w"))
+    ns = nodes(3, cpu="2", zones=("a", "b", "b"))
+    plan, _ = run(Cluster(nodes=tuple(ns), pending=tuple(replicas("w", 6, req={"cpu": "1"}, spread=spread))))
+    # zone a holds only 2 cpu: 2 + 3 would break maxSkew 1, so 2 + 3 is the best... 2 in a, 3 in b
+    per_zone = {"a": 0, "b": 0}
+    for n in plan.placements.values():
+        per_zone[ns[int(n[1:])].labels[Z]] += 1
+    assert abs(per_zone["a"] - per_zone["b"]) <= 1 and len(plan.placements) == 5
+
+
+def test_schedule_anyway_spread_is_balanced_through_the_preference_score() -> None:
+    spread = TopologySpreadConstraint(1, Z, "ScheduleAnyway", selector(app="w"))
+    plan, _ = run(Cluster(nodes=tuple(nodes(4, zones=("a", "b"))), pending=tuple(replicas("w", 4, spread=spread))))
+    assert "'schedule_anyway_skew': 0" in plan.notes[1]
+
+
+def test_preferred_pod_affinity_puts_the_pod_next_to_its_partner() -> None:
+    old = make_pod("db").label("app", "db").on("n2").build()
+    pods = replicas("app", 1, preferred_pod_affinity=(10, pod_term(H, selector(app="db"))))
+    plan, _ = run(Cluster(nodes=tuple(nodes(3)), pods=(old,), pending=tuple(pods)))
+    assert plan.placements == {"default/app-0": "n2"}
+
+
+def test_preferred_anti_affinity_spreads_replicas_when_there_is_room() -> None:
+    pods = replicas("w", 3, preferred_pod_anti_affinity=(10, pod_term(H, selector(app="w"))))
+    plan, _ = run(Cluster(nodes=tuple(nodes(3)), pending=tuple(pods)))
+    assert sorted(plan.placements.values()) == ["n0", "n1", "n2"]
+
+
+def test_higher_priority_pod_wins_the_only_slot_over_two_lower_priority_pods() -> None:
+    low = replicas("low", 2, req={"cpu": "500m"})
+    high = replicas("high", 1, start=5, req={"cpu": "1"}, priority=100)
+    plan, _ = run(Cluster(nodes=tuple(nodes(1, cpu="1")), pending=tuple(low + high)))
+    assert list(plan.placements) == ["default/high-0"]
+
+
+def _deployment(name: str, k: int, gang: bool = False) -> Workload:
+    return Workload("Deployment", "default", name, replicas=k, annotations={"podplan.io/gang": "true"} if gang else {})
+
+
+def test_deployment_that_does_not_fit_whole_is_entirely_pending_under_gang() -> None:
+    pods = replicas("train", 3, req={"cpu": "1"})
+    cluster = Cluster(nodes=tuple(nodes(2, cpu="1")), pending=tuple(pods), workloads=(_deployment("train", 3),))
+    plan, _ = run(cluster, gang=True)
+    assert plan.placements == {} and len(plan.pending) == 3
+    assert "gang" in plan.pending["default/train-0"]
+
+
+def test_deployment_that_does_not_fit_whole_is_partly_placed_without_gang() -> None:
+    pods = replicas("train", 3, req={"cpu": "1"})
+    cluster = Cluster(nodes=tuple(nodes(2, cpu="1")), pending=tuple(pods), workloads=(_deployment("train", 3),))
+    plan, _ = run(cluster, gang=False)
+    assert len(plan.placements) == 2
+
+
+def test_gang_annotation_on_one_workload_makes_only_that_one_all_or_nothing() -> None:
+    a = replicas("a", 3, req={"cpu": "1"})
+    b = replicas("b", 1, start=10, req={"cpu": "1"})
+    cluster = Cluster(nodes=tuple(nodes(2, cpu="1")), pending=tuple(a + b),
+                      workloads=(_deployment("a", 3, gang=True), _deployment("b", 1)))
+    plan, _ = run(cluster)
+    assert list(plan.placements) == ["default/b-0"]
+
+
+def test_pod_group_places_at_least_min_member_or_none() -> None:
+    def members(k: int) -> list[Pod]:
+        return [make_pod(f"m-{i}").label("scheduling.x-k8s.io/pod-group", "job").req(cpu="1")
+                .set(pod_group="default/job", order=i).build() for i in range(k)]
+
+    two_slots = tuple(nodes(2, cpu="1"))
+    plan, _ = run(Cluster(nodes=two_slots, pending=tuple(members(3)), pod_groups=(PodGroup("default", "job", 2),)))
+    assert len(plan.placements) == 2
+    plan, _ = run(Cluster(nodes=two_slots, pending=tuple(members(3)), pod_groups=(PodGroup("default", "job", 3),)))
+    assert plan.placements == {}
+
+
+def test_pod_group_counts_its_running_members_toward_min_member() -> None:
+    running = make_pod("m-old").label("scheduling.x-k8s.io/pod-group", "job").set(pod_group="default/job") \
+        .req(cpu="1").on("n0").build()
+    pending = [make_pod(f"m-{i}").req(cpu="1").set(pod_group="default/job", order=i).build() for i in range(3)]
+    cluster = Cluster(nodes=tuple(nodes(3, cpu="1")), pods=(running,), pending=tuple(pending),
+                      pod_groups=(PodGroup("default", "job", 3),))
+    plan, _ = run(cluster)
+    assert len(plan.placements) == 2
+
+
+def test_pack_strategy_uses_fewest_nodes_and_spread_strategy_balances() -> None:
+    pods = replicas("w", 4, req={"cpu": "500m"})
+    packed, _ = run(Cluster(nodes=tuple(nodes(4, cpu="2")), pending=tuple(pods)), strategy="pack")
+    assert len(set(packed.placements.values())) == 1
+    spread, _ = run(Cluster(nodes=tuple(nodes(4, cpu="2")), pending=tuple(pods)), strategy="spread")
+    assert len(set(spread.placements.values())) == 4
+
+
+def test_policy_multipliers_change_the_optimum() -> None:
+    soft = make_node("soft").label(H, "soft").label(Z, "b").taint("spot", "yes", "PreferNoSchedule").build()
+    plain = make_node("plain").label(H, "plain").label(Z, "a").build()
+    pods = replicas("w", 1, preferred_node_affinity=(5, term(req(Z, "In", "b"))))
+    cluster = Cluster(nodes=(soft, plain), pending=tuple(pods))
+    default, _ = run(cluster)
+    assert default.placements == {"default/w-0": "plain"}  # taint penalty 10 > affinity 5
+    cheap, _ = run(cluster, policy=Policy(prefer_no_schedule=1))
+    assert cheap.placements == {"default/w-0": "soft"}
+
+
+def test_plan_is_never_worse_than_greedy_even_with_almost_no_time() -> None:
+    pods = replicas("w", 30, req={"cpu": "300m"}, spread=TopologySpreadConstraint(
+        1, Z, "ScheduleAnyway", selector(app="w")))
+    cluster = Cluster(nodes=tuple(nodes(10, cpu="2", zones=("a", "b", "c"))), pending=tuple(pods))
+    greedy = simulate(cluster)
+    plan = solve(cluster, SolverParams(time_limit=0.2, workers=1), None, greedy)
+    g, s = verify(cluster, greedy.placements), verify(cluster, plan.placements)
+    assert s.ok
+    assert (s.placed, s.preference) >= (g.placed, g.preference)
+
+
+def test_policy_file_sets_multipliers(tmp_path: Path) -> None:
+    f = tmp_path / "policy.yaml"
+    f.write_text("apiVersion: podplan.io/v1alpha1\nkind: Policy\nmultipliers: {preferNoSchedule: 3, podAffinity: 2}\n")
+    assert load_policy(f) == Policy(prefer_no_schedule=3, pod_affinity=2)
+
+
+@pytest.mark.parametrize("text, field", [
+    ("apiVersion: v1\nkind: Policy\n", "apiVersion"),
+    ("apiVersion: podplan.io/v1alpha1\nkind: Pod\n", "kind"),
+    ("apiVersion: podplan.io/v1alpha1\nkind: Policy\nmultipliers: {nodeAffinty: 1}\n", "multipliers.nodeAffinty"),
+    ("apiVersion: podplan.io/v1alpha1\nkind: Policy\nmultipliers: {podAffinity: -1}\n", "multipliers.podAffinity"),
+    ("apiVersion: podplan.io/v1alpha1\nkind: Policy\nmultipliers: {podAffinity: 1.5}\n", "multipliers.podAffinity"),
+    ("apiVersion: podplan.io/v1alpha1\nkind: Policy\nextra: 1\n", "extra"),
+    ("- not a mapping\n", ""),
+    ("a: [unclosed\n", ""),
+], ids=["wrong apiVersion", "wrong kind", "misspelt multiplier", "negative multiplier", "fractional multiplier",
+        "unknown top-level field", "a list instead of a mapping", "not YAML"])
+def test_bad_policy_file_is_one_input_error_naming_the_field(tmp_path: Path, text: str, field: str) -> None:
+    f = tmp_path / "policy.yaml"
+    f.write_text(text)
+    with pytest.raises(InputError) as e:
+        load_policy(f)
+    assert e.value.field == field
+    assert str(f) in str(e.value)
