@@ -133,8 +133,10 @@ class ModelContext:
             nodes = p.feasible[c]
             if self.explain is not None and c in self.explain.free:
                 nodes = self.explain.free[c]
+            free = self.explain is not None and c in self.explain.free
             for n in nodes:
-                ub = p.ub.get((c, n), 1 if self.explain is not None else 0)
+                # explain mode: the class's own bounds stay loose so that guarded constraints carry them
+                ub = p.classes[c].size if free else p.ub.get((c, n), 0)
                 if ub <= 0:
                     continue
                 v = self.model.new_int_var(0, ub, f"x[{self.cname(c)},{self.nname(n)}]")

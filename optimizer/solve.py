@@ -454,3 +454,152 @@ def _pending_reason(problem: Problem, c: Any) -> str:
             counts[r.reason] += 1
     parts = ", ".join(f"{k} {r}" for r, k in sorted(counts.items(), key=lambda kv: (kv[0])))
     return f"0/{len(problem.nodes)} nodes are available: {parts}."
+
+
+# -- why pending -------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Blocker:
+    """One rule that keeps a pod pending: plugin, the object and field it comes from, upstream's reason
+    text where there is one, and the nodes it blocks (empty: it does not depend on one node)."""
+
+    plugin: str
+    object: str
+    field: str
+    reason: str = ""
+    nodes: tuple[str, ...] = ()
+
+    def describe(self) -> str:
+        where = f" on {len(self.nodes)} node(s) ({', '.join(self.nodes[:5])}{', ...' if len(self.nodes) > 5 else ''})" \
+            if self.nodes else ""
+        why = f": {self.reason}" if self.reason else ""
+        return f"{self.plugin} {self.object} {self.field}{why}{where}"
+
+
+_STATIC_FIELDS = {
+    "NodeUnschedulable": ("node", "spec.unschedulable"),
+    "NodeName": ("pod", "spec.nodeName"),
+    "TaintToleration": ("node", "spec.taints"),
+    "NodeAffinity": ("pod", "spec.nodeSelector / spec.affinity.nodeAffinity"),
+    "NodePorts": ("pod", "spec.containers[].ports[].hostPort"),
+    "NodeResourcesFit": ("node", "status.allocatable"),
+    "PodTopologySpread": ("node", "metadata.labels"),
+    "InterPodAffinity": ("pod", "spec.affinity"),
+}
+
+
+def _static_group(pod_key: str, node: str, plugin: str, reason: str) -> tuple[str, str, str]:
+    kind, field_name = _STATIC_FIELDS.get(plugin, ("node", ""))
+    if plugin == "NodeResourcesFit":
+        res = reason.replace("Insufficient ", "") if reason.startswith("Insufficient ") else "pods"
+        field_name = f"status.allocatable.{res}"
+    obj = f"Node/{node}" if kind == "node" else f"Pod/{pod_key}"
+    return (plugin, obj, f"{field_name}|{reason}|{node}")
+
+
+def why_pending(cluster: Cluster, plan: Plan, params: SolverParams | None = None, policy: Policy | None = None,
+                pods: list[str] | None = None, time_limit: float = 10.0) -> dict[str, list[Blocker]]:
+    """For pods `plan` leaves pending (default: all), the rules that keep each one pending.
+
+    Question asked of CP-SAT, per class of identical pending pods: with every other pod where the plan puts
+    it, can one more pod of this class be placed? Every hard constraint of the component's model is guarded
+    by an assumption literal per (plugin, object, field) group (static per-node verdicts become guarded
+    x = 0); the answer INFEASIBLE comes with sufficient_assumptions_for_infeasibility, shrunk by deletion
+    to a minimal set when small: those groups are the blockers, named by object and field. FEASIBLE means the
+    plan was not proven optimal (time limit): reported as such.
+    """
+    params = params or SolverParams()
+    policy = policy or Policy()
+    problem = build_problem(cluster, gang_all=params.gang, decompose=params.decompose)
+    counts: dict[tuple[int, int], int] = defaultdict(int)
+    for key, node in plan.placements.items():
+        c, n = problem.class_of.get(key), problem.node_index.get(node)
+        if c is not None and n is not None:
+            counts[(c, n)] += 1
+    wanted = set(pods) if pods is not None else set(plan.pending)
+    out: dict[str, list[Blocker]] = {}
+    comp_of = {c: comp for comp in problem.components for c in comp.classes}
+    for cls in problem.classes:
+        keys = [p.key for p in cls.pods if p.key in wanted and p.key not in plan.placements]
+        if not keys:
+            continue
+        blockers = _why_class(problem, comp_of[cls.index], cls.index, counts, params, policy, time_limit)
+        for k in keys:
+            out[k] = blockers
+    return out
+
+
+def _why_class(problem: Problem, comp: Component, c: int, counts: dict[tuple[int, int], int], params: SolverParams,
+               policy: Policy, time_limit: float) -> list[Blocker]:
+    cls = problem.classes[c]
+    all_nodes = list(range(len(problem.nodes)))
+    built = build(problem, comp, policy, params.strategy, explain=Explain(free={c: all_nodes}), symmetry=False)
+    ctx = built.ctx
+    m = ctx.model
+    feasible = set(problem.feasible[c])
+    for n in all_nodes:
+        if n in feasible or (c, n) not in ctx.x:
+            continue
+        for r in static_reasons(problem, cls, n):
+            g = _static_group(cls.rep.key, problem.nodes[n].name, r.plugin, r.reason)
+            m.add(ctx.x[(c, n)] == 0).only_enforce_if(ctx.guard(g))
+    for (k, n), var in ctx.x.items():
+        if k == c:
+            m.add(var >= counts.get((k, n), 0))
+        else:
+            m.add(var == counts.get((k, n), 0))
+    m.add(ctx.placed[c] >= sum(counts.get((c, n), 0) for n in all_nodes) + 1)
+    guards = list(ctx.guards.items())
+    lits = [lit for _, lit in guards]
+    group_of = {lit.index: g for g, lit in guards}
+
+    def infeasible_with(active: list[Any]) -> tuple[bool, list[int]]:
+        m.clear_assumptions()
+        m.add_assumptions(active)
+        solver = cp_model.CpSolver()
+        solver.parameters.num_workers = 1
+        solver.parameters.max_time_in_seconds = time_limit
+        status = solver.solve(m)
+        if status == cp_model.INFEASIBLE:
+            return True, list(solver.sufficient_assumptions_for_infeasibility())
+        return False, []
+
+    ok, core = infeasible_with(lits)
+    if not ok:
+        return [Blocker("Objective", "plan", "placements", "one more pod fits with every other pod where the plan "
+                        "puts it: the plan is not proven optimal (time limit)")]
+    core_lits = [lit for lit in lits if lit.index in set(core)]
+    if len(core_lits) <= 40:
+        # deletion filter: drop every assumption the infeasibility does not need
+        i = 0
+        while i < len(core_lits):
+            trial = core_lits[:i] + core_lits[i + 1:]
+            still, _ = infeasible_with(trial)
+            if still:
+                core_lits = trial
+            else:
+                i += 1
+    return _summarise([group_of[lit.index] for lit in core_lits], problem)
+
+
+def _summarise(groups: list[tuple[str, str, str]], problem: Problem) -> list[Blocker]:
+    """Per-node static groups merged by (plugin, field, reason); the rest one blocker each."""
+    merged: dict[tuple[str, str, str, str], list[str]] = defaultdict(list)
+    order: list[tuple[str, str, str, str]] = []
+    for plugin, obj, fld in groups:
+        if fld.count("|") == 2:
+            field_name, reason, node = fld.split("|")
+            key = (plugin, "Node" if obj.startswith("Node/") else obj, field_name, reason)
+            if key not in merged:
+                order.append(key)
+            merged[key].append(node)
+        else:
+            node = obj[len("Node/"):] if obj.startswith("Node/") else ""
+            key = (plugin, "Node" if node else obj, fld, "")
+            if key not in merged:
+                order.append(key)
+            if node:
+                merged[key].append(node)
+            else:
+                merged.setdefault(key, [])
+    return [Blocker(p, o, f, r, tuple(merged[(p, o, f, r)])) for p, o, f, r in order]

@@ -14,7 +14,7 @@ from optimizer.greedy import simulate
 from optimizer.objective import Multipliers
 from optimizer.plan import Plan
 from optimizer.policy import Policy, load_policy
-from optimizer.solve import SolverParams, solve
+from optimizer.solve import SolverParams, solve, why_pending
 from optimizer.verify import verify
 
 H = "kubernetes.io/hostname"
@@ -298,3 +298,35 @@ def test_bad_policy_file_is_one_input_error_naming_the_field(tmp_path: Path, tex
         load_policy(f)
     assert e.value.field == field
     assert str(f) in str(e.value)
+
+
+def test_why_pending_names_node_capacity_and_taints_that_keep_a_replica_out() -> None:
+    ns = [make_node(f"n{i}").label(H, f"n{i}").alloc(cpu="1", memory="8Gi", pods=110).build() for i in range(2)]
+    gpu = make_node("gpu").label(H, "gpu").taint("nvidia.com/gpu", "true").build()
+    cluster = Cluster(nodes=tuple(ns) + (gpu,), pending=tuple(replicas("w", 3, req={"cpu": "600m"})))
+    plan, _ = run(cluster)
+    why = why_pending(cluster, plan)
+    assert list(why) == ["default/w-2"]
+    described = sorted(b.describe() for b in why["default/w-2"])
+    assert described == [
+        "NodeResourcesFit Node status.allocatable.cpu on 2 node(s) (n0, n1)",
+        "TaintToleration Node spec.taints: node(s) had untolerated taint {nvidia.com/gpu: true} on 1 node(s) (gpu)",
+    ]
+
+
+def test_why_pending_names_the_spread_constraint_when_min_domains_caps_the_zones() -> None:
+    spread = TopologySpreadConstraint(1, Z, "DoNotSchedule", selector(app="s"), min_domains=3)
+    cluster = Cluster(nodes=tuple(nodes(2, zones=("a", "b"))), pending=tuple(replicas("s", 3, spread=spread)))
+    plan, _ = run(cluster)
+    why = why_pending(cluster, plan)
+    [pending] = list(why)
+    assert [(b.plugin, b.field) for b in why[pending]] == [("PodTopologySpread", "spec.topologySpreadConstraints[0]")]
+
+
+def test_why_pending_names_the_gang_when_its_minimum_cannot_be_met() -> None:
+    pods = replicas("train", 3, req={"cpu": "1"})
+    cluster = Cluster(nodes=tuple(nodes(2, cpu="1")), pending=tuple(pods), workloads=(_deployment("train", 3),))
+    plan, _ = run(cluster, gang=True)
+    why = why_pending(cluster, plan, SolverParams(gang=True))
+    plugins = {b.plugin for b in why["default/train-0"]}
+    assert "Gang" in plugins and "NodeResourcesFit" in plugins

@@ -46,7 +46,7 @@ def encode(ctx: Any) -> None:
             specific = [cs for ip, cs in ips.items() if ip != "0.0.0.0"]
             groups = [wild | cs for cs in specific] or [wild]
             for cs in groups:
-                if len(cs) < 2:
+                if sum(ctx.ub[(c, n)] for c in cs) < 2:
                     continue
                 group = (NAME, f"Node/{ctx.nname(n)}", f"hostPort {port}/{proto}")
                 ctx.hard(ctx.model.add(sum(ctx.x[(c, n)] for c in cs) <= 1), group)
