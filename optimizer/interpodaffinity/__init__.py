@@ -1,0 +1,73 @@
+"""InterPodAffinity: kube-scheduler's pkg/scheduler/framework/plugins/interpodaffinity/ (plugin.go,
+filtering.go, scoring.go). Filter semantics and their knowing differences are in .filtering, scoring in
+.scoring. Default score weight 2.
+
+Public API (other modules — the verifier, the preference objective — call these, not the internals):
+
+- `PLUGIN: Plugin` — the framework record (pre_filter, filter, pre_score, score, normalize, weight 2).
+- Reason constants, upstream text word for word:
+  ERR_REASON_AFFINITY_RULES_NOT_MATCH (UnschedulableAndUnresolvable),
+  ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH, ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH (Unschedulable).
+- `HARD_POD_AFFINITY_WEIGHT` (1): score an existing pod's REQUIRED affinity gives a matching incoming pod.
+- `term_namespaces(term, owner, namespace_labels) -> frozenset[str] | None`: the namespaces a term selects
+  (explicit ∪ known namespaces matching namespaceSelector; owner's own namespace when both unset);
+  None means every namespace (namespaceSelector `{}`).
+- `term_matches(term, owner, candidate, namespace_labels, *, owner_incoming=False) -> bool`: whether a
+  candidate pod matches the owner's term by namespace and label selector (topology is the caller's job).
+- `affinity_term(term, owner)` / `merged_affinity_term(term, owner, namespace_labels) -> AffinityTerm`:
+  the resolved term (framework.AffinityTerm) with `.matches(pod, ns_labels)`, for callers that evaluate
+  one term against many pods.
+- `PreFilterState` / `PreScoreState`: what pre_filter / pre_score return (pre_filter None = upstream Skip).
+
+`namespace_labels` is ClusterState.namespace_labels: {namespace name: its labels} for known namespaces.
+"""
+from __future__ import annotations
+
+from optimizer.framework import Plugin
+
+from .filtering import (
+    ERR_REASON_AFFINITY_RULES_NOT_MATCH,
+    ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH,
+    ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH,
+    NAME,
+    AffinityTerm,
+    PreFilterState,
+    affinity_term,
+    filter,
+    merged_affinity_term,
+    pod_matches_all_terms,
+    pre_filter,
+    term_matches,
+    term_namespaces,
+)
+from .scoring import HARD_POD_AFFINITY_WEIGHT, PreScoreState, normalize, pre_score, score
+
+WEIGHT = 2
+
+PLUGIN = Plugin(
+    name=NAME,
+    pre_filter=pre_filter,
+    filter=filter,
+    pre_score=pre_score,
+    score=score,
+    normalize=normalize,
+    weight=WEIGHT,
+)
+
+__all__ = [
+    "AffinityTerm",
+    "ERR_REASON_AFFINITY_RULES_NOT_MATCH",
+    "ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH",
+    "ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH",
+    "HARD_POD_AFFINITY_WEIGHT",
+    "NAME",
+    "PLUGIN",
+    "PreFilterState",
+    "PreScoreState",
+    "WEIGHT",
+    "affinity_term",
+    "merged_affinity_term",
+    "pod_matches_all_terms",
+    "term_matches",
+    "term_namespaces",
+]
