@@ -719,6 +719,8 @@ def _where(doc: Doc, body: Mapping[str, Any], kind: str) -> Where:
     if not name and isinstance(meta.get("generateName"), str):
         name = meta["generateName"] + "*"
     ns = meta.get("namespace") if isinstance(meta.get("namespace"), str) else ""
+    if not ns and kind in _NAMED_KINDS and kind not in CLUSTER_SCOPED_KINDS:
+        ns = "default"
     return Where(doc.file, doc.index, kind, ns, name)
 
 
@@ -732,6 +734,7 @@ def collect(docs: list[Doc], strict: bool = True) -> Collected:
     return out
 
 
+CLUSTER_SCOPED_KINDS = ("Node", "Namespace", "PriorityClass")
 _NAMED_KINDS = ("Node", "Namespace", "PriorityClass", "Pod", "PodDisruptionBudget", "PodGroup", "Service") + WORKLOAD_KINDS
 
 
@@ -783,7 +786,7 @@ def _collect_into(docs: list[Doc], out: Collected, seen: dict[tuple[str, str, st
         if skip:
             out.skipped[skip] = out.skipped.get(skip, 0) + 1
             continue
-        namespace, name, _ = _meta(ctx, body, kind not in ("Node", "Namespace", "PriorityClass"))
+        namespace, name, _ = _meta(ctx, body, kind not in CLUSTER_SCOPED_KINDS)
         ident = (kind, namespace, name)
         if ident in seen:
             first = seen[ident]
