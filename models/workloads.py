@@ -186,6 +186,10 @@ def _explicit_priority(template: Pod) -> bool:
     return isinstance(spec, Mapping) and spec.get("priority") is not None
 
 
+def _pods(count: int) -> str:
+    return f"{count} pod" if count == 1 else f"{count} pods"
+
+
 def _listed(names: list[str]) -> str:
     shown = ", ".join(names[:_MAX_LISTED])
     return shown + (f" and {len(names) - _MAX_LISTED} more" if len(names) > _MAX_LISTED else "")
@@ -216,7 +220,7 @@ class _Priorities:
     def warnings(self) -> list[str]:
         out = []
         for name, pods in self.unknown.items():
-            more = f" (and {len(pods) - 1} more pods)" if len(pods) > 1 else ""
+            more = f" (and {len(pods) - 1} more)" if len(pods) > 1 else ""
             out.append(f"{pods[0].where.describe()}: spec.priorityClassName {name!r} is not in the input{more}; "
                        "priority 0 assumed")
         return out
@@ -257,7 +261,7 @@ def build_cluster(c: Collected, extra_warnings: tuple[str, ...] = ()) -> Cluster
     everything = existing + bare_pending + generated
     warnings += priorities.warnings()
     for node, pods in absent_nodes.items():
-        more = f" ({len(pods) - 1} more pods are bound there)" if len(pods) > 1 else ""
+        more = f" (and {len(pods) - 1} more)" if len(pods) > 1 else ""
         warnings.append(f"{pods[0].where.describe()}: bound to node {node!r}, which is not in the input{more}; "
                         "it counts nowhere, as in kube-scheduler")
     groups = {g.key for g in c.pod_groups}
@@ -267,7 +271,7 @@ def build_cluster(c: Collected, extra_warnings: tuple[str, ...] = ()) -> Cluster
             missing_groups[pod.pod_group].append(pod)
     for group, pods in missing_groups.items():
         warnings.append(f"{pods[0].where.describe()}: label {POD_GROUP_LABEL}={group.split('/', 1)[1]} names a "
-                        f"PodGroup that is not in the input ({len(pods)} pending pods); they are scheduled alone")
+                        f"PodGroup that is not in the input ({_pods(len(pods))}); scheduled without a gang")
     for n in c.nodes:
         if not n.allocatable:
             warnings.append(f"{n.where.describe()}: no status.allocatable or status.capacity; it fits no pod")
@@ -364,9 +368,9 @@ def topology_key_warnings(nodes: Iterable[Node], pods: Iterable[Pod]) -> list[st
     for key in sorted(users):
         lacking = [n.name for n in nodes if key not in n.labels]
         if lacking:
-            out.append(f"{len(lacking)} of {len(nodes)} nodes lack the label {key!r} that {users[key]} pods use as a "
-                       f"topologyKey ({_listed(lacking)}); those nodes are in no {key} domain: they fail required "
-                       "terms and spread constraints and score nothing for them")
+            out.append(f"{len(lacking)} of {len(nodes)} nodes ({_listed(lacking)}) lack the label {key!r}, a "
+                       f"topologyKey of {_pods(users[key])}: those nodes are in no {key} domain, so they fail "
+                       "required terms and DoNotSchedule spread constraints and score nothing for the others")
     return out
 
 
@@ -385,5 +389,6 @@ def namespace_warnings(namespaces: Mapping[str, Any], pods: Iterable[Pod]) -> li
     unknown = sorted({p.namespace for p in pods} - set(namespaces))
     if not unknown:
         return []
-    return [f"a namespaceSelector is used, but namespaces {_listed(unknown)} have pods and no Namespace object "
-            "in the input: namespaceSelectors see them with no labels"]
+    return [f"a namespaceSelector is used, but {'namespace' if len(unknown) == 1 else 'namespaces'} "
+            f"{_listed(unknown)} {'has' if len(unknown) == 1 else 'have'} pods and no Namespace object in the input: "
+            "namespaceSelectors see no labels on " + ("it" if len(unknown) == 1 else "them")]

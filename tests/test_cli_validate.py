@@ -126,8 +126,8 @@ def test_nodes_lacking_a_topology_key_warn_once_per_key(tmp_path: Path) -> None:
                         spread_pod("p1"), spread_pod("p2"),
                         pod_manifest("p3", affinity=anti))
     assert lines == [
-        f"warning: 2 of 3 nodes lack the label '{ZONE}' that 2 pods use as a topologyKey (x1, x2); those nodes are in "
-        f"no {ZONE} domain: they fail required terms and spread constraints and score nothing for them"]
+        f"warning: 2 of 3 nodes (x1, x2) lack the label '{ZONE}', a topologyKey of 2 pods: those nodes are in no {ZONE} "
+        "domain, so they fail required terms and DoNotSchedule spread constraints and score nothing for the others"]
 
 
 def test_no_topology_warning_when_every_node_has_the_key(tmp_path: Path) -> None:
@@ -137,7 +137,7 @@ def test_no_topology_warning_when_every_node_has_the_key(tmp_path: Path) -> None
 def test_a_pod_bound_to_a_node_absent_from_the_input_warns(tmp_path: Path) -> None:
     lines = warnings_of(tmp_path, node_manifest("n1"), pod_manifest("a", node="gone"), pod_manifest("b", node="gone"))
     assert len(lines) == 1
-    assert "[1] Pod/default/a: bound to node 'gone', which is not in the input (1 more pods are bound there); " \
+    assert "[1] Pod/default/a: bound to node 'gone', which is not in the input (and 1 more); " \
            "it counts nowhere, as in kube-scheduler" in lines[0]
 
 
@@ -153,8 +153,8 @@ def test_namespaces_without_namespace_objects_warn_when_a_namespace_selector_is_
     lines = warnings_of(tmp_path, node_manifest("n1", {"kubernetes.io/hostname": "n1"}),
                         {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "known"}},
                         pod_manifest("a", namespace="known", affinity=anti), pod_manifest("b", namespace="unknown"))
-    assert lines == ["warning: a namespaceSelector is used, but namespaces unknown have pods and no Namespace object "
-                     "in the input: namespaceSelectors see them with no labels"]
+    assert lines == ["warning: a namespaceSelector is used, but namespace unknown has pods and no Namespace object "
+                     "in the input: namespaceSelectors see no labels on it"]
 
 
 def test_the_installed_command_runs_in_a_real_process(tmp_path: Path) -> None:

@@ -289,7 +289,7 @@ def test_pod_group_membership_comes_from_the_label() -> None:
 def test_a_pod_group_label_without_the_pod_group_warns() -> None:
     c = load(pod_manifest("a", labels={POD_GROUP_LABEL: "ghost"}), pod_manifest("b", labels={POD_GROUP_LABEL: "ghost"}))
     assert [p.pod_group for p in c.pending] == ["default/ghost"] * 2
-    assert len(c.warnings) == 1 and "PodGroup that is not in the input (2 pending pods)" in c.warnings[0]
+    assert len(c.warnings) == 1 and "PodGroup that is not in the input (2 pods)" in c.warnings[0]
 
 
 def test_other_pod_group_apis_are_skipped() -> None:
@@ -324,7 +324,7 @@ def test_an_unknown_priority_class_means_priority_zero_and_one_warning() -> None
     c = load(pod_manifest("a", priorityClassName="gold"), pod_manifest("b", priorityClassName="gold"))
     assert [p.priority for p in c.pending] == [0, 0]
     assert len(c.warnings) == 1
-    assert "spec.priorityClassName 'gold' is not in the input (and 1 more pods); priority 0 assumed" in c.warnings[0]
+    assert "spec.priorityClassName 'gold' is not in the input (and 1 more); priority 0 assumed" in c.warnings[0]
 
 
 # ------------------------------------------------------------------------------------- existing vs pending
