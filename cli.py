@@ -173,6 +173,39 @@ def simulate(files: Sequence[str], output: str, emit_kind: str, seed: int, perce
 @main.command()
 @files_argument
 @output_option
+@click.option("--emit", "emit_kind", type=EMITS, default="plan", show_default=True,
+              help="plan: placements and pending pods; state: the final state as manifests; bindings: v1 Bindings.")
+@click.option("--time-limit", type=click.FloatRange(min=0.1), default=30.0, show_default=True,
+              help="Wall seconds for the whole solve.")
+@click.option("--workers", type=click.IntRange(min=1), default=2, show_default=True, help="CP-SAT search workers.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of CP-SAT and of the greedy warm start.")
+@click.option("--gang", is_flag=True, help="Every workload (Deployment, ReplicaSet, StatefulSet, Job) all-or-nothing.")
+@click.option("--strategy", type=click.Choice(["spread", "pack"]), default="spread", show_default=True,
+              help="Tie-break after pods placed and preference: balance load, or use the fewest nodes.")
+@click.option("--policy", "policy_file", type=click.Path(dir_okay=False), default=None,
+              help="YAML policy file with the preference multipliers.")
+@click.pass_context
+def solve(ctx: click.Context, files: Sequence[str], output: str, emit_kind: str, time_limit: float, workers: int,
+          seed: int, gang: bool, strategy: str, policy_file: str | None) -> None:
+    """Place all pending pods at once, optimally (CP-SAT), never worse than kube-scheduler's greedy."""
+    from optimizer.gangs import find_gangs
+    from optimizer.greedy import simulate as run_greedy
+    from optimizer.policy import load_policy
+    from optimizer.solve import SolverParams
+    from optimizer.solve import solve as run_solve
+
+    policy = load_policy(policy_file)
+    cluster = load(files)
+    params = SolverParams(time_limit=time_limit, workers=workers, seed=seed, gang=gang, strategy=strategy,
+                          log_progress=sys.stderr.isatty() or ctx.obj["verbose"])
+    greedy = run_greedy(cluster, seed, gangs=find_gangs(cluster, gang))
+    plan = run_solve(cluster, params, policy, greedy)
+    print_plan(cluster, plan, output, emit_kind, policy)
+
+
+@main.command()
+@files_argument
+@output_option
 def verify(files: Sequence[str], output: str) -> None:
     """Judge a final state (pods with spec.nodeName) with every Filter; exit 1 on any violation."""
     from optimizer.output import dump, table
@@ -203,12 +236,20 @@ def verify(files: Sequence[str], output: str) -> None:
 @main.command()
 @files_argument
 @output_option
-def explain(files: Sequence[str], output: str) -> None:
+@click.option("--why-pending", is_flag=True,
+              help="Solve first, then name the rules (object and field) that keep each pod the optimum leaves pending.")
+@click.option("--time-limit", type=click.FloatRange(min=0.1), default=30.0, show_default=True,
+              help="With --why-pending: wall seconds for the solve.")
+@click.option("--gang", is_flag=True, help="With --why-pending: every workload all-or-nothing.")
+def explain(files: Sequence[str], output: str, why_pending: bool, time_limit: float, gang: bool) -> None:
     """Every node's verdict for every pending pod: all failing plugins, and each plugin's score."""
     from optimizer.explain import explain as run
     from optimizer.output import dump, table
 
     cluster = load(files)
+    if why_pending:
+        explain_why_pending(cluster, output, time_limit, gang)
+        return
     pods = run(cluster)
     if output != "table":
         emit(dump({"pods": [p.to_dict() for p in pods]}, output))
@@ -222,6 +263,35 @@ def explain(files: Sequence[str], output: str) -> None:
             rows.append((name, verdict, scores))
         blocks.append(f"{p.pod}: {p.message}\n" + table(("NODE", "VERDICT", "SCORES"), rows))
     emit("\n\n".join(blocks) if blocks else "no pending pods")
+
+
+
+def explain_why_pending(cluster: Cluster, output: str, time_limit: float, gang: bool) -> None:
+    from optimizer.gangs import find_gangs
+    from optimizer.greedy import simulate as run_greedy
+    from optimizer.output import dump, table
+    from optimizer.solve import SolverParams, why_pending
+    from optimizer.solve import solve as run_solve
+    from optimizer.verify import verify as run_verify
+
+    params = SolverParams(time_limit=time_limit, gang=gang)
+    plan = run_solve(cluster, params, None, run_greedy(cluster, 0, gangs=find_gangs(cluster, gang)))
+    if not run_verify(cluster, plan.placements).ok:
+        raise PlanInvalidError(f"the {plan.status} plan failed verification")
+    blockers = why_pending(cluster, plan, params)
+    doc = {"status": plan.status,
+           "pending": [{"pod": k, "reason": plan.pending[k],
+                        "blockers": [{"plugin": b.plugin, "object": b.object, "field": b.field,
+                                      "reason": b.reason, "nodes": list(b.nodes)} for b in blockers.get(k, [])]}
+                       for k in plan.pending]}
+    if output != "table":
+        emit(dump(doc, output))
+        return
+    if not plan.pending:
+        emit(f"status: {plan.status}: the optimum places every pending pod")
+        return
+    rows = [(p["pod"], b["plugin"], b["object"], b["field"], b["reason"]) for p in doc["pending"] for b in p["blockers"]]
+    emit(f"status: {plan.status}\n" + table(("PENDING POD", "PLUGIN", "OBJECT", "FIELD", "REASON"), rows))
 
 
 if __name__ == "__main__":
