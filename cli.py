@@ -290,8 +290,12 @@ def explain_why_pending(cluster: Cluster, output: str, time_limit: float, gang: 
     if not plan.pending:
         emit(f"status: {plan.status}: the optimum places every pending pod")
         return
-    rows = [(p["pod"], b["plugin"], b["object"], b["field"], b["reason"]) for p in doc["pending"] for b in p["blockers"]]
-    emit(f"status: {plan.status}\n" + table(("PENDING POD", "PLUGIN", "OBJECT", "FIELD", "REASON"), rows))
+    def nodes(names: list[str]) -> str:
+        return ", ".join(names[:3]) + (f" (+{len(names) - 3})" if len(names) > 3 else "") if names else "-"
+
+    rows = [(p["pod"], b["plugin"], b["object"], b["field"], b["reason"], nodes(b["nodes"]))
+            for p in doc["pending"] for b in p["blockers"]]
+    emit(f"status: {plan.status}\n" + table(("PENDING POD", "PLUGIN", "OBJECT", "FIELD", "REASON", "NODES"), rows))
 
 
 if __name__ == "__main__":
