@@ -298,5 +298,11 @@ def explain_why_pending(cluster: Cluster, output: str, time_limit: float, gang: 
     emit(f"status: {plan.status}\n" + table(("PENDING POD", "PLUGIN", "OBJECT", "FIELD", "REASON", "NODES"), rows))
 
 
+from optimizer.commands_compare import compare_command, generate_command  # noqa: E402
+
+main.add_command(compare_command)
+main.add_command(generate_command)
+
+
 if __name__ == "__main__":
     main()

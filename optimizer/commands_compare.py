@@ -1,0 +1,77 @@
+"""The `compare` and `generate` commands, registered on cli.main with main.add_command(...).
+
+Kept out of cli.py so that cli.py imports nothing heavy at start-up; errors are PodplanError, which cli's
+Group turns into one line and exit code 2 (3 for a plan that fails the verifier).
+"""
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+import click
+
+from models.objects import Cluster
+
+
+def _load(files: Sequence[str]) -> Cluster:
+    """Load the input and print its warnings on stderr (cli.load's behaviour; cli is not imported here to
+    avoid a cycle: cli.py registers these commands)."""
+    from models.loader import load_paths
+
+    cluster = load_paths(files or ("-",))
+    for w in cluster.warnings:
+        click.echo(f"warning: {w}", err=True)
+    return cluster
+
+
+@click.command("compare")
+@click.argument("files", nargs=-1, type=click.Path(allow_dash=True))
+@click.option("--time-limit", type=click.FloatRange(min=0.1), default=10.0, show_default=True,
+              help="Seconds for each optimal solve (the re-placement gets its own).")
+@click.option("--workers", type=click.IntRange(min=1), default=2, show_default=True, help="CP-SAT search workers.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of greedy's tie-break and of CP-SAT.")
+@click.option("--gang", is_flag=True, help="Every workload all-or-nothing (in both greedy and optimal).")
+@click.option("--strategy", type=click.Choice(["spread", "pack"]), default="spread", show_default=True,
+              help="The optimum's resource tie-break.")
+@click.option("--policy", "policy_file", type=click.Path(dir_okay=False), default=None,
+              help="Policy file with the preference multipliers.")
+@click.option("-o", "--output", "output", type=click.Choice(["table", "json"]), default="table", show_default=True,
+              help="Output format.")
+@click.option("--report", "report_dir", type=click.Path(file_okay=False), default=None,
+              help="Also write DIR/report.html: charts and tables, self-contained.")
+def compare_command(files: Sequence[str], time_limit: float, workers: int, seed: int, gang: bool, strategy: str,
+                    policy_file: str | None, output: str, report_dir: str | None) -> None:
+    """Greedy (kube-scheduler) against the optimum, side by side; and, when running pods can move,
+    the current placement against an optimal re-placement."""
+    import json
+
+    from optimizer.compare import compare, render_table, to_dict
+    from optimizer.policy import load_policy
+    from optimizer.solve import SolverParams
+
+    policy = load_policy(policy_file)
+    cluster = _load(files)
+    params = SolverParams(time_limit=time_limit, workers=workers, seed=seed, gang=gang, strategy=strategy,
+                          log_progress=sys.stderr.isatty())
+    doc = to_dict(compare(cluster, params, policy))
+    if report_dir is not None:
+        from optimizer.report import write_report
+
+        path = write_report(doc, report_dir)
+        click.echo(f"report: {path}", err=True)
+    click.echo(json.dumps(doc, indent=2) if output == "json" else render_table(doc))
+
+
+@click.command("generate")
+@click.option("--nodes", type=int, required=True, help="Number of nodes.")
+@click.option("--pods", type=int, required=True, help="Pods the input describes (existing + pending).")
+@click.option("--seed", type=int, default=0, show_default=True, help="Same arguments and seed, same manifests.")
+@click.option("--profile", type=click.Choice(["web", "batch", "mixed", "adversarial"]), default="mixed",
+              show_default=True, help="Workload mix; adversarial: greedy strands pods a full placement holds.")
+@click.option("--utilization", type=float, default=0.7, show_default=True,
+              help="Fraction of allocatable cpu all pods together request.")
+def generate_command(nodes: int, pods: int, seed: int, profile: str, utilization: float) -> None:
+    """Print a realistic cluster as multi-document YAML (node pools, zones, DaemonSets, workloads)."""
+    from models.generate import dump_yaml, generate
+
+    dump_yaml(generate(nodes, pods, seed, profile, utilization), sys.stdout)

@@ -1,0 +1,426 @@
+"""`podplan compare`: what greedy scheduling costs, side by side with the optimum.
+
+Columns:
+- greedy: the kube-scheduler simulator (optimizer.greedy.simulate) on the pending pods;
+- optimal: solve() on the same pending pods, warm-started and floored by the greedy plan;
+- when some running pods are movable (optimizer.movable: a controller recreates them, not DaemonSet, not
+  mirror): current, the placement the real scheduler made (pending pods of the input stay pending), and
+  optimal re-placement, solve() on the movable pods unbound plus the pending pods, warm-started by the
+  current placement completed with greedy's (used only when the verifier accepts it).
+
+Every number about a placement comes from the verifier: placed per priority, preference and its terms from
+verify(); utilization and nodes used from the verifier's own final state (verify.final_state); the per
+ScheduleAnyway-constraint skew is the breakdown of verify's schedule_anyway_skew term (same group rule as
+optimizer.objective, which exposes only the total; the tests check that the breakdown sums to it).
+Only status, bound, gap, time and pending reasons come from the plans themselves.
+"""
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from models.errors import PlanInvalidError
+from models.objects import Cluster, Pod
+from models.selectors import LabelSelector
+
+from .gangs import find_gangs
+from .greedy import simulate
+from .movable import MovePolicy, as_pending, movable
+from .objective import TERMS, Multipliers
+from .output import table
+from .plan import Plan
+from .podtopologyspread.common import SpreadConstraint, counts_toward, node_eligible, own_constraints
+from .policy import Policy
+from .problem import pod_signature, visible_label_keys
+from .solve import SolverParams, solve
+from .state import ClusterState
+from .verify import Report, final_state, verify
+
+GREEDY, OPTIMAL, CURRENT, REPLACEMENT = "greedy", "optimal", "current", "replacement"
+TITLES = {GREEDY: "greedy", OPTIMAL: "optimal", CURRENT: "current", REPLACEMENT: "optimal re-placement"}
+TERM_TITLES = {"node_affinity": "node affinity", "pod_affinity": "pod affinity",
+               "pod_anti_affinity": "pod anti-affinity", "prefer_no_schedule": "PreferNoSchedule taints",
+               "schedule_anyway_skew": "ScheduleAnyway skew"}
+CURRENT_STATUS = "INPUT"  # the current column is the input, not a plan
+PENDING_IN_INPUT = "pending in the input (not scheduled yet)"
+ABSENT_NODE = "bound to a node absent from the input"
+PAIRS = ((GREEDY, OPTIMAL), (CURRENT, REPLACEMENT))
+
+
+@dataclass(frozen=True)
+class Stats:
+    max: float
+    mean: float
+    stddev: float  # population standard deviation over all nodes
+
+
+def stats(values: Sequence[float]) -> Stats:
+    if not values:
+        return Stats(0.0, 0.0, 0.0)
+    mean = sum(values) / len(values)
+    return Stats(max(values), mean, math.sqrt(sum((v - mean) ** 2 for v in values) / len(values)))
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Per node, requested / allocatable of cpu and memory (actual requests, as NodeResourcesFit counts)."""
+
+    cpu: dict[str, float]
+    memory: dict[str, float]
+
+    @property
+    def cpu_stats(self) -> Stats:
+        return stats(list(self.cpu.values()))
+
+    @property
+    def memory_stats(self) -> Stats:
+        return stats(list(self.memory.values()))
+
+
+def _fraction(used: int, allocatable: int) -> float:
+    return used / allocatable if allocatable > 0 else 0.0
+
+
+def usage(state: ClusterState) -> Usage:
+    cpu, mem = {}, {}
+    for name, info in state.nodes.items():
+        alloc = info.node.allocatable
+        cpu[name] = _fraction(info.requested.get("cpu", 0), alloc.get("cpu", 0))
+        mem[name] = _fraction(info.requested.get("memory", 0), alloc.get("memory", 0))
+    return Usage(cpu, mem)
+
+
+def describe_selector(sel: LabelSelector | None) -> str:
+    """kubectl's selector text: app=web,tier in (a,b),!canary."""
+    if sel is None:
+        return "<none>"
+    parts = [f"{k}={v}" for k, v in sel.match_labels]
+    for r in sel.match_expressions:
+        op = r.operator
+        if op == "Exists":
+            parts.append(r.key)
+        elif op == "DoesNotExist":
+            parts.append(f"!{r.key}")
+        elif op in ("In", "NotIn"):
+            parts.append(f"{r.key} {op.lower()} ({','.join(r.values)})")
+        else:
+            parts.append(f"{r.key} {'>' if op == 'Gt' else '<'} {r.values[0]}")
+    return ",".join(parts) or "<all>"
+
+
+@dataclass(frozen=True)
+class SkewGroup:
+    """One ScheduleAnyway group of the preference score (notes/semantics.md) and its skew in a final state."""
+
+    namespace: str
+    topology_key: str
+    selector: str
+    max_skew: int
+    skew: int
+
+    @property
+    def excess(self) -> int:
+        return max(0, self.skew - self.max_skew)
+
+    @property
+    def label(self) -> str:
+        return f"{self.namespace} {self.topology_key} {self.selector} maxSkew {self.max_skew}"
+
+
+def schedule_anyway_groups(state: ClusterState) -> list[SkewGroup]:
+    """Each ScheduleAnyway group's skew; Σ excess × multiplier is verify's schedule_anyway_skew term."""
+    groups: dict[tuple[object, ...], tuple[Pod, SpreadConstraint]] = {}
+    for pod, _info in sorted(state.all_pods(), key=lambda pi: pi[0].order):
+        for c in own_constraints(pod, "ScheduleAnyway"):
+            groups.setdefault((pod.namespace, c.topology_key, c.selector, c.max_skew), (pod, c))
+    out = []
+    for first, c in groups.values():
+        counts: dict[str, int] = {}
+        for info in state.nodes.values():
+            node = info.node
+            if c.topology_key not in node.labels or not node_eligible(c, first, node):
+                continue
+            value = node.labels[c.topology_key]
+            counts[value] = counts.get(value, 0) + sum(
+                1 for q in info.pods.values() if counts_toward(c.selector, first.namespace, q))
+        skew = max(counts.values()) - min(counts.values()) if counts else 0
+        out.append(SkewGroup(first.namespace, c.topology_key, describe_selector(c.selector), c.max_skew, skew))
+    return out
+
+
+def _is_daemon(pod: Pod) -> bool:
+    owner = pod.controller
+    return pod.mirror or (owner is not None and owner.kind == "DaemonSet")
+
+
+@dataclass(frozen=True)
+class Column:
+    """One placement judged by the verifier."""
+
+    name: str
+    status: str
+    to_place: dict[int, int]  # priority -> pods this column had to place (descending priority)
+    report: Report
+    placements: dict[str, str]
+    pending: dict[str, str]  # pod -> why it stays pending
+    usage: Usage
+    skew: tuple[SkewGroup, ...]
+    nodes_used: int  # nodes holding any pod
+    nodes_used_apps: int  # nodes holding a pod that is neither a DaemonSet pod nor a mirror pod
+    running: int  # pods in the final state
+    bound: dict[str, object] = field(default_factory=dict)
+    gap: float | None = None
+    wall_seconds: float | None = None
+    notes: tuple[str, ...] = ()
+
+    @property
+    def title(self) -> str:
+        return TITLES[self.name]
+
+    @property
+    def violations(self) -> int:
+        return sum(1 for v in self.report.violations if not v.preexisting)
+
+
+@dataclass(frozen=True)
+class Difference:
+    pod: str
+    a: str  # node in the first column of the pair, "" when pending there
+    b: str
+
+
+@dataclass(frozen=True)
+class Comparison:
+    nodes: tuple[str, ...]
+    before: Usage  # the input state: existing pods only
+    columns: tuple[Column, ...]
+    differences: dict[tuple[str, str], tuple[Difference, ...]]
+    movable: int
+    multipliers: Multipliers
+
+    def column(self, name: str) -> Column | None:
+        return next((c for c in self.columns if c.name == name), None)
+
+
+def multipliers_of(policy: Policy) -> Multipliers:
+    return Multipliers(**asdict(policy))
+
+
+def judge_column(name: str, cluster: Cluster, plan: Plan, m: Multipliers, *, must_verify: bool = True) -> Column:
+    """Verify `plan` on `cluster` and collect the column's numbers from the verifier's final state."""
+    report = verify(cluster, plan.placements, m)
+    if must_verify and not report.ok:
+        bad = [v for v in report.violations if not v.preexisting]
+        raise PlanInvalidError(f"the {TITLES[name]} plan ({plan.status}) failed verification: {len(bad)} "
+                               f"violation(s), first: {bad[0].pod} on {bad[0].node}: {bad[0].plugin}: {bad[0].reason}")
+    placed = {k: n for k, n in plan.placements.items() if n}
+    state = final_state(cluster, placed)
+    to_place: Counter[int] = Counter(p.priority for p in cluster.pending)
+    nodes_used = sum(1 for info in state.nodes.values() if info.pods)
+    apps = sum(1 for info in state.nodes.values() if any(not _is_daemon(p) for p in info.pods.values()))
+    return Column(
+        name=name, status=plan.status, to_place=dict(sorted(to_place.items(), reverse=True)), report=report,
+        placements=placed, pending=dict(plan.pending), usage=usage(state), skew=tuple(schedule_anyway_groups(state)),
+        nodes_used=nodes_used, nodes_used_apps=apps, running=len(state.node_of), bound=dict(plan.bound),
+        gap=plan.gap, wall_seconds=None if name == CURRENT else plan.wall_seconds, notes=plan.notes)
+
+
+def _differences(pods: Sequence[Pod], a: Mapping[str, str], b: Mapping[str, str]) -> tuple[Difference, ...]:
+    """Pods whose node differs between placements a and b ("" = pending), identical replicas paired up.
+
+    Pods that no rule can tell apart (same problem.pod_signature, workload and PodGroup) are interchangeable:
+    b holding replica 1 where a holds replica 2 is no difference. Within such a group, each node's pods in a
+    are matched with b's pods on the same node first; only the rest is listed, each beside one of b's
+    unmatched nodes, in input order.
+    """
+    keys = visible_label_keys(pods)
+    groups: dict[tuple[object, ...], list[Pod]] = {}
+    for p in pods:
+        groups.setdefault((pod_signature(p, keys), p.workload, p.pod_group), []).append(p)
+    out: list[Difference] = []
+    for members in groups.values():
+        left = Counter(b.get(p.key, "") for p in members)
+        unmatched = []
+        for p in members:
+            node = a.get(p.key, "")
+            if left[node] > 0:
+                left[node] -= 1
+            else:
+                unmatched.append(p)
+        spare = []  # b's nodes left unmatched, as many as unmatched pods
+        for p in members:
+            node = b.get(p.key, "")
+            if left[node] > 0:
+                left[node] -= 1
+                spare.append(node)
+        out.extend(Difference(p.key, a.get(p.key, ""), n) for p, n in zip(unmatched, spare))
+    order = {p.key: i for i, p in enumerate(pods)}
+    return tuple(sorted(out, key=lambda d: order[d.pod]))
+
+
+def compare(cluster: Cluster, params: SolverParams | None = None, policy: Policy | None = None,
+            move_policy: MovePolicy = MovePolicy()) -> Comparison:
+    """Greedy vs optimal on the pending pods, and current vs optimal re-placement when pods are movable."""
+    params = params or SolverParams()
+    policy = policy or Policy()
+    m = multipliers_of(policy)
+    greedy = simulate(cluster, params.seed, gangs=find_gangs(cluster, params.gang))
+    optimal = solve(cluster, params, policy, greedy)
+    columns = [judge_column(GREEDY, cluster, greedy, m), judge_column(OPTIMAL, cluster, optimal, m)]
+    differences = {(GREEDY, OPTIMAL): _differences(cluster.pending, greedy.placements, optimal.placements)}
+    nodes = {n.name for n in cluster.nodes}
+    moving = [p for p in movable(cluster) if p.node_name in nodes]
+    if moving:
+        unbound, origin = as_pending(cluster, moving)
+        current = Plan(origin, {p.key: PENDING_IN_INPUT for p in cluster.pending}, CURRENT_STATUS)
+        current_col = judge_column(CURRENT, unbound, current, m, must_verify=False)
+        hint = Plan({**origin, **greedy.placements},
+                    {k: r for k, r in greedy.pending.items()}, "GREEDY", wall_seconds=greedy.wall_seconds)
+        hint_ok = current_col.report.ok and verify(unbound, hint.placements, m).ok
+        replaced = solve(unbound, params, policy, hint if hint_ok else None)
+        columns += [current_col, judge_column(REPLACEMENT, unbound, replaced, m)]
+        differences[(CURRENT, REPLACEMENT)] = _differences(unbound.pending, origin, replaced.placements)
+    return Comparison(tuple(n.name for n in cluster.nodes), usage(ClusterState.from_cluster(cluster)),
+                      tuple(columns), differences, len(moving), m)
+
+
+# ----------------------------------------------------------------------------------------------- rendering
+
+
+def _r(x: float) -> float:
+    return round(x, 4)
+
+
+def column_dict(c: Column) -> dict[str, Any]:
+    r = c.report
+    reasons = Counter(c.pending.values())
+    return {
+        "name": c.name,
+        "title": c.title,
+        "status": c.status,
+        "to_place": sum(c.to_place.values()),
+        "placed": r.placed,
+        "placed_by_priority": {str(p): {"placed": r.placed_by_priority.get(p, 0), "of": n}
+                               for p, n in c.to_place.items()},
+        "pending": sum(c.to_place.values()) - r.placed,
+        "pending_reasons": dict(reasons.most_common()),
+        "pending_pods": [{"pod": k, "reason": v} for k, v in c.pending.items()],
+        "running": c.running,
+        "violations": c.violations,
+        "preference": r.preference,
+        "terms": {k: r.terms.get(k, 0) for k in TERMS},
+        "schedule_anyway": [{"constraint": g.label, "namespace": g.namespace, "topology_key": g.topology_key,
+                             "selector": g.selector, "max_skew": g.max_skew, "skew": g.skew, "excess": g.excess}
+                            for g in c.skew],
+        "nodes_used": c.nodes_used,
+        "nodes_used_without_daemonsets": c.nodes_used_apps,
+        "cpu": {k: _r(v) for k, v in asdict(c.usage.cpu_stats).items()},
+        "memory": {k: _r(v) for k, v in asdict(c.usage.memory_stats).items()},
+        "bound": c.bound or None,
+        "gap": c.gap,
+        "wall_seconds": None if c.wall_seconds is None else round(c.wall_seconds, 3),
+        "notes": list(c.notes),
+    }
+
+
+def to_dict(cmp: Comparison) -> dict[str, Any]:
+    """The `-o json` document; the HTML report renders the same numbers."""
+    names = [c.name for c in cmp.columns]
+    return {
+        "columns": [column_dict(c) for c in cmp.columns],
+        "movable_pods": cmp.movable,
+        "multipliers": asdict(cmp.multipliers),
+        "differences": [{"between": list(pair), "count": len(diffs),
+                         "pods": [{"pod": d.pod, pair[0]: d.a or None, pair[1]: d.b or None} for d in diffs]}
+                        for pair, diffs in cmp.differences.items()],
+        "nodes": [{"node": n, "before": {"cpu": _r(cmp.before.cpu[n]), "memory": _r(cmp.before.memory[n])},
+                   **{c: {"cpu": _r(cmp.column(c).usage.cpu[n]), "memory": _r(cmp.column(c).usage.memory[n])}  # type: ignore[union-attr]
+                      for c in names}}
+                  for n in cmp.nodes],
+    }
+
+
+def pct(x: float) -> str:
+    return f"{100 * x:.1f}%"
+
+
+def fmt_gap(gap: float | None) -> str:
+    return "-" if gap is None else f"{gap:.2%}"
+
+
+def fmt_bound(bound: Mapping[str, object] | None) -> str:
+    if not bound:
+        return "-"
+    parts = [f"placed {bound.get('placed')}"]
+    if bound.get("preference") is not None:
+        parts.append(f"preference {bound['preference']}")
+    return ", ".join(parts)
+
+
+def fmt_seconds(s: float | None) -> str:
+    return "-" if s is None else f"{s:.2f}s"
+
+
+def rows(doc: Mapping[str, Any]) -> list[tuple[str, list[str]]]:
+    """The comparison's rows (label, one cell per column), shared by the text table and the HTML report."""
+    cols = doc["columns"]
+    prios: list[str] = []
+    for c in cols:
+        prios += [p for p in c["placed_by_priority"] if p not in prios]
+    prios.sort(key=int, reverse=True)
+    out: list[tuple[str, list[str]]] = [("status", [c["status"] for c in cols]),
+                                        ("pods placed", [f"{c['placed']}/{c['to_place']}" for c in cols])]
+    for p in prios:
+        out.append((f"  priority {p}", [f"{c['placed_by_priority'][p]['placed']}/{c['placed_by_priority'][p]['of']}"
+                                        if p in c["placed_by_priority"] else "-" for c in cols]))
+    out.append(("pods pending", [str(c["pending"]) for c in cols]))
+    out.append(("pods running (final state)", [str(c["running"]) for c in cols]))
+    out.append(("violations", [str(c["violations"]) for c in cols]))
+    out.append(("preference score", [str(c["preference"]) for c in cols]))
+    for t in TERMS:
+        out.append((f"  {TERM_TITLES[t]}", [str(c["terms"][t]) for c in cols]))
+    labels: list[str] = []
+    for c in cols:
+        labels += [g["constraint"] for g in c["schedule_anyway"] if g["constraint"] not in labels]
+    for label in labels:
+        cells = []
+        for c in cols:
+            g = next((g for g in c["schedule_anyway"] if g["constraint"] == label), None)
+            cells.append("-" if g is None else f"skew {g['skew']} (excess {g['excess']})")
+        out.append((f"    {label}", cells))
+    out.append(("nodes used", [str(c["nodes_used"]) for c in cols]))
+    out.append(("  without DaemonSet pods", [str(c["nodes_used_without_daemonsets"]) for c in cols]))
+    for res in ("cpu", "memory"):
+        out.append((f"{res} utilization max/mean/stddev",
+                    [f"{pct(c[res]['max'])} / {pct(c[res]['mean'])} / {pct(c[res]['stddev'])}" for c in cols]))
+    out.append(("bound", [fmt_bound(c["bound"]) for c in cols]))
+    out.append(("gap", [fmt_gap(c["gap"]) for c in cols]))
+    out.append(("time", [fmt_seconds(c["wall_seconds"]) for c in cols]))
+    return out
+
+
+def render_table(doc: Mapping[str, Any]) -> str:
+    """The `-o table` text: the comparison rows, pending reasons, then the pods whose node differs."""
+    cols = doc["columns"]
+    lines = [table(["", *(c["title"].upper() for c in cols)], [(label, *cells) for label, cells in rows(doc)])]
+    reasons: list[str] = []
+    for c in cols:
+        reasons += [r for r in c["pending_reasons"] if r not in reasons]
+    if reasons:
+        lines += ["", table(["WHY PENDING", *(c["title"].upper() for c in cols)],
+                            [(r, *(str(c["pending_reasons"].get(r, 0)) for c in cols)) for r in reasons])]
+    for d in doc["differences"]:
+        a, b = d["between"]
+        head = f"{TITLES[a]} vs {TITLES[b]}: {d['count']} pod(s) on a different node (identical replicas paired up)"
+        if not d["pods"]:
+            lines += ["", head.replace(f"{d['count']} pod(s)", "no pod")]
+            continue
+        lines += ["", head, table(["POD", TITLES[a].upper(), TITLES[b].upper()],
+                                  [(p["pod"], p[a] or "(pending)", p[b] or "(pending)") for p in d["pods"]])]
+    if doc["movable_pods"]:
+        lines += ["", f"movable pods re-placed: {doc['movable_pods']} (owned by a controller, not DaemonSet, "
+                      "not mirror; see optimizer/movable.py)"]
+    return "\n".join(lines)
