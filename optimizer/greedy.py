@@ -5,30 +5,77 @@ Reproduces kube-scheduler's scheduling loop (pkg/scheduler/schedule_one.go):
   input order as creation time);
 - findNodesThatFitPod: Filter nodes starting where the previous cycle stopped (nextStartNodeIndex) and stop
   once numFeasibleNodesToFind nodes passed (percentageOfNodesToScore adaptive default: 50% - nodes/125,
-  at least 5% and at least 100 nodes);
-- Score the feasible nodes with the default plugin weights, bind to the best; ties are broken by a seeded
-  reservoir choice as upstream's selectHost does with its own random source;
+  at least 5% and at least 100 nodes); a node's verdict is its first rejecting plugin, as upstream stops there;
+- one feasible node is taken without scoring; otherwise Score the feasible nodes with the default plugin
+  weights and bind to the best; ties are broken by a seeded reservoir choice (upstream breaks them with its
+  own random source);
 - a pod that fits nowhere stays pending with FitError's message; the state is updated incrementally.
-Known difference: no preemption (podplan plans, it does not evict to make room) and no nominated nodes.
+
+Knowing differences:
+- no preemption (podplan plans, it does not evict to make room), no nominated nodes, no PostFilter message;
+- the NodeAffinity PreFilterResult (pods pinned by matchFields metadata.name) is a per-node Filter reason
+  here, so the other nodes count as processed for nextStartNodeIndex (upstream skips them);
+- placed-pod guard (on by default, `protect_placed=False` turns it off): kube-scheduler checks only the
+  incoming pod's own rules, so it may bind a pod that breaks a pod ALREADY placed (an existing or earlier
+  pod) in the two ways podplan's batch semantics forbid (notes/semantics.md: every pod of the final state is
+  judged with itself removed):
+  * a DoNotSchedule spread constraint of a placed pod whose selector matches the incoming pod, when the
+    incoming pod lands in that pod's domain and the skew there goes over maxSkew;
+  * the required pod affinity of a placed pod that started its domain alone (upstream's first-pod rule),
+    when the incoming pod matches all its terms but lands in another domain.
+  Such nodes are rejected with GUARD_* reasons after kube-scheduler's filters passed, so the simulator's
+  plans always pass the verifier. Where kube-scheduler's choice breaks nothing, the result is identical.
+
+Speed (identical results): verdicts and raw scores of the plugins that read only the pod and the node
+(STATIC_*) are cached per pod spec, those that read only the node's own pods (NODE_LOCAL_*) per pod spec and
+NodeInfo.generation; a plugin whose PreFilter/PreScore says Skip is not run on every node.
 """
 from __future__ import annotations
 
 import random
 import time
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections import Counter
+from collections.abc import Callable, Hashable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
 
 from models.objects import Cluster, Pod
 
+from .framework import NodeVerdict, Plugin, Reason, fit_error_message
 from .gangs import Gangs
-from .framework import NodeVerdict, Plugin, fit_error_message, run_scores, weighted_total
+from .interpodaffinity import AffinityTerm, merged_affinity_term
 from .plan import Plan
+from .podtopologyspread import SpreadConstraint, counts_toward, filter_constraints, global_min, node_eligible
 from .registry import FILTER_PLUGINS, SCORE_PLUGINS
 from .state import ClusterState, NodeInfo
 
 MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
 BASE_PERCENTAGE_OF_NODES_TO_SCORE = 50
+
+# Plugins whose Filter / Score read only the pod and the Node object (never other pods).
+STATIC_FILTERS = frozenset({"NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity"})
+STATIC_SCORES = frozenset({"TaintToleration", "NodeAffinity"})
+# Plugins whose Filter / Score read only the pod and the pods on the node itself (NodeInfo totals).
+NODE_LOCAL_FILTERS = frozenset({"NodePorts", "NodeResourcesFit"})
+NODE_LOCAL_SCORES = frozenset({"NodeResourcesFit", "NodeResourcesBalancedAllocation"})
+# PreFilter / PreScore results meaning upstream's Skip: the plugin passes every node / scores them all 0.
+FILTER_SKIPPED: dict[str, Callable[[Any], bool]] = {
+    "InterPodAffinity": lambda pre: pre is None,
+    "PodTopologySpread": lambda pre: pre is None,
+    "NodeAffinity": lambda pre: getattr(pre, "skip", False),
+}
+SCORE_SKIPPED: dict[str, Callable[[Any], bool]] = {
+    "InterPodAffinity": lambda pre: pre is None,
+    "PodTopologySpread": lambda pre: getattr(pre, "skipped", False),
+}
+
+GUARD_SPREAD = "PodTopologySpread"
+GUARD_AFFINITY = "InterPodAffinity"
+ERR_REASON_BREAKS_SPREAD = "node(s) would break a placed pod's topology spread constraints"
+ERR_REASON_BREAKS_AFFINITY = "node(s) would break a placed pod's pod affinity rules"
+
+_MAX_SPECS = 256  # pod specs whose per-node caches are kept (a workload's replicas share one)
 
 
 def num_feasible_nodes_to_find(num_all_nodes: int, percentage: int = 0) -> int:
@@ -48,6 +95,197 @@ def queue_order(pods: Iterable[Pod]) -> list[Pod]:
     return sorted(pods, key=lambda p: (-p.priority, p.order))
 
 
+def spec_key(pod: Pod) -> Hashable:
+    """Everything the static and node-local plugins read from a pod (not its name or labels)."""
+    return (pod.node_name, tuple(sorted(pod.node_selector.items())), pod.affinity.node_required,
+            pod.affinity.node_preferred, pod.tolerations, pod.host_ports, tuple(sorted(pod.requests.items())),
+            tuple(sorted(pod.nonzero_requests.items())))
+
+
+# ------------------------------------------------------------------------------------------ placed-pod guard
+
+
+class _MinIndex:
+    """The global minimum of a domain -> count map after changing ONE domain, in O(1) (minDomains applied)."""
+
+    def __init__(self, counts: dict[str, int], min_domains: int) -> None:
+        self.counts = counts
+        self.too_few = len(counts) < min_domains or not counts
+        values = sorted(counts.values())
+        self.lowest = values[0] if values else 0
+        self.ties = values.count(self.lowest)
+        self.second = next((v for v in values if v > self.lowest), None)
+
+    def min_with(self, domain: str, delta: int) -> int:
+        """global_min(counts with counts[domain] += delta)."""
+        if self.too_few:
+            return 0
+        value = self.counts[domain]
+        if value == self.lowest and self.ties == 1:
+            others = self.second  # the only domain at the minimum changes: the others' minimum is the next value
+        else:
+            others = self.lowest
+        return value + delta if others is None else min(others, value + delta)
+
+
+@dataclass
+class _SpreadGroup:
+    """Placed pods sharing one DoNotSchedule constraint and everything its verdict depends on."""
+
+    namespace: str
+    constraint: SpreadConstraint
+    domain_of: dict[str, str]  # eligible node -> its domain (value of the topology key)
+    counts: dict[str, int]  # domain -> matching pods on eligible nodes
+    self_match: bool  # a member matches its own selector (its +1 in Filter)
+    # (domain, whether the member counts itself there) -> members placed so
+    members: Counter[tuple[str, bool]] = field(default_factory=Counter)
+
+    def broken_domains(self) -> frozenset[str]:
+        """Domains where one more matching pod pushes a member over maxSkew (that was not over already).
+
+        A member q in domain d is judged with itself removed: counts - (1 at d if q counts itself); adding
+        the incoming pod at d gives counts + (0 or 1 at d); q breaks when count_d + self_match - minimum > maxSkew.
+        """
+        c, counts = self.constraint, self.counts
+        mins = _MinIndex(counts, c.min_domains)
+        bad = set()
+        for (domain, counted), n in self.members.items():
+            if not n or domain not in counts or domain in bad:
+                continue  # a domain without eligible nodes never receives a counted pod
+            value = counts[domain]
+            if counted:
+                after, before = value + self.self_match - mins.min_with(domain, 0), \
+                    value - 1 + self.self_match - mins.min_with(domain, -1)
+            else:
+                after, before = value + 1 + self.self_match - mins.min_with(domain, 1), \
+                    value + self.self_match - mins.min_with(domain, 0)
+            if after > c.max_skew and before <= c.max_skew:
+                bad.add(domain)
+        return frozenset(bad)
+
+
+@dataclass
+class _Lonely:
+    """A placed pod with required affinity that no other pod satisfies yet (upstream's first-pod rule)."""
+
+    pod: Pod
+    labels: dict[str, str]  # its node's labels
+    terms: tuple[AffinityTerm, ...]
+
+
+class PlacedPodsGuard:
+    """Keeps what is needed to tell, in O(1) per node, whether binding a pod there breaks a placed pod."""
+
+    def __init__(self, state: ClusterState) -> None:
+        self.state = state
+        self.groups: dict[Hashable, _SpreadGroup] = {}
+        self.lonely: dict[str, _Lonely] = {}
+        self._matching: dict[tuple[AffinityTerm, ...], int] = {}  # terms -> pods matching them all (initial state)
+        for pod, info in list(state.all_pods()):
+            self._join(pod, info)
+            self._check_lonely(pod, info, None)
+        self._matching.clear()
+
+    # -- per incoming pod ---------------------------------------------------------------------------------
+
+    def prepare(self, pod: Pod) -> Callable[[NodeInfo], tuple[Reason, ...]] | None:
+        """The per-node check for `pod`, or None when it can break nobody."""
+        spread: list[tuple[_SpreadGroup, frozenset[str]]] = []
+        if not pod.terminating:
+            for g in self.groups.values():
+                if g.members and counts_toward(g.constraint.selector, g.namespace, pod):
+                    bad = g.broken_domains()
+                    if bad:
+                        spread.append((g, bad))
+        lonely = [q for q in self.lonely.values() if all(t.matches(pod, None) for t in q.terms)]
+        if not spread and not lonely:
+            return None
+
+        def check(info: NodeInfo) -> tuple[Reason, ...]:
+            name, labels = info.name, info.node.labels
+            for g, bad in spread:
+                if g.domain_of.get(name) in bad:
+                    return (Reason(GUARD_SPREAD, ERR_REASON_BREAKS_SPREAD),)
+            for q in lonely:
+                if any(t.topology_key in labels for t in q.terms) and any(
+                        labels.get(t.topology_key) != q.labels[t.topology_key] for t in q.terms):
+                    return (Reason(GUARD_AFFINITY, ERR_REASON_BREAKS_AFFINITY),)
+            return ()
+
+        return check
+
+    # -- after a bind --------------------------------------------------------------------------------------
+
+    def bound(self, pod: Pod, info: NodeInfo, affinity_pre: Any = None) -> None:
+        """`pod` was just added to `info`; `affinity_pre` is InterPodAffinity's PreFilterState for it, if run."""
+        name, labels = info.name, info.node.labels
+        for g in self.groups.values():
+            domain = g.domain_of.get(name)
+            if domain is not None and counts_toward(g.constraint.selector, g.namespace, pod):
+                g.counts[domain] += 1
+        for key in [k for k, q in self.lonely.items()
+                    if all(t.matches(pod, None) for t in q.terms) and any(t.topology_key in labels for t in q.terms)]:
+            del self.lonely[key]  # the guard let it in, so it sits in the lonely pod's domain
+        self._join(pod, info)
+        self._check_lonely(pod, info, affinity_pre)
+
+    def _join(self, pod: Pod, info: NodeInfo) -> None:
+        constraints = filter_constraints(pod, self.state)
+        if not constraints:
+            return
+        labels = info.node.labels
+        keys = tuple(c.topology_key for c in constraints)
+        for c in constraints:
+            if c.topology_key not in labels:
+                continue  # it already breaks its own constraint (missing label): nothing to protect
+            self_match = c.selector is not None and c.selector.matches(pod.labels)
+            key = (pod.namespace, c, keys, tuple(sorted(pod.node_selector.items())), pod.affinity.node_required,
+                   pod.tolerations, self_match)
+            g = self.groups.get(key)
+            if g is None:
+                g = self.groups[key] = self._new_group(pod, c, keys, self_match)
+            counted = info.name in g.domain_of and counts_toward(c.selector, pod.namespace, pod)
+            g.members[(labels[c.topology_key], counted)] += 1
+
+    def _new_group(self, pod: Pod, c: SpreadConstraint, keys: tuple[str, ...], self_match: bool) -> _SpreadGroup:
+        domain_of: dict[str, str] = {}
+        counts: dict[str, int] = {}
+        for info in self.state.nodes.values():
+            labels = info.node.labels
+            if not all(k in labels for k in keys) or not node_eligible(c, pod, info.node):
+                continue
+            domain = domain_of[info.name] = labels[c.topology_key]
+            counts[domain] = counts.get(domain, 0) + sum(
+                1 for q in info.pods.values() if counts_toward(c.selector, pod.namespace, q))
+        return _SpreadGroup(pod.namespace, c, domain_of, counts, self_match)
+
+    def _check_lonely(self, pod: Pod, info: NodeInfo, affinity_pre: Any) -> None:
+        """Is `pod` (just placed) valid only by the first-pod rule? Then later pods must not leave it alone."""
+        required = pod.affinity.pod_required
+        if not required:
+            return
+        labels = info.node.labels
+        terms = tuple(merged_affinity_term(t, pod, self.state.namespace_labels) for t in required)
+        if not all(t.topology_key in labels for t in terms) or not all(t.matches(pod, None) for t in terms):
+            return  # not valid by the first-pod rule: either satisfied by others or already broken
+        if affinity_pre is not None and hasattr(affinity_pre, "affinity_counts"):
+            alone = not affinity_pre.affinity_counts  # counted before the pod was added
+        else:
+            if terms not in self._matching:
+                self._matching[terms] = sum(1 for other in self.state.nodes.values()
+                                            if any(t.topology_key in other.node.labels for t in terms)
+                                            for q in other.pods.values() if all(t.matches(q, None) for t in terms))
+            alone = self._matching[terms] == 1  # the pod itself matches and its node has the keys
+        if alone:
+            self.lonely[pod.key] = _Lonely(pod, labels, terms)
+
+
+# ------------------------------------------------------------------------------------------------ scheduler
+
+
+_UNKNOWN: Any = object()
+
+
 @dataclass
 class Scheduler:
     """One simulated kube-scheduler over a ClusterState it mutates as it binds."""
@@ -57,78 +295,163 @@ class Scheduler:
     percentage_of_nodes_to_score: int = 0
     filter_plugins: Sequence[Plugin] = FILTER_PLUGINS
     score_plugins: Sequence[Plugin] = SCORE_PLUGINS
+    protect_placed: bool = True
 
     def __post_init__(self) -> None:
         self.rng = random.Random(self.seed)
         self.next_start = 0
         self.order: list[NodeInfo] = list(self.state.nodes.values())
+        self.index = {info.name: i for i, info in enumerate(self.order)}
+        plugins = [p for p in self.filter_plugins if p.filter]
+        # Cached segments must come first, in filter order, so a node's first rejecting plugin is unchanged.
+        n_static = next((i for i, p in enumerate(plugins) if p.name not in STATIC_FILTERS), len(plugins))
+        n_local = next((i for i, p in enumerate(plugins[n_static:], n_static) if p.name not in NODE_LOCAL_FILTERS),
+                       len(plugins))
+        self.static_filters = plugins[:n_static]
+        self.local_filters = plugins[n_static:n_local]
+        self.dynamic_filters = plugins[n_local:]
+        self.guard = PlacedPodsGuard(self.state) if self.protect_placed else None
+        self._static_cache: dict[Hashable, list[Any]] = {}  # spec -> per node index: reasons tuple
+        self._local_cache: dict[Hashable, list[Any]] = {}  # spec -> per node index: (generation, reasons)
+        self._score_cache: dict[tuple[str, Hashable], list[Any]] = {}  # (plugin, spec) -> per node: raw or (gen, raw)
 
-    def _filter_one(self, pod: Pod, pres: list[tuple[Plugin, object]], info: NodeInfo) -> NodeVerdict:
-        for plugin, pre in pres:
-            assert plugin.filter is not None
-            reasons = plugin.filter(pod, pre, info, self.state)
-            if reasons:
-                return NodeVerdict(info.name, tuple(reasons))  # upstream stops at the first rejecting plugin
-        return NodeVerdict(info.name, ())
+    def _per_node(self, cache: dict[Any, list[Any]], key: Any) -> list[Any]:
+        entry = cache.get(key)
+        if entry is None:
+            if len(cache) >= _MAX_SPECS:
+                del cache[next(iter(cache))]
+            entry = cache[key] = [_UNKNOWN] * len(self.order)
+        return entry
 
     def schedule(self, pod: Pod) -> tuple[str | None, str]:
         """One scheduling cycle: the chosen node (bound into the state) or None and FitError's message."""
         nodes = self.order
         if not nodes:
             return None, "0/0 nodes are available: no nodes in the input."
-        pres = [(p, p.pre_filter(pod, self.state) if p.pre_filter else None) for p in self.filter_plugins if p.filter]
+        state = self.state
+        spec = spec_key(pod)
+        static_pres = [(p, p.pre_filter(pod, state) if p.pre_filter else None) for p in self.static_filters]
+        local_pres = [(p, p.pre_filter(pod, state) if p.pre_filter else None) for p in self.local_filters]
+        dynamic_pres = []
+        affinity_pre = None
+        for p in self.dynamic_filters:
+            pre = p.pre_filter(pod, state) if p.pre_filter else None
+            if p.name == "InterPodAffinity":
+                affinity_pre = pre
+            skipped = FILTER_SKIPPED.get(p.name)
+            if skipped is None or not skipped(pre):
+                dynamic_pres.append((p, pre))
+        static = self._per_node(self._static_cache, spec)
+        local = self._per_node(self._local_cache, spec)
+        guard = self.guard.prepare(pod) if self.guard is not None else None
+
         want = num_feasible_nodes_to_find(len(nodes), self.percentage_of_nodes_to_score)
-        feasible: list[NodeInfo] = []
-        verdicts: list[NodeVerdict] = []
+        feasible: list[int] = []
+        rejected: list[NodeVerdict] = []
         processed = 0
-        for i in range(len(nodes)):
-            info = nodes[(self.next_start + i) % len(nodes)]
+        n = len(nodes)
+        for i in range(n):
+            idx = (self.next_start + i) % n
+            info = nodes[idx]
             processed += 1
-            verdict = self._filter_one(pod, pres, info)
-            if verdict.feasible:
-                feasible.append(info)
+            reasons = static[idx]
+            if reasons is _UNKNOWN:
+                reasons = static[idx] = self._first_failure(pod, static_pres, info)
+            if not reasons:
+                entry = local[idx]
+                if entry is _UNKNOWN or entry[0] != info.generation:
+                    entry = local[idx] = (info.generation, self._first_failure(pod, local_pres, info))
+                reasons = entry[1]
+                if not reasons:
+                    reasons = self._first_failure(pod, dynamic_pres, info)
+                    if not reasons and guard is not None:
+                        reasons = guard(info)
+            if reasons:
+                rejected.append(NodeVerdict(info.name, reasons))
+            else:
+                feasible.append(idx)
                 if len(feasible) >= want:
                     break
-            else:
-                verdicts.append(verdict)
-        self.next_start = (self.next_start + processed) % len(nodes)
+        self.next_start = (self.next_start + processed) % n
         if not feasible:
-            return None, fit_error_message(len(nodes), verdicts)
-        if len(feasible) == 1:
-            chosen = feasible[0].name
-        else:
-            totals = weighted_total(run_scores(pod, self.state, feasible, self.score_plugins), self.score_plugins)
-            chosen = self._select_host(feasible, totals)
-        self.state.add(pod, chosen)
-        return chosen, ""
+            return None, fit_error_message(n, rejected)
+        chosen = nodes[feasible[0]] if len(feasible) == 1 else self._select_host(feasible, self._totals(pod, spec, feasible))
+        state.add(pod, chosen.name)
+        if self.guard is not None:
+            self.guard.bound(pod, chosen, affinity_pre)
+        return chosen.name, ""
 
-    def _select_host(self, feasible: list[NodeInfo], totals: dict[str, int]) -> str:
+    def _first_failure(self, pod: Pod, pres: Sequence[tuple[Plugin, Any]], info: NodeInfo) -> tuple[Reason, ...]:
+        for plugin, pre in pres:
+            reasons = plugin.filter(pod, pre, info, self.state)  # type: ignore[misc]
+            if reasons:
+                return tuple(reasons)  # upstream stops at the first rejecting plugin
+        return ()
+
+    def _totals(self, pod: Pod, spec: Hashable, feasible: list[int]) -> list[int]:
+        """Σ weight × normalized score per feasible node (prioritizeNodes), in `feasible` order."""
+        state, nodes = self.state, self.order
+        infos = [nodes[i] for i in feasible]
+        totals = [0] * len(feasible)
+        for plugin in self.score_plugins:
+            if plugin.score is None or not plugin.weight:
+                continue
+            pre = plugin.pre_score(pod, state, infos) if plugin.pre_score else None
+            skipped = SCORE_SKIPPED.get(plugin.name)
+            if skipped is not None and skipped(pre):
+                continue  # every node scores 0
+            score = plugin.score
+            if plugin.name in STATIC_SCORES:
+                cache = self._per_node(self._score_cache, (plugin.name, spec))
+                raw = {}
+                for i, info in zip(feasible, infos):
+                    value = cache[i]
+                    if value is _UNKNOWN:
+                        value = cache[i] = score(pod, pre, info, state)
+                    raw[info.name] = value
+            elif plugin.name in NODE_LOCAL_SCORES:
+                cache = self._per_node(self._score_cache, (plugin.name, spec))
+                raw = {}
+                for i, info in zip(feasible, infos):
+                    entry = cache[i]
+                    if entry is _UNKNOWN or entry[0] != info.generation:
+                        entry = cache[i] = (info.generation, score(pod, pre, info, state))
+                    raw[info.name] = entry[1]
+            else:
+                raw = {info.name: score(pod, pre, info, state) for info in infos}
+            normalized = plugin.normalize(raw, pre) if plugin.normalize else raw
+            weight = plugin.weight
+            for k, info in enumerate(infos):
+                totals[k] += weight * normalized[info.name]
+        return totals
+
+    def _select_host(self, feasible: list[int], totals: list[int]) -> NodeInfo:
         # Reservoir sampling over the nodes sharing the top score, as selectHost does.
-        best, best_score, ties = feasible[0].name, totals.get(feasible[0].name, 0), 1
-        for info in feasible[1:]:
-            score = totals.get(info.name, 0)
+        best, best_score, ties = feasible[0], totals[0], 1
+        for idx, score in zip(feasible[1:], totals[1:]):
             if score > best_score:
-                best, best_score, ties = info.name, score, 1
+                best, best_score, ties = idx, score, 1
             elif score == best_score:
                 ties += 1
                 if self.rng.randrange(ties) == 0:
-                    best = info.name
-        return best
+                    best = idx
+        return self.order[best]
 
 
 def simulate(cluster: Cluster, seed: int = 0, *, gangs: Gangs | None = None,
-             percentage_of_nodes_to_score: int = 0) -> Plan:
+             percentage_of_nodes_to_score: int = 0, protect_placed: bool = True) -> Plan:
     """kube-scheduler on the pending pods of `cluster`, one at a time.
 
     With gangs (coscheduling's Permit semantics): a gang that ends below its minimum releases all its pods,
-    and the pass is repeated without it, until every gang left is whole.
+    and the pass is repeated without it, until every gang left is whole. protect_placed=False is
+    kube-scheduler exactly, whose plans may break placed pods' spread or first-pod affinity (see above).
     """
     started = time.perf_counter()
     gangs = gangs or Gangs({}, {})
     dropped: set[str] = set()
     while True:
         state = ClusterState.from_cluster(cluster)
-        sched = Scheduler(state, seed, percentage_of_nodes_to_score)
+        sched = Scheduler(state, seed, percentage_of_nodes_to_score, protect_placed=protect_placed)
         placements: dict[str, str] = {}
         pending: dict[str, str] = {}
         for pod in queue_order(cluster.pending):

@@ -204,6 +204,16 @@ def state_of(nodes: Iterable[Node], pods: Iterable[Pod] = (),
     return ClusterState.from_cluster(cluster)
 
 
+def cluster_of(nodes: Iterable[Node], pods: Iterable[Pod] = (),
+               namespaces: Mapping[str, Mapping[str, str]] | None = None, **fields: Any) -> Cluster:
+    """A Cluster: pods built with `.on(node)` are existing, the others pending; input order = list order
+    (Pod.order is set from it, as the parser does, so queue order ties break by position)."""
+    ordered = [dataclasses.replace(p, order=i) for i, p in enumerate(pods)]
+    return Cluster(nodes=tuple(nodes), pods=tuple(p for p in ordered if p.node_name),
+                   pending=tuple(p for p in ordered if not p.node_name),
+                   namespaces={n: Namespace(n, dict(l)) for n, l in (namespaces or {}).items()}, **fields)
+
+
 def selector(*requirements: Requirement, **match_labels: str) -> LabelSelector:
     """A LabelSelector: matchLabels from keywords, matchExpressions from req(...); selector() is `{}` (all)."""
     return LabelSelector(tuple(sorted(match_labels.items())), tuple(requirements))
