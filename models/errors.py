@@ -13,12 +13,17 @@ class Where:
     """Where in the input an object came from: file, document index, kind/namespace/name."""
 
     file: str = "<input>"
-    doc: int = 0
+    doc: int | None = 0  # None: about the file itself (missing, unreadable), before any document
     kind: str = ""
     namespace: str = ""
     name: str = ""
 
     def describe(self) -> str:
+        """`file[doc] Kind/ns/name`; `file[doc]` before the kind is known; `file` for the file itself."""
+        if self.doc is None:
+            return self.file
+        if not self.kind and not self.name:
+            return f"{self.file}[{self.doc}]"
         obj = self.kind or "object"
         if self.name:
             obj += "/" + (f"{self.namespace}/{self.name}" if self.namespace else self.name)

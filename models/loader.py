@@ -31,12 +31,12 @@ def _expand(paths: Iterable[str]) -> list[str]:
             files = sorted(f for f in path.rglob("*") if f.is_file() and f.suffix in SUFFIXES
                            and not any(part.startswith(".") for part in f.relative_to(path).parts))
             if not files:
-                raise InputError(Where(p), "", "directory holds no *.yaml, *.yml or *.json file")
+                raise InputError(Where(p, None), "", "directory holds no *.yaml, *.yml or *.json file")
             out.extend(str(f) for f in files)
         elif path.is_file():
             out.append(p)
         else:
-            raise InputError(Where(p), "", "no such file or directory")
+            raise InputError(Where(p, None), "", "no such file or directory")
     return out
 
 
@@ -84,7 +84,7 @@ def load_paths(paths: Iterable[str]) -> Cluster:
             try:
                 text, name = Path(p).read_text(encoding="utf-8"), p
             except (OSError, UnicodeDecodeError) as exc:
-                raise InputError(Where(p), "", f"cannot read: {exc}") from None
+                raise InputError(Where(p, None), "", f"cannot read: {exc}") from None
         if name.endswith(".json"):
             docs.extend(read_json(text, name))
         else:

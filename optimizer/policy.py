@@ -85,7 +85,7 @@ def load_policy(path: str | Path | None) -> Policy:
     try:
         text = Path(path).read_text()
     except OSError as e:
-        raise InputError(Where(file=file), "", f"cannot read policy file: {e.strerror}") from None
+        raise InputError(Where(file=file, doc=None), "", f"cannot read policy file: {e.strerror}") from None
     try:
         doc = yaml.safe_load(text)
     except yaml.YAMLError as e:
