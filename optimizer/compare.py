@@ -46,7 +46,6 @@ TERM_TITLES = {"node_affinity": "node affinity", "pod_affinity": "pod affinity",
                "schedule_anyway_skew": "ScheduleAnyway skew"}
 CURRENT_STATUS = "INPUT"  # the current column is the input, not a plan
 PENDING_IN_INPUT = "pending in the input (not scheduled yet)"
-ABSENT_NODE = "bound to a node absent from the input"
 PAIRS = ((GREEDY, OPTIMAL), (CURRENT, REPLACEMENT))
 
 
@@ -228,7 +227,7 @@ def judge_column(name: str, cluster: Cluster, plan: Plan, m: Multipliers, *, mus
         gap=plan.gap, wall_seconds=None if name == CURRENT else plan.wall_seconds, notes=plan.notes)
 
 
-def _differences(pods: Sequence[Pod], a: Mapping[str, str], b: Mapping[str, str]) -> tuple[Difference, ...]:
+def differences(pods: Sequence[Pod], a: Mapping[str, str], b: Mapping[str, str]) -> tuple[Difference, ...]:
     """Pods whose node differs between placements a and b ("" = pending), identical replicas paired up.
 
     Pods that no rule can tell apart (same problem.pod_signature, workload and PodGroup) are interchangeable:
@@ -270,21 +269,21 @@ def compare(cluster: Cluster, params: SolverParams | None = None, policy: Policy
     greedy = simulate(cluster, params.seed, gangs=find_gangs(cluster, params.gang))
     optimal = solve(cluster, params, policy, greedy)
     columns = [judge_column(GREEDY, cluster, greedy, m), judge_column(OPTIMAL, cluster, optimal, m)]
-    differences = {(GREEDY, OPTIMAL): _differences(cluster.pending, greedy.placements, optimal.placements)}
+    diffs = {(GREEDY, OPTIMAL): differences(cluster.pending, greedy.placements, optimal.placements)}
     nodes = {n.name for n in cluster.nodes}
-    moving = [p for p in movable(cluster) if p.node_name in nodes]
+    moving = [p for p in movable(cluster, move_policy) if p.node_name in nodes]
     if moving:
         unbound, origin = as_pending(cluster, moving)
         current = Plan(origin, {p.key: PENDING_IN_INPUT for p in cluster.pending}, CURRENT_STATUS)
         current_col = judge_column(CURRENT, unbound, current, m, must_verify=False)
         hint = Plan({**origin, **greedy.placements},
-                    {k: r for k, r in greedy.pending.items()}, "GREEDY", wall_seconds=greedy.wall_seconds)
+                    dict(greedy.pending), "GREEDY", wall_seconds=greedy.wall_seconds)
         hint_ok = current_col.report.ok and verify(unbound, hint.placements, m).ok
         replaced = solve(unbound, params, policy, hint if hint_ok else None)
         columns += [current_col, judge_column(REPLACEMENT, unbound, replaced, m)]
-        differences[(CURRENT, REPLACEMENT)] = _differences(unbound.pending, origin, replaced.placements)
+        diffs[(CURRENT, REPLACEMENT)] = differences(unbound.pending, origin, replaced.placements)
     return Comparison(tuple(n.name for n in cluster.nodes), usage(ClusterState.from_cluster(cluster)),
-                      tuple(columns), differences, len(moving), m)
+                      tuple(columns), diffs, len(moving), m)
 
 
 # ----------------------------------------------------------------------------------------------- rendering
@@ -308,6 +307,7 @@ def column_dict(c: Column) -> dict[str, Any]:
         "pending": sum(c.to_place.values()) - r.placed,
         "pending_reasons": dict(reasons.most_common()),
         "pending_pods": [{"pod": k, "reason": v} for k, v in c.pending.items()],
+        "placements": dict(c.placements),  # pod -> node, the pods this column had to place
         "running": c.running,
         "violations": c.violations,
         "preference": r.preference,
