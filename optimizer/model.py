@@ -44,6 +44,9 @@ RULES: tuple[ModuleType, ...] = (
     noderesources_enc, podtopologyspread_enc, interpodaffinity_enc,
 )
 STATIC_RULES: tuple[Callable[..., list[Reason]], ...] = tuple(m.static_reasons for m in RULES)
+# Fast form of the same verdicts for building the problem: rule(problem, cls) -> node index -> passes, or None
+# when the rule never rejects this class; each agrees with its static_reasons (tests/test_solve_static.py).
+STATIC_CHECKS: tuple[Callable[..., Callable[[int], bool] | None], ...] = tuple(m.static_check for m in RULES)
 TERM_KINDS = ("node_affinity", "pod_affinity", "pod_anti_affinity", "prefer_no_schedule", "schedule_anyway_skew")
 GANG = "Gang"
 
@@ -221,9 +224,9 @@ class ModelContext:
             self._rev = {v.index: key[1] for key, v in self.x.items()}
         return self._rev[var.index]
 
-    def targets(self, pred: PodPredicate) -> list[int]:
-        """Classes of this component whose pods `pred` accepts."""
-        return [c for c in self.classes if pred(self.problem.classes[c].rep)]
+    def targets(self, pred: PodPredicate, selector: Any = True) -> list[int]:
+        """Classes of this component whose pods `pred` accepts (`selector`: one `pred` implies, to narrow)."""
+        return [c for c in self.problem.classes_matching(pred, selector=selector) if c in self.class_set]
 
     def count_in(self, target_classes: Iterable[int], existing: dict[int, int], key: str, value: str,
                  among: set[int] | None = None) -> tuple[list[cp_model.IntVar], int]:

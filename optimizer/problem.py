@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Iterable
+from typing import Any
 from dataclasses import dataclass, field
 
 import networkx as nx
@@ -108,22 +109,43 @@ class Problem:
             found = self._domains[key] = (values, dict(members))
         return found
 
-    # -- existing pods as targets ---------------------------------------------------------------------
-    def existing_matching(self, cache_key: object, pred: PodPredicate) -> dict[int, int]:
-        """node index -> existing pods on it for which `pred` holds (cached under `cache_key`)."""
+    # -- selector-driven matching (label index: only classes/pods carrying a selector's first label) -----
+    def _candidates(self, selector: LabelSelector | None, existing: bool) -> list[Any]:
+        pool: list[Any] = self.existing if existing else self.classes
+        if selector is None:
+            return []  # a nil selector matches nothing
+        if not selector.match_labels:
+            return pool
+        index = self.cache.get(("label-index", existing))
+        if index is None:
+            index = defaultdict(list)
+            for item in pool:
+                for kv in item.rep.labels.items():
+                    index[kv].append(item)
+            self.cache[("label-index", existing)] = index
+        return index.get(selector.match_labels[0], [])
+
+    def existing_matching(self, cache_key: object, pred: PodPredicate,
+                          selector: LabelSelector | None | bool = True) -> dict[int, int]:
+        """node index -> existing pods on it for which `pred` holds (cached under `cache_key`).
+        `selector`: a selector `pred` implies (narrows the search), or True when there is none."""
         found = self._existing_match.get(cache_key)
         if found is None:
             found = defaultdict(int)
-            for g in self.existing:
+            pool = self.existing if selector is True else self._candidates(selector, True)  # type: ignore[arg-type]
+            for g in pool:
                 if pred(g.rep):
                     for n, k in g.on.items():
                         found[n] += k
             found = self._existing_match[cache_key] = dict(found)
         return found
 
-    def classes_matching(self, pred: PodPredicate, among: Iterable[int] | None = None) -> list[int]:
-        idx = range(len(self.classes)) if among is None else among
-        return [c for c in idx if pred(self.classes[c].rep)]
+    def classes_matching(self, pred: PodPredicate, among: Iterable[int] | None = None,
+                         selector: LabelSelector | None | bool = True) -> list[int]:
+        if among is not None:
+            return [c for c in among if pred(self.classes[c].rep)]
+        pool = self.classes if selector is True else self._candidates(selector, False)  # type: ignore[arg-type]
+        return sorted(c.index for c in pool if pred(c.rep))
 
 
 # -- building ---------------------------------------------------------------------------------------------
@@ -171,7 +193,7 @@ def _safe(name: str) -> str:
 
 def build_problem(cluster: Cluster, gang_all: bool = False, decompose: bool = True) -> Problem:
     """Classes, static feasibility, existing-pod indices, components and node classes for `cluster`."""
-    from .model import STATIC_RULES, upper_bound  # the rule encodings import this module
+    from .model import STATIC_CHECKS, upper_bound  # the rule encodings import this module
 
     state = ClusterState.from_cluster(cluster)
     nodes = list(cluster.nodes)
@@ -220,11 +242,11 @@ def build_problem(cluster: Cluster, gang_all: bool = False, decompose: bool = Tr
             problem.gang_classes.setdefault(c.gang, []).append(c.index)
 
     # static feasibility and per-(class, node) bounds
-    infos = [state.nodes[n.name] for n in nodes]
     for c in classes:
         ok: list[int] = []
-        for i, info in enumerate(infos):
-            if any(rule(problem, c, info) for rule in STATIC_RULES):
+        checks = [check for check in (rule(problem, c) for rule in STATIC_CHECKS) if check is not None]
+        for i in range(len(nodes)):
+            if not all(check(i) for check in checks):
                 continue
             ub = upper_bound(problem, c, i)
             if ub > 0:

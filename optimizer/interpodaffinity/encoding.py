@@ -83,25 +83,40 @@ def _class_info(problem: Any, cls: Any) -> dict[str, Any]:
     keys = [t.topology_key for t in rep.affinity.pod_required]
     info["aff_keys"] = keys
     if aff is not None:
-        global_targets = problem.classes_matching(aff)
-        info["aff_targets"] = global_targets
-        info["aff_existing"] = problem.existing_matching(("ipa.all", cls.index), aff)
+        sel = rep.affinity.pod_required[0].label_selector  # matching all terms implies matching the first
+        info["aff_targets"] = problem.classes_matching(aff, selector=sel)
+        info["aff_existing"] = problem.existing_matching(("ipa.all", cls.index), aff, sel)
     anti = []
     for i, t in enumerate(rep.affinity.anti_required):
         pred = anti_pred(problem, rep, t)
-        anti.append((i, t, pred, problem.existing_matching(("ipa.anti", cls.index, i), pred), pred(rep)))
+        ex = problem.existing_matching(("ipa.anti", t, rep.namespace), pred, t.label_selector)
+        anti.append((i, t, pred, ex, pred(rep)))
     info["anti"] = anti
-    # existing pods' required anti-affinity terms that this class matches: forbidden (key, value) pairs
-    forbidden: set[tuple[str, str]] = set()
-    for h in problem.holders:
-        for t in h.rep.affinity.anti_required:
-            n = next(iter(h.on))
-            v = problem.nodes[n].labels.get(t.topology_key)
-            if v is not None and anti_pred(problem, h.rep, t)(rep):
-                forbidden.add((t.topology_key, v))
-    info["forbidden"] = forbidden
+    info["forbidden"] = _existing_anti_index(problem).get(cls.index, set())
     problem.cache[key] = info
     return info
+
+
+def _existing_anti_index(problem: Any) -> dict[int, set[tuple[str, str]]]:
+    """class -> (key, value) domains an existing pod's required anti-affinity term closes to it."""
+    found = problem.cache.get("ipa.existing_anti")
+    if found is not None:
+        return found
+    found = defaultdict(set)
+    matched: dict[tuple, list[int]] = {}
+    for h in problem.holders:
+        n = next(iter(h.on))
+        for t in h.rep.affinity.anti_required:
+            v = problem.nodes[n].labels.get(t.topology_key)
+            if v is None:
+                continue
+            k = (t, h.rep.namespace)
+            if k not in matched:
+                matched[k] = problem.classes_matching(anti_pred(problem, h.rep, t), selector=t.label_selector)
+            for c in matched[k]:
+                found[c].add((t.topology_key, v))
+    problem.cache["ipa.existing_anti"] = found = dict(found)
+    return found
 
 
 def _domain_has(problem: Any, existing: dict[int, int], key: str, value: str) -> int:
@@ -114,7 +129,7 @@ def _domain_has(problem: Any, existing: dict[int, int], key: str, value: str) ->
 def static_reasons(problem: Any, cls: Any, info: NodeInfo) -> list[Reason]:
     rep = cls.rep
     a = rep.affinity
-    if not (a.pod_required or a.anti_required) and not problem.holders:
+    if not (a.pod_required or a.anti_required) and cls.index not in _existing_anti_index(problem):
         return []
     ci = _class_info(problem, cls)
     labels = info.node.labels
@@ -137,6 +152,14 @@ def static_reasons(problem: Any, cls: Any, info: NodeInfo) -> list[Reason]:
     if ci["forbidden"] and any((k, v) in ci["forbidden"] for k, v in labels.items()):
         out.append(Reason(NAME, ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH))
     return out
+
+
+def static_check(problem: Any, cls: Any):
+    a = cls.rep.affinity
+    if not (a.pod_required or a.anti_required) and cls.index not in _existing_anti_index(problem):
+        return None
+    info_of = problem.state.nodes
+    return lambda n: not static_reasons(problem, cls, info_of[problem.nodes[n].name])
 
 
 def upper_bound(problem: Any, cls: Any, node: int) -> int:
@@ -168,13 +191,13 @@ def _existing_first_pod_holders(problem: Any) -> list[Any]:
         keys = [t.topology_key for t in e.affinity.pod_required]
         if not selfm or any(k not in labels for k in keys):
             continue  # without its own match the rule never applied; a missing key: broken already
-        ex = problem.existing_matching(("ipa.all.e", id(h)), pred)
+        ex = problem.existing_matching(("ipa.all.e", id(h)), pred, e.affinity.pod_required[0].label_selector)
         others = dict(ex)
         others[n_e] = others.get(n_e, 0) - 1  # itself removed
         keyed = [n for n, k in others.items() if k > 0 and any(kk in problem.nodes[n].labels for kk in keys)]
         if keyed:
             continue  # other matching pods exist: either real matches (monotone) or broken already
-        targets = problem.classes_matching(pred)
+        targets = problem.classes_matching(pred, selector=e.affinity.pod_required[0].label_selector)
         if targets:
             out.append((h, pred, targets))
     problem.cache[key] = out
@@ -192,10 +215,14 @@ def _holder_pref(problem: Any) -> list[tuple[Any, str, int, int, PodAffinityTerm
     found = problem.cache.get(key)
     if found is None:
         found = []
+        targets: dict[tuple, list[int]] = {}
         for h in problem.holders:
             for kind, i, w, t in _pref_terms(h.rep):
                 pred = pref_pred(problem, h.rep, t)
-                found.append((h, kind, i, w, t, pred, problem.classes_matching(pred)))
+                k = (t, h.rep.namespace)
+                if k not in targets:
+                    targets[k] = problem.classes_matching(pred, selector=t.label_selector)
+                found.append((h, kind, i, w, t, pred, targets[k]))
         problem.cache[key] = found
     return found
 
@@ -208,9 +235,11 @@ def interactions(problem: Any) -> list[tuple[int, int]]:
         if a.pod_required:
             edges.extend((cls.index, t) for t in _class_info(problem, cls)["aff_targets"])
         for i, t in enumerate(a.anti_required):
-            edges.extend((cls.index, b) for b in problem.classes_matching(anti_pred(problem, rep, t)))
+            edges.extend((cls.index, b) for b in problem.classes_matching(anti_pred(problem, rep, t),
+                                                                          selector=t.label_selector))
         for kind, i, w, t in _pref_terms(rep):
-            edges.extend((cls.index, b) for b in problem.classes_matching(pref_pred(problem, rep, t)))
+            edges.extend((cls.index, b) for b in problem.classes_matching(pref_pred(problem, rep, t),
+                                                                          selector=t.label_selector))
     for h in problem.holders:
         for i, t in enumerate(h.rep.affinity.anti_required):
             pass  # existing anti-affinity is static
@@ -240,7 +269,7 @@ def _encode_anti(ctx: Any) -> None:
         for i, t, pred, ex, selfm in _class_info(p, p.classes[a])["anti"]:
             group = (NAME, f"Pod/{rep.key}", f"{ANTI_FIELD}[{i}]")
             key = t.topology_key
-            others = [b for b in ctx.targets(pred) if b != a]
+            others = [b for b in ctx.targets(pred, t.label_selector) if b != a]
             for v, nodes in ctx.class_domains(a, key).items():
                 if selfm and (len(nodes) > 1 or ctx.ub[(a, nodes[0])] > 1):
                     ctx.hard(ctx.model.add(sum(ctx.class_domain_vars(a, key, v)) <= 1), group)
@@ -329,8 +358,8 @@ def _encode_preferred(ctx: Any) -> None:
                 continue
             pred = pref_pred(p, rep, t)
             selfm = pred(rep)
-            targets = ctx.targets(pred)
-            ex = p.existing_matching(("ipa.pref", a, kind, i), pred)
+            targets = ctx.targets(pred, t.label_selector)
+            ex = p.existing_matching(("ipa.pref", t, rep.namespace), pred, t.label_selector)
             key = t.topology_key
             for v in ctx.class_domains(a, key):
                 xa = sum(ctx.class_domain_vars(a, key, v))
@@ -367,7 +396,7 @@ def _encode_preferred(ctx: Any) -> None:
         v = p.nodes[n_e].labels.get(t.topology_key)
         if v is None:
             continue
-        ex = p.existing_matching(("ipa.hpref", id(h), kind, i), pred)
+        ex = p.existing_matching(("ipa.pref", t, e.namespace), pred, t.label_selector)
         xs, const = ctx.count_in(targets, ex, t.topology_key, v)
         others = const - int(pred(e))
         if others >= 1:
@@ -393,7 +422,7 @@ def existing_terms(problem: Any, policy: Any) -> dict[str, int]:
         v = problem.nodes[n_e].labels.get(t.topology_key)
         if v is None:
             continue
-        ex = problem.existing_matching(("ipa.hpref", id(h), kind, i), pred)
+        ex = problem.existing_matching(("ipa.pref", t, e.namespace), pred, t.label_selector)
         others = _domain_has(problem, ex, t.topology_key, v) - int(pred(e))
         if targets and others < 1:
             continue  # depends on pending pods: encoded in its component

@@ -12,7 +12,7 @@ from typing import Any
 from optimizer.framework import Reason
 from optimizer.state import NodeInfo
 
-from . import PLUGIN, preferred_score
+from . import PLUGIN, preferred_score, required_matches
 
 TERM = "node_affinity"
 
@@ -23,6 +23,28 @@ def static_reasons(problem: Any, cls: Any, info: NodeInfo) -> list[Reason]:
     if pre is None:
         pre = problem.cache[key] = PLUGIN.pre_filter(cls.rep, problem.state)
     return PLUGIN.filter(cls.rep, pre, info, problem.state)
+
+
+def static_check(problem: Any, cls: Any):
+    rep = cls.rep
+    required = rep.affinity.node_required
+    if not rep.node_selector and required is None:
+        return None
+    keys = set(rep.node_selector)
+    by_name = False
+    for t in (required.terms if required else ()):
+        keys |= {r.key for r in t.match_expressions}
+        by_name |= bool(t.match_fields)
+    memo: dict[tuple, bool] = {}
+
+    def check(n: int) -> bool:
+        node = problem.nodes[n]
+        sig = (node.name if by_name else "", tuple((k, node.labels.get(k)) for k in sorted(keys)))
+        found = memo.get(sig)
+        if found is None:
+            found = memo[sig] = required_matches(rep, node)
+        return found
+    return check
 
 
 def encode(ctx: Any) -> None:

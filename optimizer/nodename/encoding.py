@@ -7,11 +7,17 @@ from typing import Any
 from optimizer.framework import Reason
 from optimizer.state import NodeInfo
 
-from . import filter_node
+from . import filter_node, fits
 
 
 def static_reasons(problem: Any, cls: Any, info: NodeInfo) -> list[Reason]:
     return filter_node(cls.rep, None, info, problem.state)
+
+
+def static_check(problem: Any, cls: Any):
+    if not cls.rep.node_name:
+        return None
+    return lambda n: fits(cls.rep, problem.nodes[n].name)
 
 
 def encode(ctx: Any) -> None:

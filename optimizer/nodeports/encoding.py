@@ -15,7 +15,7 @@ from typing import Any
 from optimizer.framework import Reason
 from optimizer.state import NodeInfo
 
-from . import NAME, filter_node, sanitize
+from . import NAME, filter_node, fits_ports, sanitize
 
 
 def static_reasons(problem: Any, cls: Any, info: NodeInfo) -> list[Reason]:
@@ -28,6 +28,12 @@ def _ports(pod: Any) -> set[tuple[str, str, int]]:
 
 def upper_bound(problem: Any, cls: Any, node: int) -> int:
     return 1 if _ports(cls.rep) else cls.size
+
+
+def static_check(problem: Any, cls: Any):
+    if not cls.rep.host_ports:
+        return None
+    return lambda n: fits_ports(cls.rep.host_ports, problem.state.nodes[problem.nodes[n].name])
 
 
 def encode(ctx: Any) -> None:

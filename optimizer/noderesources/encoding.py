@@ -55,6 +55,17 @@ def upper_bound(problem: Any, cls: Any, node: int) -> int:
     return max(ub, 0)
 
 
+def static_check(problem: Any, cls: Any):
+    reqs = [(r, q) for r, q in cls.rep.requests.items() if r in checked(cls.rep.requests)]
+
+    def check(n: int) -> bool:
+        room = free(problem, n)
+        if room.get(PODS, 0) < 1:
+            return False
+        return all(q <= room.get(r, 0) for r, q in reqs)
+    return check
+
+
 def encode(ctx: Any) -> None:
     p = ctx.problem
     for n in ctx.comp.nodes:

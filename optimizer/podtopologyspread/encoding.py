@@ -67,7 +67,7 @@ def eligible_nodes(problem: Any, c: SpreadConstraint, pod: Pod, cons: tuple[Spre
 def _targets(ctx_or_problem: Any, sel: Any, ns: str) -> tuple[Any, dict[int, int]]:
     pred = (lambda q, sel=sel, ns=ns: counts_toward(sel, ns, q))
     existing = (ctx_or_problem.problem if hasattr(ctx_or_problem, "problem") else ctx_or_problem) \
-        .existing_matching(("spread", sel, ns), pred)
+        .existing_matching(("spread", sel, ns), pred, sel)
     return pred, existing
 
 
@@ -81,6 +81,14 @@ def _domain_counts(ctx: Any, targets: list[int], existing: dict[int, int], key: 
     return out
 
 
+def _matching_classes(problem: Any, sel: Any, ns: str) -> list[int]:
+    key = ("spread.classes", sel, ns)
+    found = problem.cache.get(key)
+    if found is None:
+        found = problem.cache[key] = problem.classes_matching(lambda q: counts_toward(sel, ns, q), selector=sel)
+    return found
+
+
 def _class_holders(problem: Any):
     for cls in problem.classes:
         for c in hard_constraints(cls.rep):
@@ -92,16 +100,24 @@ def interactions(problem: Any) -> list[tuple[int, int]]:
     for cls in problem.classes:
         for c in own_constraints(cls.rep, DO_NOT_SCHEDULE) + own_constraints(cls.rep, SCHEDULE_ANYWAY):
             ns = cls.rep.namespace
-            edges.extend((cls.index, t) for t in problem.classes_matching(lambda q: counts_toward(c.selector, ns, q)))
+            edges.extend((cls.index, t) for t in problem.classes_matching(
+                lambda q: counts_toward(c.selector, ns, q), selector=c.selector))
     for h in problem.holders:
         for c in own_constraints(h.rep, DO_NOT_SCHEDULE) + own_constraints(h.rep, SCHEDULE_ANYWAY):
             ns = h.rep.namespace
-            ts = problem.classes_matching(lambda q: counts_toward(c.selector, ns, q))
+            ts = _matching_classes(problem, c.selector, ns)
             edges.extend(zip(ts, ts[1:]))
     for group in _groups(problem).values():
         ts = [x for kind, x in group if kind == "class"]
         edges.extend(zip(ts, ts[1:]))
     return edges
+
+
+def static_check(problem: Any, cls: Any):
+    cons = hard_constraints(cls.rep)
+    if not cons:
+        return None
+    return lambda n: has_all_keys(problem.nodes[n].labels, cons)
 
 
 def encode(ctx: Any) -> None:
@@ -119,7 +135,7 @@ def _encode_hard(ctx: Any) -> None:
             if c.selector is None or c.selector.empty:
                 continue  # counts nothing: skew is the pod's own +1 at most
             pred, existing = _targets(ctx, c.selector, rep.namespace)
-            targets = ctx.targets(pred)
+            targets = ctx.targets(pred, c.selector)
             nodes = eligible_nodes(p, c, rep, cons)
             counts = _domain_counts(ctx, targets, existing, c.topology_key, nodes)
             group = (NAME, f"Pod/{rep.key}", f"{FIELD}[{_index(rep, c)}]")
@@ -141,7 +157,7 @@ def _encode_hard(ctx: Any) -> None:
             if c.selector is None or c.selector.empty:
                 continue
             pred, existing = _targets(ctx, c.selector, rep.namespace)
-            targets = ctx.targets(pred)
+            targets = ctx.targets(pred, c.selector)
             if not targets:
                 continue  # no pending pod can change its counts (targets are all in one component)
             nodes = eligible_nodes(p, c, rep, cons)
@@ -223,7 +239,7 @@ def _soft_nodes(problem: Any, g: tuple, pod: Pod) -> list[int]:
 def group_involves(problem: Any, g: tuple, holders: list) -> list[int]:
     ns, key, sel, skew = g
     classes = {h[1] for h in holders if h[0] == "class"}
-    classes |= set(problem.classes_matching(lambda q: counts_toward(sel, ns, q)))
+    classes |= set(_matching_classes(problem, sel, ns))
     return sorted(classes)
 
 
@@ -236,7 +252,7 @@ def _encode_soft(ctx: Any) -> None:
             continue
         ns, key, sel, max_skew = g
         pred, existing = _targets(ctx, sel, ns)
-        targets = ctx.targets(pred)
+        targets = ctx.targets(pred, sel)
         # which holder's inclusion policies define the domains: the first one (input order) that is placed
         firsts: dict[tuple[int, ...], list[Any]] = defaultdict(list)
         earlier: list[Any] = []

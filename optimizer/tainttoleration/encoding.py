@@ -12,13 +12,28 @@ from typing import Any
 from optimizer.framework import Reason
 from optimizer.state import NodeInfo
 
-from . import count_intolerable_prefer_no_schedule, filter_node, prefer_no_schedule_tolerations
+from . import count_intolerable_prefer_no_schedule, filter_node, prefer_no_schedule_tolerations, untolerated_taint
 
 TERM = "prefer_no_schedule"
 
 
 def static_reasons(problem: Any, cls: Any, info: NodeInfo) -> list[Reason]:
     return filter_node(cls.rep, None, info, problem.state)
+
+
+def static_check(problem: Any, cls: Any):
+    memo: dict[tuple, bool] = {}
+    rep = cls.rep
+
+    def check(n: int) -> bool:
+        node = problem.nodes[n]
+        if not node.taints:
+            return True
+        found = memo.get(node.taints)
+        if found is None:
+            found = memo[node.taints] = untolerated_taint(rep, node) is None
+        return found
+    return check
 
 
 def encode(ctx: Any) -> None:
