@@ -109,7 +109,7 @@ def chart_terms(doc: Mapping[str, Any]) -> str:
     ax.set_ylabel("score (higher is better)")
     lo, hi = ax.get_ylim()
     ax.set_ylim(lo * 1.15 if lo < 0 else lo, hi * 1.15 if hi > 0 else max(hi, 1))
-    ax.legend(fontsize=8, frameon=False, ncols=len(cols))
+    ax.legend(fontsize=8, frameon=False, ncols=len(cols), loc="upper center", bbox_to_anchor=(0.5, -0.2))
     _style(ax)
     ax.set_title("Preference score per term", loc="left", fontsize=11, fontweight="bold")
     return _png(fig)
@@ -219,9 +219,10 @@ def _verdict(doc: Mapping[str, Any]) -> str:
     head += f"; preference score {o['preference']} vs {g['preference']}."
     if "replacement" in cols:
         c, r = cols["current"], cols["replacement"]
-        moved = next((d["count"] for d in doc["differences"] if d["between"] == ["current", "replacement"]), 0)
+        diff = next((d["pods"] for d in doc["differences"] if d["between"] == ["current", "replacement"]), [])
+        moved = sum(1 for p in diff if p["current"] and p["replacement"])
         head += (f" Re-placing the {doc['movable_pods']} movable pods: {r['running']} pods running instead of "
-                 f"{c['running']}, preference {r['preference']} vs {c['preference']}, {moved} pods on another node.")
+                 f"{c['running']}, preference {r['preference']} vs {c['preference']}, {moved} running pods moved.")
     return head
 
 
@@ -238,7 +239,7 @@ def _card(c: Mapping[str, Any]) -> str:
     cells = "".join(f"<span>{k}</span><span data-col=\"{c['name']}\" data-key=\"{_e(k)}\">{v}</span>" for k, v in kv)
     status = f' <span class="status">{_e(c["status"])}</span>' if c["name"] in ("optimal", "replacement") else ""
     return (f'<div class="card" style="--c:{COLORS[c["name"]]}"><h3>{_e(c["title"])}{status}</h3>'
-            f'<div class="big" data-col="{c["name"]}" data-key="placed">{c["placed"]}'
+            f'<div class="big"><span data-col="{c["name"]}" data-key="placed">{c["placed"]}</span>'
             f'<small> / {c["to_place"]} pods placed</small></div><div class="kv">{cells}</div></div>')
 
 
