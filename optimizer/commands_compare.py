@@ -35,17 +35,16 @@ def _load(files: Sequence[str]) -> Cluster:
               help="The optimum's resource tie-break.")
 @click.option("--policy", "policy_file", type=click.Path(dir_okay=False), default=None,
               help="Policy file with the preference multipliers.")
-@click.option("-o", "--output", "output", type=click.Choice(["table", "json"]), default="table", show_default=True,
-              help="Output format.")
+@click.option("-o", "--output", "output", type=click.Choice(["table", "json", "yaml"]), default="table",
+              show_default=True, help="Output format.")
 @click.option("--report", "report_dir", type=click.Path(file_okay=False), default=None,
               help="Also write DIR/report.html: charts and tables, self-contained.")
 def compare_command(files: Sequence[str], time_limit: float, workers: int, seed: int, gang: bool, strategy: str,
                     policy_file: str | None, output: str, report_dir: str | None) -> None:
     """Greedy (kube-scheduler) against the optimum, side by side; and, when running pods can move,
     the current placement against an optimal re-placement."""
-    import json
-
     from optimizer.compare import compare, render_table, to_dict
+    from optimizer.output import dump
     from optimizer.policy import load_policy
     from optimizer.solve import SolverParams
 
@@ -59,7 +58,7 @@ def compare_command(files: Sequence[str], time_limit: float, workers: int, seed:
 
         path = write_report(doc, report_dir)
         click.echo(f"report: {path}", err=True)
-    click.echo(json.dumps(doc, indent=2) if output == "json" else render_table(doc))
+    click.echo(render_table(doc) if output == "table" else dump(doc, output).rstrip("\n"))
 
 
 @click.command("generate")
