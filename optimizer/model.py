@@ -53,15 +53,16 @@ GANG = "Gang"
 Group = tuple[str, str, str]  # (plugin, object, field) a hard constraint comes from
 
 
+UPPER_BOUNDS = tuple(m.upper_bound for m in RULES if hasattr(m, "upper_bound"))
+
+
 def upper_bound(problem: Problem, cls: Any, node: int) -> int:
     """Most pods of `cls` node index `node` can take, by every rule that bounds it on its own."""
     ub = cls.size
-    for m in RULES:
-        f = getattr(m, "upper_bound", None)
-        if f is not None:
-            ub = min(ub, f(problem, cls, node))
-            if ub <= 0:
-                return 0
+    for f in UPPER_BOUNDS:
+        ub = min(ub, f(problem, cls, node))
+        if ub <= 0:
+            return 0
     return ub
 
 
@@ -119,7 +120,7 @@ class ModelContext:
         self.terms: dict[str, list[cp_model.LinearExprT]] = {k: [] for k in TERM_KINDS}
         self.guards: dict[Group, cp_model.IntVar] = {}
         self._presence: dict[tuple[int, str, str], Any] = {}
-        self._dsum: dict[tuple[int, str, str], list[cp_model.IntVar]] = {}
+        self._cdom: dict[tuple[int, str], dict[str, list[int]]] = {}
         self.levels: dict[str, cp_model.IntVar] = {}
 
     # -- naming ---------------------------------------------------------------------------------------
@@ -172,32 +173,28 @@ class ModelContext:
         return ct
 
     # -- domains --------------------------------------------------------------------------------------
+    def class_domains(self, c: int, key: str) -> dict[str, list[int]]:
+        """Domains of `key` where class c has a variable: value -> its nodes there (cached)."""
+        k = (c, key)
+        found = self._cdom.get(k)
+        if found is None:
+            values, _ = self.problem.domains(key)
+            out: dict[str, list[int]] = defaultdict(list)
+            for n in self.by_class[c]:
+                v = values[n]
+                if v is not None:
+                    out[v].append(n)
+            found = self._cdom[k] = dict(out)
+        return found
+
     def class_domain_vars(self, c: int, key: str, value: str, among: set[int] | None = None) -> list[cp_model.IntVar]:
         """x of class c on the nodes of domain key=value (optionally only nodes in `among`)."""
-        if among is None:
-            cached = self._dsum.get((c, key, value))
-            if cached is not None:
-                return cached
-        values, _ = self.problem.domains(key)
-        out = [self.x[(c, n)] for n in self.by_class[c] if values[n] == value and (among is None or n in among)]
-        if among is None:
-            self._dsum[(c, key, value)] = out
-        return out
-
-    def class_domains(self, c: int, key: str) -> dict[str, list[int]]:
-        """Domains of `key` where class c has a variable: value -> its nodes there."""
-        values, _ = self.problem.domains(key)
-        out: dict[str, list[int]] = defaultdict(list)
-        for n in self.by_class[c]:
-            v = values[n]
-            if v is not None:
-                out[v].append(n)
-        return dict(out)
+        nodes = self.class_domains(c, key).get(value, ())
+        return [self.x[(c, n)] for n in nodes if among is None or n in among]
 
     def domain_ub(self, c: int, key: str, value: str) -> int:
-        values, _ = self.problem.domains(key)
         return min(self.problem.classes[c].size,
-                   sum(self.ub[(c, n)] for n in self.by_class[c] if values[n] == value))
+                   sum(self.ub[(c, n)] for n in self.class_domains(c, key).get(value, ())))
 
     def presence(self, c: int, key: str, value: str) -> Any:
         """Literal: class c has at least one pod in domain key=value (exact both ways)."""
@@ -208,7 +205,7 @@ class ModelContext:
         xs = self.class_domain_vars(c, key, value)
         if not xs:
             lit = 0
-        elif len(xs) == 1 and self.ub[(c, self._node_of(xs[0]))] == 1:
+        elif len(xs) == 1 and self.ub[(c, self.class_domains(c, key)[value][0])] == 1:
             lit = xs[0]
         else:
             lit = self.model.new_bool_var(f"p[{self.cname(c)},{key}={value}]")

@@ -120,8 +120,17 @@ def _existing_anti_index(problem: Any) -> dict[int, set[tuple[str, str]]]:
 
 
 def _domain_has(problem: Any, existing: dict[int, int], key: str, value: str) -> int:
-    _, members = problem.domains(key)
-    return sum(existing.get(n, 0) for n in members.get(value, ()))
+    """Existing matching pods in domain key=value (per-domain totals cached per count map)."""
+    ck = ("ipa.domain_totals", id(existing), key)
+    totals = problem.cache.get(ck)
+    if totals is None:
+        values, _ = problem.domains(key)
+        totals = defaultdict(int)
+        for n, k in existing.items():
+            if values[n] is not None:
+                totals[values[n]] += k
+        problem.cache[ck] = totals = (existing, dict(totals))  # holding `existing` keeps its id unique
+    return totals[1].get(value, 0)
 
 
 # -- static ----------------------------------------------------------------------------------------------

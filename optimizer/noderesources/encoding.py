@@ -50,8 +50,12 @@ def free(problem: Any, node: int) -> dict[str, int]:
 def upper_bound(problem: Any, cls: Any, node: int) -> int:
     room = free(problem, node)
     ub = min(cls.size, room.get(PODS, 0))
-    for r in checked(cls.rep.requests):
-        ub = min(ub, room.get(r, 0) // cls.rep.requests[r])
+    reqs = problem.cache.get(("noderesources.checked", cls.index))
+    if reqs is None:
+        reqs = problem.cache[("noderesources.checked", cls.index)] = [
+            (r, cls.rep.requests[r]) for r in checked(cls.rep.requests)]
+    for r, q in reqs:
+        ub = min(ub, room.get(r, 0) // q)
     return max(ub, 0)
 
 
