@@ -215,12 +215,6 @@ class ModelContext:
         self._presence[k] = lit
         return lit
 
-    def _node_of(self, var: cp_model.IntVar) -> int:
-        # x names are x[class,node]; reverse lookup is rare (presence of a one-node domain)
-        if not hasattr(self, "_rev"):
-            self._rev = {v.index: key[1] for key, v in self.x.items()}
-        return self._rev[var.index]
-
     def targets(self, pred: PodPredicate, selector: Any = True) -> list[int]:
         """Classes of this component whose pods `pred` accepts (`selector`: one `pred` implies, to narrow)."""
         return [c for c in self.problem.classes_matching(pred, selector=selector) if c in self.class_set]
