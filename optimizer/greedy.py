@@ -70,6 +70,17 @@ SCORE_SKIPPED: dict[str, Callable[[Any], bool]] = {
     "PodTopologySpread": lambda pre: getattr(pre, "skipped", False),
 }
 
+# Conditions under which a plugin's PreFilter / PreScore would return Skip, known without running it
+# (upstream reads them off the snapshot's HavePodsWithRequiredAntiAffinityList / HavePodsWithAffinityList).
+PRE_FILTER_SKIPS: dict[str, Callable[[Pod, ClusterState], bool]] = {
+    "InterPodAffinity": lambda pod, state: not (pod.affinity.pod_required or pod.affinity.anti_required)
+    and not state.nodes_with_required_anti_affinity,
+}
+PRE_SCORE_SKIPS: dict[str, Callable[[Pod, ClusterState], bool]] = {
+    "InterPodAffinity": lambda pod, state: not (pod.affinity.pod_preferred or pod.affinity.anti_preferred)
+    and not state.nodes_with_affinity,
+}
+
 GUARD_SPREAD = "PodTopologySpread"
 GUARD_AFFINITY = "InterPodAffinity"
 ERR_REASON_BREAKS_SPREAD = "node(s) would break a placed pod's topology spread constraints"
@@ -105,7 +116,7 @@ def spec_key(pod: Pod) -> Hashable:
 # ------------------------------------------------------------------------------------------ placed-pod guard
 
 
-class _MinIndex:
+class MinIndex:
     """The global minimum of a domain -> count map after changing ONE domain, in O(1) (minDomains applied)."""
 
     def __init__(self, counts: dict[str, int], min_domains: int) -> None:
@@ -147,7 +158,7 @@ class _SpreadGroup:
         the incoming pod at d gives counts + (0 or 1 at d); q breaks when count_d + self_match - minimum > maxSkew.
         """
         c, counts = self.constraint, self.counts
-        mins = _MinIndex(counts, c.min_domains)
+        mins = MinIndex(counts, c.min_domains)
         bad = set()
         for (domain, counted), n in self.members.items():
             if not n or domain not in counts or domain in bad:
@@ -313,7 +324,8 @@ class Scheduler:
         self.guard = PlacedPodsGuard(self.state) if self.protect_placed else None
         self._static_cache: dict[Hashable, list[Any]] = {}  # spec -> per node index: reasons tuple
         self._local_cache: dict[Hashable, list[Any]] = {}  # spec -> per node index: (generation, reasons)
-        self._score_cache: dict[tuple[str, Hashable], list[Any]] = {}  # (plugin, spec) -> per node: raw or (gen, raw)
+        self._score_cache: dict[tuple[str, Hashable], list[Any]] = {}  # (plugin, spec) -> per node: (gen, raw)
+        self._static_score_cache: dict[tuple[str, Hashable], list[int] | None] = {}
 
     def _per_node(self, cache: dict[Any, list[Any]], key: Any) -> list[Any]:
         entry = cache.get(key)
@@ -335,6 +347,9 @@ class Scheduler:
         dynamic_pres = []
         affinity_pre = None
         for p in self.dynamic_filters:
+            shortcut = PRE_FILTER_SKIPS.get(p.name)
+            if shortcut is not None and shortcut(pod, state):
+                continue
             pre = p.pre_filter(pod, state) if p.pre_filter else None
             if p.name == "InterPodAffinity":
                 affinity_pre = pre
@@ -389,53 +404,65 @@ class Scheduler:
         return ()
 
     def _totals(self, pod: Pod, spec: Hashable, feasible: list[int]) -> list[int]:
-        """Σ weight × normalized score per feasible node (prioritizeNodes), in `feasible` order."""
+        """Σ weight × normalized score per feasible node (prioritizeNodes), in `feasible` order.
+
+        A plugin that scores every node alike shifts every total alike and is left out: ranking and ties are
+        unchanged (Skip by PreScore; a static plugin with the same raw score on every node of the cluster).
+        """
         state, nodes = self.state, self.order
         infos = [nodes[i] for i in feasible]
         totals = [0] * len(feasible)
         for plugin in self.score_plugins:
             if plugin.score is None or not plugin.weight:
                 continue
-            pre = plugin.pre_score(pod, state, infos) if plugin.pre_score else None
-            skipped = SCORE_SKIPPED.get(plugin.name)
-            if skipped is not None and skipped(pre):
-                continue  # every node scores 0
-            score = plugin.score
-            if plugin.name in STATIC_SCORES:
-                cache = self._per_node(self._score_cache, (plugin.name, spec))
-                raw = {}
-                for i, info in zip(feasible, infos):
-                    value = cache[i]
-                    if value is _UNKNOWN:
-                        value = cache[i] = score(pod, pre, info, state)
-                    raw[info.name] = value
-            elif plugin.name in NODE_LOCAL_SCORES:
-                cache = self._per_node(self._score_cache, (plugin.name, spec))
-                raw = {}
-                for i, info in zip(feasible, infos):
-                    entry = cache[i]
-                    if entry is _UNKNOWN or entry[0] != info.generation:
-                        entry = cache[i] = (info.generation, score(pod, pre, info, state))
-                    raw[info.name] = entry[1]
+            name = plugin.name
+            shortcut = PRE_SCORE_SKIPS.get(name)
+            if shortcut is not None and shortcut(pod, state):
+                continue
+            if name in STATIC_SCORES:
+                static = self._static_scores(plugin, pod, spec)
+                if static is None:
+                    continue
+                pre: Any = None
+                raw = {info.name: static[i] for i, info in zip(feasible, infos)}
             else:
-                raw = {info.name: score(pod, pre, info, state) for info in infos}
+                pre = plugin.pre_score(pod, state, infos) if plugin.pre_score else None
+                skipped = SCORE_SKIPPED.get(name)
+                if skipped is not None and skipped(pre):
+                    continue
+                score = plugin.score
+                if name in NODE_LOCAL_SCORES:
+                    cache = self._per_node(self._score_cache, (name, spec))
+                    raw = {}
+                    for i, info in zip(feasible, infos):
+                        entry = cache[i]
+                        if entry is _UNKNOWN or entry[0] != info.generation:
+                            entry = cache[i] = (info.generation, score(pod, pre, info, state))
+                        raw[info.name] = entry[1]
+                else:
+                    raw = {info.name: score(pod, pre, info, state) for info in infos}
             normalized = plugin.normalize(raw, pre) if plugin.normalize else raw
             weight = plugin.weight
-            for k, info in enumerate(infos):
-                totals[k] += weight * normalized[info.name]
+            totals = [t + weight * normalized[info.name] for t, info in zip(totals, infos)]
         return totals
 
+    def _static_scores(self, plugin: Plugin, pod: Pod, spec: Hashable) -> list[int] | None:
+        """The raw scores of a static plugin on every node for this pod spec; None when they are all equal."""
+        key = (plugin.name, spec)
+        if key not in self._static_score_cache:
+            if len(self._static_score_cache) >= _MAX_SPECS:
+                del self._static_score_cache[next(iter(self._static_score_cache))]
+            pre = plugin.pre_score(pod, self.state, self.order) if plugin.pre_score else None
+            assert plugin.score is not None
+            raw = [plugin.score(pod, pre, info, self.state) for info in self.order]
+            self._static_score_cache[key] = raw if len(set(raw)) > 1 else None
+        return self._static_score_cache[key]
+
     def _select_host(self, feasible: list[int], totals: list[int]) -> NodeInfo:
-        # Reservoir sampling over the nodes sharing the top score, as selectHost does.
-        best, best_score, ties = feasible[0], totals[0], 1
-        for idx, score in zip(feasible[1:], totals[1:]):
-            if score > best_score:
-                best, best_score, ties = idx, score, 1
-            elif score == best_score:
-                ties += 1
-                if self.rng.randrange(ties) == 0:
-                    best = idx
-        return self.order[best]
+        """The top-scoring node; ties broken by the seeded random source, uniformly (as selectHost)."""
+        best = max(totals)
+        tied = [idx for idx, score in zip(feasible, totals) if score == best]
+        return self.order[tied[self.rng.randrange(len(tied))] if len(tied) > 1 else tied[0]]
 
 
 def simulate(cluster: Cluster, seed: int = 0, *, gangs: Gangs | None = None,

@@ -67,6 +67,10 @@ class ClusterState:
     services: tuple[Service, ...] = ()
     workloads: tuple[Workload, ...] = ()
     node_of: dict[str, str] = field(default_factory=dict)  # pod key -> node name
+    # Snapshot indexes (upstream HavePodsWithAffinityList / HavePodsWithRequiredAntiAffinityList): names of the
+    # nodes holding at least one such pod, in no particular order; maintained by add/remove.
+    nodes_with_affinity: set[str] = field(default_factory=set)
+    nodes_with_required_anti_affinity: set[str] = field(default_factory=set)
 
     @classmethod
     def from_cluster(cls, cluster: Cluster, pods: Iterable[tuple[Pod, str]] | None = None) -> "ClusterState":
@@ -87,12 +91,22 @@ class ClusterState:
         return state
 
     def add(self, pod: Pod, node_name: str) -> None:
-        self.nodes[node_name].add(pod)
+        info = self.nodes[node_name]
+        info.add(pod)
         self.node_of[pod.key] = node_name
+        if info.pods_with_affinity:
+            self.nodes_with_affinity.add(node_name)
+        if info.pods_with_required_anti_affinity:
+            self.nodes_with_required_anti_affinity.add(node_name)
 
     def remove(self, pod: Pod) -> str:
         node_name = self.node_of.pop(pod.key)
-        self.nodes[node_name].remove(pod)
+        info = self.nodes[node_name]
+        info.remove(pod)
+        if not info.pods_with_affinity:
+            self.nodes_with_affinity.discard(node_name)
+        if not info.pods_with_required_anti_affinity:
+            self.nodes_with_required_anti_affinity.discard(node_name)
         return node_name
 
     def all_pods(self) -> Iterable[tuple[Pod, NodeInfo]]:

@@ -18,6 +18,7 @@ from optimizer.verify import final_state, judge, verify
 ZONE = "topology.kubernetes.io/zone"
 HOST = "kubernetes.io/hostname"
 APPS = ("web", "db", "cache")
+RULES = ("affinity", "anti", "pref-affinity", "pref-anti", "spread-hard", "spread-soft", "port")
 
 
 @st.composite
@@ -49,25 +50,26 @@ def pods(draw: st.DrawFn, node_names: list[str]) -> list:
             b.toleration("dedicated", "infra", "", "Equal")
         if draw(st.integers(0, 4)) == 0:
             b.node_selector(disk="ssd")
-        other = selector(app=draw(st.sampled_from(APPS)))
-        key = draw(st.sampled_from([ZONE, HOST]))
-        rule = draw(st.sampled_from(["none", "none", "affinity", "anti", "pref-affinity", "pref-anti",
-                                     "spread-hard", "spread-soft", "port"]))
-        if rule == "affinity":
-            b.pod_affinity(pod_term(key, other))
-        elif rule == "anti":
-            b.pod_anti_affinity(pod_term(key, other))
-        elif rule == "pref-affinity":
-            b.preferred_pod_affinity(draw(st.integers(1, 100)), pod_term(key, other))
-        elif rule == "pref-anti":
-            b.preferred_pod_anti_affinity(draw(st.integers(1, 100)), pod_term(key, other))
-        elif rule in ("spread-hard", "spread-soft"):
-            when = "DoNotSchedule" if rule == "spread-hard" else "ScheduleAnyway"
-            b.spread(spread(draw(st.integers(1, 2)), key, selector(app=app), when,
-                            min_domains=draw(st.sampled_from([None, None, 3])) if when == "DoNotSchedule" else None,
-                            taints_policy=draw(st.sampled_from(["Ignore", "Honor"]))))
-        elif rule == "port":
-            b.host_port(8080)
+        if draw(st.integers(0, 5)) == 0:
+            b.namespace("other")
+        for rule in draw(st.lists(st.sampled_from(RULES), max_size=2)):
+            other = selector(app=draw(st.sampled_from(APPS)))
+            key = draw(st.sampled_from([ZONE, HOST]))
+            if rule == "affinity":
+                b.pod_affinity(pod_term(key, other))
+            elif rule == "anti":
+                b.pod_anti_affinity(pod_term(key, other))
+            elif rule == "pref-affinity":
+                b.preferred_pod_affinity(draw(st.integers(1, 100)), pod_term(key, other))
+            elif rule == "pref-anti":
+                b.preferred_pod_anti_affinity(draw(st.integers(1, 100)), pod_term(key, other))
+            elif rule in ("spread-hard", "spread-soft"):
+                when = "DoNotSchedule" if rule == "spread-hard" else "ScheduleAnyway"
+                b.spread(spread(draw(st.integers(1, 2)), key, selector(app=app), when,
+                                min_domains=draw(st.sampled_from([None, None, 3])) if when == "DoNotSchedule" else None,
+                                taints_policy=draw(st.sampled_from(["Ignore", "Honor"]))))
+            elif rule == "port":
+                b.host_port(8080)
         if draw(st.integers(0, 3)) == 0:
             b.on(draw(st.sampled_from(node_names)))
         out.append(b.build())
@@ -114,11 +116,13 @@ def test_every_placement_the_simulator_makes_passes_the_verifier(cluster: Cluste
 
 
 @PROPERTY
-@given(clusters(), st.integers(0, 3))
-def test_the_verifier_judges_as_the_plugins_judge_each_pod_alone(cluster: Cluster, seed: int) -> None:
-    plan = simulate(cluster, seed)
-    report = verify(cluster, plan.placements)
-    state = final_state(cluster, plan.placements)
+@given(clusters(), st.data())
+def test_the_verifier_judges_each_pod_as_the_plugins_judge_it_alone(cluster: Cluster, data: st.DataObject) -> None:
+    # Any placement at all, most of them invalid: the grouped verifier must name exactly judge()'s violations.
+    names = [n.name for n in cluster.nodes]
+    placements = {p.key: data.draw(st.sampled_from(names)) for p in cluster.pending if data.draw(st.booleans())}
+    report = verify(cluster, placements)
+    state = final_state(cluster, placements)
     one_by_one = sorted((pod.key, info.name, r.plugin, r.reason)
                         for pod, info in list(state.all_pods()) for r in judge(pod, info.name, state))
     assert sorted((v.pod, v.node, v.plugin, v.reason) for v in report.violations) == one_by_one
