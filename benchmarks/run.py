@@ -19,7 +19,7 @@ includes generating and parsing the manifests, reported beside it as "RSS after 
 optimal = simulate() for the warm start, then solve() with the case's time limit. Pods placed and preference
 are the verifier's (verify() on each plan, after the peak RSS is read). Wall time is the solver's own: greedy
 is simulate(); optimal is solve() (the "e2e" column adds the greedy warm start it needs). pods/s = pods placed
-/ wall. Gap: both rows are measured against the optimal run's proven bound — on pods placed (the bound on
+/ wall ("-" for GREEDY_FALLBACK: those placements are greedy's). Gap: both rows are measured against the optimal run's proven bound — on pods placed (the bound on
 placed pods) while a row places fewer, else on the preference score.
 
 Prints one table and writes JSON (default benchmarks/results/run-<UTC time>.json; benchmarks/results/ is
@@ -181,7 +181,8 @@ def table(rows: list[dict[str, Any]]) -> str:
             continue
         lines.append((r["case"], r["nodes"], r["pods"], r["pending"], r["solver"], r["status"], r["placed"],
                       r["preference"], fmt_gap(r["gap_kind"], r["gap_to_bound"]), f"{r['wall_s']:.1f}",
-                      f"{r['e2e_s']:.1f}", f"{r['pods_per_s']:.0f}", f"{r['peak_rss_mib']:.0f}",
+                      f"{r['e2e_s']:.1f}", "-" if r["pods_per_s"] is None else f"{r['pods_per_s']:.0f}",
+                      f"{r['peak_rss_mib']:.0f}",
                       f"{r['rss_after_load_mib']:.0f}", r["ok"]))
     cells = [[str(h) for h in head]] + [[str(c) for c in row] for row in lines]
     widths = [max(len(row[i]) for row in cells) for i in range(len(head))]
@@ -212,7 +213,9 @@ def main() -> None:
         for solver, row in pair.items():
             if "error" not in row:
                 row["gap_kind"], row["gap_to_bound"] = gap_to(row, bound)
-                row["pods_per_s"] = row["placed"] / max(1e-9, row["wall_s"])
+                # A fallback's placements are greedy's, not the solver's: no solver throughput to report.
+                row["pods_per_s"] = (None if row["status"] == "GREEDY_FALLBACK"
+                                     else row["placed"] / max(1e-9, row["wall_s"]))
                 row["ok"] = "verified" if row["verified"] else "INVALID"
             if solver == "optimal" and "error" not in row and "error" not in pair["greedy"]:
                 row["never_below_greedy"] = by_priority_at_least(row["placed_by_priority"],
