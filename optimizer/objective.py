@@ -9,18 +9,23 @@ P = Σ over every pod p of the final state of
 A ScheduleAnyway group is a distinct (namespace, topologyKey, selector, maxSkew) among the pods' own
 ScheduleAnyway constraints; its domains are the topology values of nodes that carry the key and pass the
 inclusion policies of the group's first pod (input order); skew_g = max − min of the matching pods per domain.
+A pod q matches p's preferred term as an existing pod's term is judged upstream (interpodaffinity.term_matches:
+the term's namespaceSelector against q's namespace labels). Matching pods are counted once per (term, p's
+namespace) and domain from a label index, so P costs O(pods) per distinct term, not per pod pair.
 This module shares no code with the CP-SAT encoding; the solver must reach the same number.
 """
 from __future__ import annotations
 
+from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass
 
-from models.objects import Cluster, Pod, WeightedPodAffinityTerm
+from models.objects import Cluster, Pod, PodAffinityTerm, WeightedPodAffinityTerm
+from models.selectors import LabelSelector
 
 from .interpodaffinity import term_matches
 from .nodeaffinity.scoring import preferred_score
 from .podtopologyspread.common import SpreadConstraint, counts_toward, node_eligible, own_constraints
-from .state import ClusterState
+from .state import ClusterState, NodeInfo
 from .tainttoleration import count_intolerable_prefer_no_schedule, prefer_no_schedule_tolerations
 
 TERMS = ("node_affinity", "pod_affinity", "pod_anti_affinity", "prefer_no_schedule", "schedule_anyway_skew")
@@ -37,52 +42,87 @@ class Multipliers:
     schedule_anyway_skew: int = 10
 
 
-def _term_hits(p: Pod, node_labels: dict[str, str], weighted_terms: tuple[WeightedPodAffinityTerm, ...],
-               by_domain: "DomainIndex", state: ClusterState) -> int:
-    """Σ weights of `weighted_terms` that some other pod in p's domain matches."""
+class PodIndex:
+    """Every pod of a state by namespace and by label pair, to find a selector's candidates quickly."""
+
+    def __init__(self, state: ClusterState) -> None:
+        self.by_ns: dict[str, list[tuple[Pod, NodeInfo]]] = {}
+        self.by_ns_label: dict[tuple[str, str, str], list[tuple[Pod, NodeInfo]]] = {}
+        self.by_label: dict[tuple[str, str], list[tuple[Pod, NodeInfo]]] = {}
+        self.all: list[tuple[Pod, NodeInfo]] = []
+        for pod, info in state.all_pods():
+            entry = (pod, info)
+            self.all.append(entry)
+            self.by_ns.setdefault(pod.namespace, []).append(entry)
+            for k, v in pod.labels.items():
+                self.by_ns_label.setdefault((pod.namespace, k, v), []).append(entry)
+                self.by_label.setdefault((k, v), []).append(entry)
+
+    def candidates(self, selector: LabelSelector | None,
+                   namespaces: Iterable[str] | None) -> list[tuple[Pod, NodeInfo]]:
+        """A superset of the pods in `namespaces` (None: all) that `selector` matches; callers test each."""
+        if selector is None:
+            return []
+        if namespaces is None:
+            if not selector.match_labels:
+                return self.all
+            return min((self.by_label.get(pair, []) for pair in selector.match_labels), key=len)
+        ns = list(namespaces)
+        if not selector.match_labels:
+            return [e for n in ns for e in self.by_ns.get(n, [])]
+        lists = [[e for n in ns for e in self.by_ns_label.get((n, k, v), [])] for k, v in selector.match_labels]
+        return min(lists, key=len)
+
+
+def _domain_counts(term: PodAffinityTerm, owner: Pod, index: PodIndex,
+                   namespace_labels: Mapping[str, Mapping[str, str]]) -> dict[str, int]:
+    """Pods of the final state matching `owner`'s term, per value of its topology key (keyed nodes only)."""
+    key = term.topology_key
+    namespaces = None
+    if term.namespace_selector is None:
+        namespaces = term.namespaces or (owner.namespace,)
+    counts: dict[str, int] = {}
+    for q, info in index.candidates(term.label_selector, namespaces):
+        value = info.node.labels.get(key)
+        if value is not None and term_matches(term, owner, q, namespace_labels):
+            counts[value] = counts.get(value, 0) + 1
+    return counts
+
+
+def _term_hits(p: Pod, node_labels: Mapping[str, str], weighted_terms: tuple[WeightedPodAffinityTerm, ...],
+               index: PodIndex, state: ClusterState, memo: dict[Hashable, dict[str, int]]) -> int:
+    """Σ weights of `weighted_terms` that some OTHER pod in p's domain matches."""
     total = 0
     for wt in weighted_terms:
         key = wt.term.topology_key
-        if key not in node_labels:
+        value = node_labels.get(key)
+        if value is None:
             continue
-        if any(q.key != p.key and term_matches(wt.term, p, q, state.namespace_labels)
-               for q in by_domain.pods(key, node_labels[key])):
+        # Whether a pod matches a term depends on the owner only through its namespace.
+        sig = (wt.term, p.namespace)
+        counts = memo.get(sig)
+        if counts is None:
+            counts = memo[sig] = _domain_counts(wt.term, p, index, state.namespace_labels)
+        others = counts.get(value, 0) - int(term_matches(wt.term, p, p, state.namespace_labels))
+        if others > 0:
             total += wt.weight
     return total
 
 
-class DomainIndex:
-    """Pods of the final state grouped by (topology key, value), built per key on first use."""
-
-    def __init__(self, state: ClusterState) -> None:
-        self.state = state
-        self.index: dict[str, dict[str, list[Pod]]] = {}
-
-    def pods(self, key: str, value: str) -> list[Pod]:
-        if key not in self.index:
-            per_value: dict[str, list[Pod]] = {}
-            for info in self.state.nodes.values():
-                if key in info.node.labels:
-                    per_value.setdefault(info.node.labels[key], []).extend(info.pods.values())
-            self.index[key] = per_value
-        return self.index[key].get(value, [])
-
-
-def _schedule_anyway_excess(state: ClusterState) -> int:
+def _schedule_anyway_excess(state: ClusterState, index: PodIndex) -> int:
     groups: dict[tuple[object, ...], tuple[Pod, SpreadConstraint]] = {}
     for pod, _info in sorted(state.all_pods(), key=lambda pi: pi[0].order):
         for c in own_constraints(pod, "ScheduleAnyway"):
             groups.setdefault((pod.namespace, c.topology_key, c.selector, c.max_skew), (pod, c))
     excess = 0
     for first, c in groups.values():
-        counts: dict[str, int] = {}
-        for info in state.nodes.values():
-            node = info.node
-            if c.topology_key not in node.labels or not node_eligible(c, first, node):
-                continue
-            value = node.labels[c.topology_key]
-            counts[value] = counts.get(value, 0) + sum(
-                1 for q in info.pods.values() if counts_toward(c.selector, first.namespace, q))
+        domain_of = {info.name: info.node.labels[c.topology_key] for info in state.nodes.values()
+                     if c.topology_key in info.node.labels and node_eligible(c, first, info.node)}
+        counts = dict.fromkeys(domain_of.values(), 0)
+        for q, info in index.candidates(c.selector, (first.namespace,)):
+            domain = domain_of.get(info.name)
+            if domain is not None and counts_toward(c.selector, first.namespace, q):
+                counts[domain] += 1
         if counts:
             excess += max(0, max(counts.values()) - min(counts.values()) - c.max_skew)
     return excess
@@ -91,20 +131,21 @@ def _schedule_anyway_excess(state: ClusterState) -> int:
 def preference_terms(cluster: Cluster, state: ClusterState, m: Multipliers) -> dict[str, int]:
     """Each term of P, multiplied and signed; they sum to P."""
     node_aff = pod_aff = anti = pns = 0
-    by_domain = DomainIndex(state)
+    index = PodIndex(state)
+    memo: dict[Hashable, dict[str, int]] = {}
     for pod, info in state.all_pods():
         node = info.node
         node_aff += preferred_score(pod, node)
         a = pod.affinity
         if a.pod_preferred:
-            pod_aff += _term_hits(pod, node.labels, a.pod_preferred, by_domain, state)
+            pod_aff += _term_hits(pod, node.labels, a.pod_preferred, index, state, memo)
         if a.anti_preferred:
-            anti += _term_hits(pod, node.labels, a.anti_preferred, by_domain, state)
+            anti += _term_hits(pod, node.labels, a.anti_preferred, index, state, memo)
         pns += count_intolerable_prefer_no_schedule(node, prefer_no_schedule_tolerations(pod))
     return {
         "node_affinity": m.node_affinity * node_aff,
         "pod_affinity": m.pod_affinity * pod_aff,
         "pod_anti_affinity": -m.pod_anti_affinity * anti,
         "prefer_no_schedule": -m.prefer_no_schedule * pns,
-        "schedule_anyway_skew": -m.schedule_anyway_skew * _schedule_anyway_excess(state),
+        "schedule_anyway_skew": -m.schedule_anyway_skew * _schedule_anyway_excess(state, index),
     }

@@ -24,13 +24,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from models.objects import Cluster, Pod
-from models.selectors import LabelSelector
 
 from . import interpodaffinity as ipa
 from . import podtopologyspread as pts
 from .framework import Plugin, Reason
 from .greedy import STATIC_FILTERS, NODE_LOCAL_FILTERS, MinIndex
-from .objective import Multipliers, preference_terms
+from .objective import Multipliers, PodIndex, preference_terms
 from .registry import FILTER_PLUGINS
 from .state import ClusterState, NodeInfo
 
@@ -97,38 +96,6 @@ def _restore(undo: list[tuple[dict[Any, int], Any, int]]) -> None:
     undo.clear()
 
 
-class _PodIndex:
-    """Every pod of a state by namespace and by label pair, to find a selector's candidates quickly."""
-
-    def __init__(self, state: ClusterState) -> None:
-        self.by_ns: dict[str, list[tuple[Pod, NodeInfo]]] = {}
-        self.by_ns_label: dict[tuple[str, str, str], list[tuple[Pod, NodeInfo]]] = {}
-        self.by_label: dict[tuple[str, str], list[tuple[Pod, NodeInfo]]] = {}
-        self.all: list[tuple[Pod, NodeInfo]] = []
-        for pod, info in state.all_pods():
-            entry = (pod, info)
-            self.all.append(entry)
-            self.by_ns.setdefault(pod.namespace, []).append(entry)
-            for k, v in pod.labels.items():
-                self.by_ns_label.setdefault((pod.namespace, k, v), []).append(entry)
-                self.by_label.setdefault((k, v), []).append(entry)
-
-    def candidates(self, selector: LabelSelector | None,
-                   namespaces: Iterable[str] | None) -> list[tuple[Pod, NodeInfo]]:
-        """A superset of the pods in `namespaces` (None: all) that `selector` matches; callers test each."""
-        if selector is None:
-            return []
-        if namespaces is None:
-            if not selector.match_labels:
-                return self.all
-            return min((self.by_label.get(pair, []) for pair in selector.match_labels), key=len)
-        ns = list(namespaces)
-        if not selector.match_labels:
-            return [e for n in ns for e in self.by_ns.get(n, [])]
-        lists = [[e for n in ns for e in self.by_ns_label.get((n, k, v), [])] for k, v in selector.match_labels]
-        return min(lists, key=len)
-
-
 class _SpreadJudge:
     """PodTopologySpread's PreFilter for a pod with itself removed, from its group's whole-state counts.
 
@@ -136,7 +103,7 @@ class _SpreadJudge:
     eligible domains (nodes with every key that pass the inclusion policies, shared by groups alike in them).
     """
 
-    def __init__(self, state: ClusterState, index: _PodIndex) -> None:
+    def __init__(self, state: ClusterState, index: PodIndex) -> None:
         self.state = state
         self.index = index
         self.groups: dict[Hashable, tuple[Any, tuple[MinIndex, ...]]] = {}
@@ -209,11 +176,13 @@ class _AffinityJudge:
     topology pairs; the pod's own contributions are subtracted.
     """
 
-    def __init__(self, state: ClusterState, index: _PodIndex) -> None:
+    def __init__(self, state: ClusterState, index: PodIndex) -> None:
         self.state = state
         self.index = index
         self.incoming: dict[Hashable, Any] = {}
         self.anti_index: dict[ipa.AffinityTerm, Counter[tuple[str, str]]] = {}
+        self.by_pair: dict[tuple[str, str], list[tuple[ipa.AffinityTerm, Counter[tuple[str, str]]]]] | None = None
+        self.unkeyed: list[tuple[ipa.AffinityTerm, Counter[tuple[str, str]]]] = []
         for name in state.nodes_with_required_anti_affinity:
             info = state.nodes[name]
             labels = info.node.labels
@@ -223,6 +192,22 @@ class _AffinityJudge:
                     if term.topology_key in labels:
                         pairs = self.anti_index.setdefault(term, Counter())
                         pairs[(term.topology_key, labels[term.topology_key])] += 1
+
+    def _anti_terms_for(self, pod: Pod) -> Iterable[tuple[ipa.AffinityTerm, Counter[tuple[str, str]]]]:
+        """The indexed anti-affinity terms that could match `pod`: those whose selector's first matchLabels pair
+        the pod carries, and those without matchLabels."""
+        if self.by_pair is None:
+            self.by_pair, self.unkeyed = {}, []
+            for term, pairs in self.anti_index.items():
+                sel = term.selector
+                if sel is not None and sel.match_labels:
+                    self.by_pair.setdefault(sel.match_labels[0], []).append((term, pairs))
+                elif sel is not None:
+                    self.unkeyed.append((term, pairs))
+        found = list(self.unkeyed)
+        for pair in pod.labels.items():
+            found.extend(self.by_pair.get(pair, ()))
+        return found
 
     def _term_candidates(self, term: ipa.AffinityTerm) -> list[tuple[Pod, NodeInfo]]:
         every_namespace = term.namespace_selector is not None and term.namespace_selector.matches({})
@@ -255,7 +240,7 @@ class _AffinityJudge:
         """getExistingAntiAffinityCounts restricted to the pairs of the pod's node, without the pod itself."""
         ns_labels = self.state.namespace_labels.get(pod.namespace, {})
         counts: dict[tuple[str, str], int] = {}
-        for term, pairs in self.anti_index.items():
+        for term, pairs in self._anti_terms_for(pod):
             value = labels.get(term.topology_key)
             if value is None:
                 continue
@@ -304,7 +289,7 @@ class _AffinityJudge:
 def judge_all(state: ClusterState, pods: Iterable[Pod] | None = None,
               plugins: Sequence[Plugin] = FILTER_PLUGINS) -> dict[str, list[Reason]]:
     """`judge` for each of `pods` (default: every pod of the state), keyed by pod key; [] = no violation."""
-    index = _PodIndex(state)
+    index = PodIndex(state)
     spread = _SpreadJudge(state, index)
     affinity = _AffinityJudge(state, index)
     fast = {pts.NAME: spread.filter, ipa.NAME: affinity.filter}
