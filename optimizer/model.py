@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
+import numpy as np
 from ortools.sat.python import cp_model
 
 from .framework import Reason
@@ -44,26 +45,24 @@ RULES: tuple[ModuleType, ...] = (
     noderesources_enc, podtopologyspread_enc, interpodaffinity_enc,
 )
 STATIC_RULES: tuple[Callable[..., list[Reason]], ...] = tuple(m.static_reasons for m in RULES)
-# Fast form of the same verdicts for building the problem: rule(problem, cls) -> node index -> passes, or None
-# when the rule never rejects this class; each agrees with its static_reasons (tests/test_solve_static.py).
-STATIC_CHECKS: tuple[Callable[..., Callable[[int], bool] | None], ...] = tuple(m.static_check for m in RULES)
+# Vectorised form of the same verdicts for building the problem: rule(problem, cls) -> bool per node index, or
+# None when the rule never rejects this class; each agrees with its static_reasons (tests/test_solve_static.py).
+STATIC_MASKS: tuple[Callable[..., np.ndarray | None], ...] = tuple(m.static_mask for m in RULES)
 TERM_KINDS = ("node_affinity", "pod_affinity", "pod_anti_affinity", "prefer_no_schedule", "schedule_anyway_skew")
 GANG = "Gang"
 
 Group = tuple[str, str, str]  # (plugin, object, field) a hard constraint comes from
 
 
-UPPER_BOUNDS = tuple(m.upper_bound for m in RULES if hasattr(m, "upper_bound"))
+UPPER_BOUNDS = tuple(m.upper_bound_vector for m in RULES if hasattr(m, "upper_bound_vector"))
 
 
-def upper_bound(problem: Problem, cls: Any, node: int) -> int:
-    """Most pods of `cls` node index `node` can take, by every rule that bounds it on its own."""
-    ub = cls.size
+def upper_bound_vector(problem: Problem, cls: Any) -> np.ndarray:
+    """Per node index: most pods of `cls` the node can take, by every rule that bounds it on its own."""
+    ub = np.full(len(problem.nodes), cls.size, dtype=np.int64)
     for f in UPPER_BOUNDS:
-        ub = min(ub, f(problem, cls, node))
-        if ub <= 0:
-            return 0
-    return ub
+        np.minimum(ub, f(problem, cls), out=ub)
+    return np.maximum(ub, 0).astype(np.int32)
 
 
 def interactions(problem: Problem) -> list[tuple[tuple[str, int], tuple[str, int]]]:
@@ -131,24 +130,34 @@ class ModelContext:
         return self.problem.nodes[n].name
 
     # -- variables ------------------------------------------------------------------------------------
-    def make_x(self) -> None:
+    def make_x(self, candidates: dict[int, Sequence[int]] | None = None) -> None:
+        """x on every statically feasible (class, node); with `candidates`, only on those nodes of a class
+        (a restriction of the model: its solutions are solutions, its bound is not a bound)."""
         p = self.problem
+        names = [n.name for n in p.nodes]
+        new_var = self.model.new_int_var
         for c in self.classes:
-            nodes = p.feasible[c]
-            if self.explain is not None and c in self.explain.free:
-                nodes = self.explain.free[c]
+            cls = p.classes[c]
             free = self.explain is not None and c in self.explain.free
-            for n in nodes:
+            if free:
                 # explain mode: the class's own bounds stay loose so that guarded constraints carry them
-                ub = p.classes[c].size if free else p.ub.get((c, n), 0)
+                nodes = list(self.explain.free[c])  # type: ignore[union-attr]
+                ubs = [cls.size] * len(nodes)
+            else:
+                feas = p.feasible[c]
+                if candidates is not None and c in candidates:
+                    feas = np.intersect1d(feas, np.asarray(candidates[c], dtype=np.int64))
+                nodes = feas.tolist()
+                ubs = p.ub.matrix[c, feas].tolist() if len(feas) else []
+            by_class = self.by_class[c]
+            cname = cls.name
+            for n, ub in zip(nodes, ubs):
                 if ub <= 0:
                     continue
-                v = self.model.new_int_var(0, ub, f"x[{self.cname(c)},{self.nname(n)}]")
-                self.x[(c, n)] = v
+                self.x[(c, n)] = new_var(0, ub, f"x[{cname},{names[n]}]")
                 self.ub[(c, n)] = ub
                 self.by_node[n].append(c)
-                self.by_class[c].append(n)
-            cls = p.classes[c]
+                by_class.append(n)
             pv = self.model.new_int_var(0, cls.size, f"placed[{cls.name}]")
             self.model.add(pv == sum(self.x[(c, n)] for n in self.by_class[c]))
             self.placed[c] = pv

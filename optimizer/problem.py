@@ -10,7 +10,7 @@ existing-pod indices and the independent parts of the problem.
   variable where a pod could go at all. Each rule's `static_reasons` lives in its package's encoding.py.
 - Existing pods are indexed twice: as *targets* (how many pods of a namespace/label signature sit on each
   node) and as *holders* (pods whose own terms or constraints depend on where pending pods go).
-- The interaction graph (networkx): classes are linked when they can share a node, when one's selector can
+- The interaction graph (a sparse graph, scipy's connected components): classes are linked when they can share a node, when one's selector can
   see the other, when they sit in one gang, or when an existing pod's term sees both. Its connected
   components are solved independently.
 - Nodes that are interchangeable for every rule (same labels up to per-node unique values, taints,
@@ -24,7 +24,9 @@ from collections.abc import Callable, Iterable
 from typing import Any
 from dataclasses import dataclass, field
 
-import networkx as nx
+import numpy as np
+from scipy.sparse import coo_matrix
+from scipy.sparse.csgraph import connected_components
 
 from models.objects import Cluster, Node, Pod
 from models.selectors import LabelSelector
@@ -58,6 +60,23 @@ class PodClass:
         return self.pods[0].priority
 
 
+class UpperBounds:
+    """(class, node) -> most pods of the class the node can take, backed by one int matrix (0: infeasible)."""
+
+    def __init__(self, matrix: np.ndarray):
+        self.matrix = matrix
+
+    def get(self, key: tuple[int, int], default: int = 0) -> int:
+        v = int(self.matrix[key[0], key[1]])
+        return v if v > 0 else default
+
+    def __getitem__(self, key: tuple[int, int]) -> int:
+        return int(self.matrix[key[0], key[1]])
+
+    def __contains__(self, key: tuple[int, int]) -> bool:
+        return bool(self.matrix[key[0], key[1]] > 0)
+
+
 @dataclass
 class ExistingGroup:
     """Existing pods with one signature (namespace + visible labels + terms): per-node counts."""
@@ -83,8 +102,8 @@ class Problem:
     node_index: dict[str, int]
     classes: list[PodClass]
     class_of: dict[str, int]  # pending pod key -> class index
-    feasible: list[list[int]]  # class -> statically feasible node indices (input order)
-    ub: dict[tuple[int, int], int]  # (class, node) -> most pods of the class the node can take
+    feasible: list[np.ndarray]  # class -> statically feasible node indices (input order, int array)
+    ub: "UpperBounds"  # (class, node) -> most pods of the class the node can take (0: infeasible)
     existing: list[ExistingGroup]  # target side of existing pods
     holders: list[ExistingGroup]  # existing pods with terms/constraints (grouped per node)
     gangs: Gangs
@@ -95,6 +114,39 @@ class Problem:
     _domains: dict[str, tuple[list[str | None], dict[str, list[int]]]] = field(default_factory=dict)
     _existing_match: dict[object, dict[int, int]] = field(default_factory=dict)
     cache: dict[object, object] = field(default_factory=dict)  # per-class precomputations of the encodings
+    _codes: dict[str, tuple[np.ndarray, list[str]]] = field(default_factory=dict)
+    _groups: dict[object, list[np.ndarray]] = field(default_factory=dict)
+
+    # -- vectorised node data (static feasibility is computed per class over all nodes at once) --------
+    def codes(self, key: str) -> tuple[np.ndarray, list[str]]:
+        """(per node: index of its value of label `key` in the value list, or -1; the value list)."""
+        found = self._codes.get(key)
+        if found is None:
+            values, members = self.domains(key)
+            names = list(members)
+            index = {v: i for i, v in enumerate(names)}
+            arr = np.fromiter((index.get(v, -1) if v is not None else -1 for v in values), np.int32, len(values))
+            found = self._codes[key] = (arr, names)
+        return found
+
+    def node_groups(self, key: object, keyfunc: Callable[[int], object]) -> list[np.ndarray]:
+        """Node indices grouped by `keyfunc(node index)` (cached under `key`): the nodes a per-node rule
+        cannot tell apart."""
+        found = self._groups.get(key)
+        if found is None:
+            by: dict[object, list[int]] = defaultdict(list)
+            for i in range(len(self.nodes)):
+                by[keyfunc(i)].append(i)
+            found = self._groups[key] = [np.asarray(v, dtype=np.int64) for v in by.values()]
+        return found
+
+    def mask_by_groups(self, key: object, keyfunc: Callable[[int], object], ok: Callable[[int], bool]) -> np.ndarray:
+        """Boolean per node: `ok` evaluated once per group of `node_groups(key, keyfunc)`."""
+        mask = np.zeros(len(self.nodes), dtype=bool)
+        for members in self.node_groups(key, keyfunc):
+            if ok(int(members[0])):
+                mask[members] = True
+        return mask
 
     # -- topology -------------------------------------------------------------------------------------
     def domains(self, key: str) -> tuple[list[str | None], dict[str, list[int]]]:
@@ -193,7 +245,7 @@ def _safe(name: str) -> str:
 
 def build_problem(cluster: Cluster, gang_all: bool = False, decompose: bool = True) -> Problem:
     """Classes, static feasibility, existing-pod indices, components and node classes for `cluster`."""
-    from .model import STATIC_CHECKS, upper_bound  # the rule encodings import this module
+    from .model import STATIC_MASKS, upper_bound_vector  # the rule encodings import this module
 
     state = ClusterState.from_cluster(cluster)
     nodes = list(cluster.nodes)
@@ -235,24 +287,26 @@ def build_problem(cluster: Cluster, gang_all: bool = False, decompose: bool = Tr
             h = hold_by.setdefault((sig, n), ExistingGroup(pod))
             h.on[n] = h.on.get(n, 0) + 1
 
-    problem = Problem(cluster, state, nodes, node_index, classes, class_of, [], {}, list(ex_by.values()),
+    problem = Problem(cluster, state, nodes, node_index, classes, class_of, [], UpperBounds(np.zeros((0, 0))),
+                      list(ex_by.values()),
                       list(hold_by.values()), gangs, {}, [], [], keys)
     for c in classes:
         if c.gang:
             problem.gang_classes.setdefault(c.gang, []).append(c.index)
 
-    # static feasibility and per-(class, node) bounds
+    # static feasibility and per-(class, node) bounds, one vector over all nodes per class
+    matrix = np.zeros((len(classes), len(nodes)), dtype=np.int32)
     for c in classes:
-        ok: list[int] = []
-        checks = [check for check in (rule(problem, c) for rule in STATIC_CHECKS) if check is not None]
-        for i in range(len(nodes)):
-            if not all(check(i) for check in checks):
-                continue
-            ub = upper_bound(problem, c, i)
-            if ub > 0:
-                ok.append(i)
-                problem.ub[(c.index, i)] = ub
-        problem.feasible.append(ok)
+        ub = upper_bound_vector(problem, c)
+        for rule in STATIC_MASKS:
+            if not ub.any():
+                break
+            mask = rule(problem, c)
+            if mask is not None:
+                ub[~mask] = 0
+        matrix[c.index] = ub
+    problem.ub = UpperBounds(matrix)
+    problem.feasible = [np.flatnonzero(row) for row in matrix]
 
     problem.components = _components(problem, decompose)
     problem.node_class = _node_classes(problem)
@@ -271,25 +325,38 @@ def static_reasons(problem: Problem, c: PodClass, node: int) -> list[Reason]:
 
 
 def _components(problem: Problem, decompose: bool) -> list[Component]:
+    """Connected components of the interaction graph: classes linked to the nodes they may use and to each
+    other by `interactions` (sparse graph, scipy's connected_components: it has millions of edges at scale)."""
     from .model import interactions
 
-    g = nx.Graph()
-    for c in problem.classes:
-        g.add_node(("c", c.index))
-        for n in problem.feasible[c.index]:
-            g.add_edge(("c", c.index), ("n", n))
-    for a, b in interactions(problem):
-        g.add_edge(a, b)
+    n_cls, n_nodes = len(problem.classes), len(problem.nodes)
+    rows: list[np.ndarray] = []
+    cols: list[np.ndarray] = []
+    for c, feas in enumerate(problem.feasible):
+        if len(feas):
+            rows.append(np.full(len(feas), c, dtype=np.int64))
+            cols.append(feas.astype(np.int64) + n_cls)
+    pairs = [(a[1], b[1]) for a, b in interactions(problem)]
     if not decompose:
-        everything = [v for v in g.nodes if v[0] == "c"]
-        for a, b in zip(everything, everything[1:]):
-            g.add_edge(a, b)
+        pairs.extend((c, c + 1) for c in range(n_cls - 1))
+    if pairs:
+        arr = np.asarray(pairs, dtype=np.int64)
+        rows.append(arr[:, 0])
+        cols.append(arr[:, 1])
+    size = n_cls + n_nodes
+    if rows:
+        r, k = np.concatenate(rows), np.concatenate(cols)
+    else:
+        r = k = np.zeros(0, dtype=np.int64)
+    graph = coo_matrix((np.ones(len(r), dtype=np.int8), (r, k)), shape=(size, size))
+    _, labels = connected_components(graph, directed=False)
+    by_label: dict[int, list[int]] = defaultdict(list)
+    for c in range(n_cls):
+        by_label[int(labels[c])].append(c)
+    node_label = labels[n_cls:]
     out: list[Component] = []
-    for part in nx.connected_components(g):
-        cls = sorted(v[1] for v in part if v[0] == "c")
-        if not cls:
-            continue
-        out.append(Component(len(out), cls, sorted(v[1] for v in part if v[0] == "n")))
+    for label, cls in by_label.items():
+        out.append(Component(0, cls, np.flatnonzero(node_label == label).tolist()))
     out.sort(key=lambda comp: comp.classes[0])
     for i, comp in enumerate(out):
         comp.index = i

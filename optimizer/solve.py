@@ -463,7 +463,7 @@ def _worse_than_greedy(problem: Problem, results: list[ComponentResult], by_prio
 
 def _pending_reason(problem: Problem, c: Any) -> str:
     """A short reason: kube-scheduler's summary over the static verdicts, or that the optimum chose so."""
-    if problem.feasible[c.index]:
+    if len(problem.feasible[c.index]):
         if c.gang:
             return f"gang {c.gang}: the optimum cannot place its minimum together (see explain --why-pending)"
         return "no room in the optimal plan for this pod (see explain --why-pending)"
@@ -556,7 +556,7 @@ def _why_class(problem: Problem, comp: Component, c: int, counts: dict[tuple[int
     built = build(problem, comp, policy, params.strategy, explain=Explain(free={c: all_nodes}), symmetry=False)
     ctx = built.ctx
     m = ctx.model
-    feasible = set(problem.feasible[c])
+    feasible = set(problem.feasible[c].tolist())
     for n in all_nodes:
         if n in feasible or (c, n) not in ctx.x:
             continue

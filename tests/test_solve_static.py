@@ -1,4 +1,4 @@
-"""The fast static checks used to build the problem agree with each rule's static_reasons (the verdicts
+"""The vectorised static masks used to build the problem agree with each rule's static_reasons (the verdicts
 explain and why-pending show) on every (class, node) of random small clusters."""
 from __future__ import annotations
 
@@ -12,13 +12,13 @@ from test_solve_property import clusters
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(clusters())
-def test_fast_static_checks_agree_with_static_reasons(case: tuple[Cluster, bool]) -> None:
+def test_static_masks_agree_with_static_reasons(case: tuple[Cluster, bool]) -> None:
     cluster, gang_all = case
     problem = build_problem(cluster, gang_all)
     for cls in problem.classes:
         for rule in RULES:
-            check = rule.static_check(problem, cls)
+            mask = rule.static_mask(problem, cls)
             for n, node in enumerate(problem.nodes):
                 slow = not rule.static_reasons(problem, cls, problem.state.nodes[node.name])
-                fast = True if check is None else check(n)
+                fast = True if mask is None else bool(mask[n])
                 assert fast == slow, (rule.__name__, cls.name, node.name)

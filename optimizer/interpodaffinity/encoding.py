@@ -26,6 +26,8 @@ from collections import defaultdict
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from models.objects import Pod, PodAffinityTerm
 from optimizer.framework import Reason
 from optimizer.state import NodeInfo
@@ -163,22 +165,52 @@ def static_reasons(problem: Any, cls: Any, info: NodeInfo) -> list[Reason]:
     return out
 
 
-def static_check(problem: Any, cls: Any):
-    a = cls.rep.affinity
+def _domains_with(problem: Any, existing: dict[int, int], key: str) -> np.ndarray:
+    """Per node: does its `key` domain hold one of the `existing` pods (False where the key is missing)."""
+    codes, names = problem.codes(key)
+    hit = np.zeros(len(names) + 1, dtype=bool)  # last slot: the missing key (-1)
+    for n, k in existing.items():
+        if k > 0 and codes[n] >= 0:
+            hit[codes[n]] = True
+    return hit[codes]
+
+
+def static_mask(problem: Any, cls: Any) -> np.ndarray | None:
+    """Vector form of static_reasons: False where any of its reasons applies."""
+    rep = cls.rep
+    a = rep.affinity
     if not (a.pod_required or a.anti_required) and cls.index not in _existing_anti_index(problem):
         return None
-    info_of = problem.state.nodes
-    return lambda n: not static_reasons(problem, cls, info_of[problem.nodes[n].name])
+    ci = _class_info(problem, cls)
+    mask = np.ones(len(problem.nodes), dtype=bool)
+    if ci["aff"] is not None:
+        for k in ci["aff_keys"]:
+            mask &= problem.codes(k)[0] >= 0
+        if not ci["aff_targets"]:
+            for t in a.pod_required:
+                mask &= _domains_with(problem, ci["aff_existing"], t.topology_key)
+    for i, t, pred, ex, selfm in ci["anti"]:
+        mask &= ~_domains_with(problem, ex, t.topology_key)
+    by_key: dict[str, set[str]] = defaultdict(set)
+    for k, v in ci["forbidden"]:
+        by_key[k].add(v)
+    for k, vs in by_key.items():
+        codes, names = problem.codes(k)
+        bad = np.zeros(len(names) + 1, dtype=bool)
+        for j, name in enumerate(names):
+            bad[j] = name in vs
+        mask &= ~bad[codes]
+    return mask
 
 
-def upper_bound(problem: Any, cls: Any, node: int) -> int:
+def upper_bound_vector(problem: Any, cls: Any) -> np.ndarray:
+    ub = np.full(len(problem.nodes), cls.size, dtype=np.int64)
     if not cls.rep.affinity.anti_required:
-        return cls.size
-    labels = problem.nodes[node].labels
+        return ub
     for i, t, pred, ex, selfm in _class_info(problem, cls)["anti"]:
-        if selfm and t.topology_key in labels:
-            return 1  # two of its pods on one node share every domain
-    return cls.size
+        if selfm:
+            ub[problem.codes(t.topology_key)[0] >= 0] = 1  # two of its pods on one node share every domain
+    return ub
 
 
 # -- interaction graph -----------------------------------------------------------------------------------

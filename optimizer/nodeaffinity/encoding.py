@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from optimizer.framework import Reason
 from optimizer.state import NodeInfo
 
@@ -25,7 +27,7 @@ def static_reasons(problem: Any, cls: Any, info: NodeInfo) -> list[Reason]:
     return PLUGIN.filter(cls.rep, pre, info, problem.state)
 
 
-def static_check(problem: Any, cls: Any):
+def static_mask(problem: Any, cls: Any) -> np.ndarray | None:
     rep = cls.rep
     required = rep.affinity.node_required
     if not rep.node_selector and required is None:
@@ -35,16 +37,12 @@ def static_check(problem: Any, cls: Any):
     for t in (required.terms if required else ()):
         keys |= {r.key for r in t.match_expressions}
         by_name |= bool(t.match_fields)
-    memo: dict[tuple, bool] = {}
+    ordered = tuple(sorted(keys))
+    nodes = problem.nodes
 
-    def check(n: int) -> bool:
-        node = problem.nodes[n]
-        sig = (node.name if by_name else "", tuple((k, node.labels.get(k)) for k in sorted(keys)))
-        found = memo.get(sig)
-        if found is None:
-            found = memo[sig] = required_matches(rep, node)
-        return found
-    return check
+    def sig(i: int) -> tuple:
+        return (nodes[i].name if by_name else "", tuple(nodes[i].labels.get(k) for k in ordered))
+    return problem.mask_by_groups(("nodeaffinity", by_name, ordered), sig, lambda i: required_matches(rep, nodes[i]))
 
 
 def encode(ctx: Any) -> None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from optimizer.framework import Reason
 from optimizer.state import NodeInfo
 
@@ -14,10 +16,10 @@ def static_reasons(problem: Any, cls: Any, info: NodeInfo) -> list[Reason]:
     return filter_node(cls.rep, None, info, problem.state)
 
 
-def static_check(problem: Any, cls: Any):
+def static_mask(problem: Any, cls: Any) -> np.ndarray | None:
     if not cls.rep.node_name:
         return None
-    return lambda n: fits(cls.rep, problem.nodes[n].name)
+    return np.fromiter((fits(cls.rep, n.name) for n in problem.nodes), bool, len(problem.nodes))
 
 
 def encode(ctx: Any) -> None:

@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
+import numpy as np
+
 from optimizer.framework import Reason
 from optimizer.state import NodeInfo
 
@@ -26,14 +28,18 @@ def _ports(pod: Any) -> set[tuple[str, str, int]]:
     return {sanitize(hp) for hp in pod.host_ports if hp.port > 0}
 
 
-def upper_bound(problem: Any, cls: Any, node: int) -> int:
-    return 1 if _ports(cls.rep) else cls.size
+def upper_bound_vector(problem: Any, cls: Any) -> np.ndarray:
+    return np.full(len(problem.nodes), 1 if _ports(cls.rep) else cls.size, dtype=np.int64)
 
 
-def static_check(problem: Any, cls: Any):
+def static_mask(problem: Any, cls: Any) -> np.ndarray | None:
     if not cls.rep.host_ports:
         return None
-    return lambda n: fits_ports(cls.rep.host_ports, problem.state.nodes[problem.nodes[n].name])
+    infos = [problem.state.nodes[n.name] for n in problem.nodes]
+
+    def used(i: int) -> tuple:
+        return tuple(sorted((k, v) for k, v in infos[i].used_ports.items() if v > 0))
+    return problem.mask_by_groups("nodeports", used, lambda i: fits_ports(cls.rep.host_ports, infos[i]))
 
 
 def encode(ctx: Any) -> None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 from ortools.sat.python import cp_model
 
 from optimizer.framework import Reason
@@ -47,27 +48,38 @@ def free(problem: Any, node: int) -> dict[str, int]:
     return found
 
 
-def upper_bound(problem: Any, cls: Any, node: int) -> int:
-    room = free(problem, node)
-    ub = min(cls.size, room.get(PODS, 0))
+def free_vector(problem: Any, resource: str) -> np.ndarray:
+    """Per node index: allocatable minus the existing pods' requests of `resource` (pods: pod slots left);
+    0 on nodes that do not list the resource, as `free` says."""
+    key = ("noderesources.free_vector", resource)
+    found = problem.cache.get(key)
+    if found is None:
+        found = problem.cache[key] = np.fromiter((free(problem, i).get(resource, 0) for i in range(len(problem.nodes))),
+                                                 np.int64, len(problem.nodes))
+    return found
+
+
+def _checked(problem: Any, cls: Any) -> list[tuple[str, int]]:
     reqs = problem.cache.get(("noderesources.checked", cls.index))
     if reqs is None:
         reqs = problem.cache[("noderesources.checked", cls.index)] = [
             (r, cls.rep.requests[r]) for r in checked(cls.rep.requests)]
-    for r, q in reqs:
-        ub = min(ub, room.get(r, 0) // q)
-    return max(ub, 0)
+    return reqs
 
 
-def static_check(problem: Any, cls: Any):
-    reqs = [(r, q) for r, q in cls.rep.requests.items() if r in checked(cls.rep.requests)]
+def upper_bound_vector(problem: Any, cls: Any) -> np.ndarray:
+    """Per node: how many pods of the class fit in the room the existing pods leave."""
+    ub = np.minimum(free_vector(problem, PODS), cls.size)
+    for r, q in _checked(problem, cls):
+        np.minimum(ub, free_vector(problem, r) // q, out=ub)
+    return np.maximum(ub, 0)
 
-    def check(n: int) -> bool:
-        room = free(problem, n)
-        if room.get(PODS, 0) < 1:
-            return False
-        return all(q <= room.get(r, 0) for r, q in reqs)
-    return check
+
+def static_mask(problem: Any, cls: Any) -> np.ndarray:
+    mask = free_vector(problem, PODS) >= 1
+    for r, q in _checked(problem, cls):
+        mask &= free_vector(problem, r) >= q
+    return mask
 
 
 def encode(ctx: Any) -> None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from optimizer.framework import Reason
 from optimizer.state import NodeInfo
 
@@ -14,10 +16,11 @@ def static_reasons(problem: Any, cls: Any, info: NodeInfo) -> list[Reason]:
     return filter_node(cls.rep, None, info, problem.state)
 
 
-def static_check(problem: Any, cls: Any):
+def static_mask(problem: Any, cls: Any) -> np.ndarray | None:
     if not any(n.unschedulable for n in problem.nodes):
         return None
-    return lambda n: fits(cls.rep, problem.nodes[n])
+    nodes = problem.nodes
+    return problem.mask_by_groups("unschedulable", lambda i: nodes[i].unschedulable, lambda i: fits(cls.rep, nodes[i]))
 
 
 def encode(ctx: Any) -> None:

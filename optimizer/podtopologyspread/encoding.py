@@ -22,6 +22,8 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
+import numpy as np
+
 from models.objects import Pod
 from optimizer.framework import Reason
 from optimizer.state import NodeInfo
@@ -113,11 +115,14 @@ def interactions(problem: Any) -> list[tuple[int, int]]:
     return edges
 
 
-def static_check(problem: Any, cls: Any):
+def static_mask(problem: Any, cls: Any) -> np.ndarray | None:
     cons = hard_constraints(cls.rep)
     if not cons:
         return None
-    return lambda n: has_all_keys(problem.nodes[n].labels, cons)
+    mask = np.ones(len(problem.nodes), dtype=bool)
+    for c in cons:
+        mask &= problem.codes(c.topology_key)[0] >= 0
+    return mask
 
 
 def encode(ctx: Any) -> None:

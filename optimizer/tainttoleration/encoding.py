@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
+import numpy as np
+
 from optimizer.framework import Reason
 from optimizer.state import NodeInfo
 
@@ -21,19 +23,12 @@ def static_reasons(problem: Any, cls: Any, info: NodeInfo) -> list[Reason]:
     return filter_node(cls.rep, None, info, problem.state)
 
 
-def static_check(problem: Any, cls: Any):
-    memo: dict[tuple, bool] = {}
-    rep = cls.rep
-
-    def check(n: int) -> bool:
-        node = problem.nodes[n]
-        if not node.taints:
-            return True
-        found = memo.get(node.taints)
-        if found is None:
-            found = memo[node.taints] = untolerated_taint(rep, node) is None
-        return found
-    return check
+def static_mask(problem: Any, cls: Any) -> np.ndarray | None:
+    nodes = problem.nodes
+    if not any(n.taints for n in nodes):
+        return None
+    return problem.mask_by_groups("taints", lambda i: nodes[i].taints,
+                                  lambda i: untolerated_taint(cls.rep, nodes[i]) is None)
 
 
 def encode(ctx: Any) -> None:
