@@ -213,20 +213,27 @@ def verify(files: Sequence[str], output: str) -> None:
 
     cluster = load(files)
     report = verify_state(cluster)
+    counted = [v for v in report.violations if not v.preexisting]
+    static = [v for v in report.violations if v.preexisting]
     doc = {"ok": report.ok, "pods": len(cluster.pods),
-           "violations": [{"pod": v.pod, "node": v.node, "plugin": v.plugin, "reason": v.reason}
-                          for v in report.violations],
+           "violations": [{"pod": v.pod, "node": v.node, "plugin": v.plugin, "reason": v.reason} for v in counted],
+           "static_pod_violations": [{"pod": v.pod, "node": v.node, "plugin": v.plugin, "reason": v.reason}
+                                     for v in static],
            "preference": report.preference, "terms": dict(report.terms)}
     if output != "table":
         emit(dump(doc, output))
     else:
         lines = []
-        if report.violations:
+        if counted:
             lines.append(table(("POD", "NODE", "PLUGIN", "REASON"),
-                               [(v.pod, v.node, v.plugin, v.reason) for v in report.violations]))
+                               [(v.pod, v.node, v.plugin, v.reason) for v in counted]))
             lines.append("")
-        lines.append(f"{'OK' if report.ok else 'INVALID'}: {len(cluster.pods)} pods judged, "
-                     f"{len(report.violations)} violation(s)")
+        if static:
+            lines.append("not counted (static pods: the kubelet runs them without kube-scheduler):")
+            lines.append(table(("POD", "NODE", "PLUGIN", "REASON"), [(v.pod, v.node, v.plugin, v.reason) for v in static]))
+            lines.append("")
+        lines.append(f"{'OK' if report.ok else 'INVALID'}: {len(cluster.pods)} pods judged, {len(counted)} violation(s)"
+                     + (f", {len(static)} of static pods not counted" if static else ""))
         lines.append(f"preference: {report.preference} (" + ", ".join(f"{k} {v}" for k, v in report.terms.items()) + ")")
         emit("\n".join(lines))
     if not report.ok:

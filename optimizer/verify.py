@@ -3,7 +3,8 @@
 Every pod of the final state (existing pods and newly placed ones) is removed from the state, run through
 every Filter plugin on its node, and put back: as if it were the last pod scheduled (`judge`, the reference).
 A violation by an existing pod that already held before anything was placed (same plugin, in the input
-state) is reported as pre-existing and does not fail the plan. It shares nothing with the CP-SAT encodings
+state) is reported as pre-existing and does not fail the plan; so is any violation of a static (mirror)
+pod, which the kubelet runs where its manifest is, without kube-scheduler ever judging it. It shares nothing with the CP-SAT encodings
 beyond the models/ layer and the rules' own predicates.
 
 `judge_all` gives `judge`'s verdicts for every pod without O(pods²) work:
@@ -38,6 +39,9 @@ NODE_LOCAL_OR_STATIC = STATIC_FILTERS | NODE_LOCAL_FILTERS
 
 @dataclass(frozen=True)
 class Violation:
+    """One failing Filter verdict of a pod of the final state. `preexisting`: reported, never a failure of the
+    plan (an existing pod already in violation of that plugin before anything was placed, or a static pod)."""
+
     pod: str
     node: str
     plugin: str
@@ -351,7 +355,8 @@ def verify(cluster: Cluster, placements: Mapping[str, str], multipliers: Multipl
         if not reasons:
             continue
         pre_plugins = {r.plugin for r in before.get(pod.key, ())}
-        violations.extend(Violation(pod.key, info.name, r.plugin, r.reason, r.plugin in pre_plugins) for r in reasons)
+        violations.extend(Violation(pod.key, info.name, r.plugin, r.reason, r.plugin in pre_plugins or pod.mirror)
+                          for r in reasons)
     by_priority: dict[int, int] = {}
     for key in good:
         prio = pending[key].priority
@@ -361,10 +366,11 @@ def verify(cluster: Cluster, placements: Mapping[str, str], multipliers: Multipl
 
 
 def verify_state(cluster: Cluster, multipliers: Multipliers | None = None) -> Report:
-    """`podplan verify`: the input IS the final state (pods with spec.nodeName); every violation counts."""
+    """`podplan verify`: the input IS the final state (pods with spec.nodeName); every violation counts, but
+    those of static pods (placed by the kubelet, never judged by kube-scheduler), reported as preexisting."""
     state = ClusterState.from_cluster(cluster)
     verdicts = judge_all(state)
-    violations = [Violation(pod.key, info.name, r.plugin, r.reason)
+    violations = [Violation(pod.key, info.name, r.plugin, r.reason, pod.mirror)
                   for pod, info in state.all_pods() for r in verdicts[pod.key]]
     terms = preference_terms(cluster, state, multipliers or Multipliers())
     return Report(tuple(violations), terms, 0, {})
