@@ -312,7 +312,7 @@ class Scheduler:
         self.rng = random.Random(self.seed)
         self.next_start = 0
         self.order: list[NodeInfo] = list(self.state.nodes.values())
-        self.index = {info.name: i for i, info in enumerate(self.order)}
+        self.names: list[str] = [info.name for info in self.order]
         plugins = [p for p in self.filter_plugins if p.filter]
         # Cached segments must come first, in filter order, so a node's first rejecting plugin is unchanged.
         n_static = next((i for i, p in enumerate(plugins) if p.name not in STATIC_FILTERS), len(plugins))
@@ -365,8 +365,10 @@ class Scheduler:
         rejected: list[NodeVerdict] = []
         processed = 0
         n = len(nodes)
-        for i in range(n):
-            idx = (self.next_start + i) % n
+        start = self.next_start
+        for idx in range(start, start + n):
+            if idx >= n:
+                idx -= n
             info = nodes[idx]
             processed += 1
             reasons = static[idx]
@@ -382,7 +384,7 @@ class Scheduler:
                     if not reasons and guard is not None:
                         reasons = guard(info)
             if reasons:
-                rejected.append(NodeVerdict(info.name, reasons))
+                rejected.append(NodeVerdict(self.names[idx], reasons))
             else:
                 feasible.append(idx)
                 if len(feasible) >= want:
@@ -390,11 +392,12 @@ class Scheduler:
         self.next_start = (self.next_start + processed) % n
         if not feasible:
             return None, fit_error_message(n, rejected)
-        chosen = nodes[feasible[0]] if len(feasible) == 1 else self._select_host(feasible, self._totals(pod, spec, feasible))
-        state.add(pod, chosen.name)
+        best = feasible[0] if len(feasible) == 1 else self._select_host(feasible, self._totals(pod, spec, feasible))
+        chosen = nodes[best]
+        state.add(pod, self.names[best])
         if self.guard is not None:
             self.guard.bound(pod, chosen, affinity_pre)
-        return chosen.name, ""
+        return self.names[best], ""
 
     def _first_failure(self, pod: Pod, pres: Sequence[tuple[Plugin, Any]], info: NodeInfo) -> tuple[Reason, ...]:
         for plugin, pre in pres:
@@ -411,6 +414,7 @@ class Scheduler:
         """
         state, nodes = self.state, self.order
         infos = [nodes[i] for i in feasible]
+        names = [self.names[i] for i in feasible]
         totals = [0] * len(feasible)
         for plugin in self.score_plugins:
             if plugin.score is None or not plugin.weight:
@@ -424,7 +428,7 @@ class Scheduler:
                 if static is None:
                     continue
                 pre: Any = None
-                raw = {info.name: static[i] for i, info in zip(feasible, infos)}
+                raw = dict(zip(names, [static[i] for i in feasible]))
             else:
                 pre = plugin.pre_score(pod, state, infos) if plugin.pre_score else None
                 skipped = SCORE_SKIPPED.get(name)
@@ -433,17 +437,18 @@ class Scheduler:
                 score = plugin.score
                 if name in NODE_LOCAL_SCORES:
                     cache = self._per_node(self._score_cache, (name, spec))
-                    raw = {}
+                    values = []
                     for i, info in zip(feasible, infos):
                         entry = cache[i]
                         if entry is _UNKNOWN or entry[0] != info.generation:
                             entry = cache[i] = (info.generation, score(pod, pre, info, state))
-                        raw[info.name] = entry[1]
+                        values.append(entry[1])
+                    raw = dict(zip(names, values))
                 else:
-                    raw = {info.name: score(pod, pre, info, state) for info in infos}
+                    raw = dict(zip(names, [score(pod, pre, info, state) for info in infos]))
             normalized = plugin.normalize(raw, pre) if plugin.normalize else raw
             weight = plugin.weight
-            totals = [t + weight * normalized[info.name] for t, info in zip(totals, infos)]
+            totals = [t + weight * normalized[n] for t, n in zip(totals, names)]
         return totals
 
     def _static_scores(self, plugin: Plugin, pod: Pod, spec: Hashable) -> list[int] | None:
@@ -458,11 +463,11 @@ class Scheduler:
             self._static_score_cache[key] = raw if len(set(raw)) > 1 else None
         return self._static_score_cache[key]
 
-    def _select_host(self, feasible: list[int], totals: list[int]) -> NodeInfo:
-        """The top-scoring node; ties broken by the seeded random source, uniformly (as selectHost)."""
+    def _select_host(self, feasible: list[int], totals: list[int]) -> int:
+        """The top-scoring node's index; ties broken by the seeded random source, uniformly (as selectHost)."""
         best = max(totals)
         tied = [idx for idx, score in zip(feasible, totals) if score == best]
-        return self.order[tied[self.rng.randrange(len(tied))] if len(tied) > 1 else tied[0]]
+        return tied[self.rng.randrange(len(tied))] if len(tied) > 1 else tied[0]
 
 
 def simulate(cluster: Cluster, seed: int = 0, *, gangs: Gangs | None = None,
