@@ -310,6 +310,10 @@ from optimizer.commands_compare import compare_command, generate_command  # noqa
 main.add_command(compare_command)
 main.add_command(generate_command)
 
+from optimizer.commands_rebalance import rebalance_command  # noqa: E402
+
+main.add_command(rebalance_command)
+
 
 if __name__ == "__main__":
     main()

@@ -1,0 +1,306 @@
+"""`podplan rebalance` (click command) and its outputs: a table per wave, the plan document (YAML/JSON),
+policy/v1 Eviction objects per wave, and a reviewable bash script (kubectl cordon/uncordon, evictions through
+the API, a wait for the replacements to be Ready before the next wave).
+
+The computation is optimizer.rebalance; this module renders. The final state of every plan is checked with
+the verifier before anything is printed (a failure is a bug: exit 3).
+"""
+from __future__ import annotations
+
+import json
+import shlex
+from collections.abc import Sequence
+from typing import Any
+
+import click
+import yaml
+
+from models.errors import PlanInvalidError
+from models.objects import Cluster, Pod
+from models.selectors import LabelSelector
+
+from .movable import MovePolicy
+from .rebalance import DRAIN, GOALS, RebalanceParams, RebalancePlan, Wave, rebalance, state_report
+
+EMITS = ("plan", "evictions", "script")
+PER_POD_LABELS = ("statefulset.kubernetes.io/pod-name", "apps.kubernetes.io/pod-index")
+
+
+# ------------------------------------------------------------------------------------------------ document
+
+
+def plan_document(plan: RebalancePlan) -> dict[str, Any]:
+    """The plan as issue 6 shapes it (goal, complete, blocked, waves, moves, before, after), plus details."""
+    return {
+        "goal": plan.goal,
+        "drain": list(plan.drain),
+        "complete": plan.complete,
+        "blocked": [{"pod": b.pod, "reason": b.reason} for b in plan.blocked],
+        "waves": [{
+            "cordon": list(w.cordon),
+            "uncordon_after": list(w.temporary),
+            "evictions": [{"pod": m.key, "from": m.source, "to": m.target} for m in w.moves],
+            "landing": [{"pod": l.pod, "planned": l.planned, "if_left_alone": l.alone or None,
+                         "with_cordons": l.cordoned or None} for l in w.landing],
+            "budgets": {k: {"evictions": n, "allowed": a} for k, (n, a) in w.budgets.items()},
+        } for w in plan.waves],
+        "moves": plan.moves,
+        "before": plan.before,
+        "after": plan.after,
+        "removable": removable(plan),
+        "target": {"status": plan.status, "levels": {name: v for name, v, _ in plan.levels},
+                   "proven": all(ok for *_, ok in plan.levels)},
+        "notes": list(plan.notes),
+        "wall_seconds": round(plan.wall_seconds, 3),
+    }
+
+
+def removable(plan: RebalancePlan) -> list[str]:
+    """Nodes the plan empties (DaemonSet/mirror pods aside): drained ones, or freed by `pack`."""
+    was = set(plan.before["empty_nodes"])
+    return [n for n in plan.after["empty_nodes"] if n not in was]
+
+
+def _pct(v: float) -> str:
+    return f"{100 * v:.1f}%"
+
+
+def _table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
+    from .output import table
+
+    return table(headers, rows)
+
+
+def plan_table(plan: RebalancePlan) -> str:
+    goal = plan.goal + (f" ({', '.join(plan.drain)})" if plan.drain and plan.goal == DRAIN else "")
+    if plan.drain and plan.goal != DRAIN:
+        goal += f", drain {', '.join(plan.drain)}"
+    lines = [f"rebalance: goal {goal}: {'complete' if plan.complete else 'INCOMPLETE'}, "
+             f"{plan.moves} move(s) in {len(plan.waves)} wave(s); target {plan.status}"]
+    for i, w in enumerate(plan.waves, 1):
+        lines.append("")
+        cordon = ", ".join(n + (" (temporary)" if n in w.temporary else "") for n in w.cordon) or "-"
+        lines.append(f"WAVE {i}   cordon: {cordon}")
+        land = {l.pod: l for l in w.landing}
+        rows = []
+        for m in w.moves:
+            l = land[m.key]
+            spent = w.spends.get(m.key, "")
+            pdb = f"{spent} ({w.budgets[spent][0]} of {w.budgets[spent][1]} allowed)" if spent else "-"
+            rows.append((m.key, m.source, m.target, l.alone or "pending", l.cordoned or "pending", pdb))
+        lines.append(_table(("POD", "FROM", "TO", "IF LEFT ALONE", "WITH CORDONS", "PDB"), rows))
+    if plan.blocked:
+        lines += ["", _table(("BLOCKED", "REASON"), [(b.pod, b.reason) for b in plan.blocked])]
+    b, a = plan.before, plan.after
+    rows = []
+    for r in ("cpu", "memory"):
+        for k in ("max", "mean", "stddev"):
+            rows.append((f"{r} utilization {k}", _pct(b["utilization"][r][k]), _pct(a["utilization"][r][k])))
+    rows += [("nodes used", b["nodes_used"], a["nodes_used"]),
+             ("empty nodes", ", ".join(b["empty_nodes"]) or "-", ", ".join(a["empty_nodes"]) or "-"),
+             ("violations", b["violations"], a["violations"]),
+             ("preference", b["preference"], a["preference"])]
+    lines += ["", _table(("METRIC", "BEFORE", "AFTER"), rows)]
+    gone = removable(plan)
+    if gone:
+        lines.append(f"removable: {', '.join(gone)}")
+    lines.append("target levels: " + ", ".join(f"{n} {v}{'' if ok else ' (not proven)'}" for n, v, ok in plan.levels))
+    for note in plan.notes:
+        lines.append(f"note: {note}")
+    return "\n".join(lines)
+
+
+# ------------------------------------------------------------------------------------------------ evictions
+
+
+def eviction(pod: Pod) -> dict[str, Any]:
+    return {"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": pod.name, "namespace": pod.namespace}}
+
+
+def _wave_comment(i: int, w: Wave) -> str:
+    moves = ", ".join(f"{m.key} ({m.source} -> {m.target})" for m in w.moves)
+    temp = f" (uncordon {', '.join(w.temporary)} after)" if w.temporary else ""
+    return f"# wave {i}: cordon {', '.join(w.cordon) or '-'}{temp}; evict {moves}"
+
+
+def evictions_text(plan: RebalancePlan, fmt: str) -> str:
+    """policy/v1 Evictions per wave: a YAML stream with a comment line per wave, or JSON waves."""
+    if fmt == "json":
+        return json.dumps({"waves": [{"wave": i, "cordon": list(w.cordon), "uncordon_after": list(w.temporary),
+                                      "items": [eviction(m.pod) for m in w.moves]}
+                                     for i, w in enumerate(plan.waves, 1)]}, indent=2)
+    parts = []
+    for i, w in enumerate(plan.waves, 1):
+        parts.append(_wave_comment(i, w))
+        for m in w.moves:
+            parts.append("---\n" + yaml.safe_dump(eviction(m.pod), sort_keys=False).rstrip("\n"))
+    for b in plan.blocked:
+        parts.append(f"# blocked: {b.pod}: {b.reason}")
+    return "\n".join(parts) if parts else "# nothing to evict"
+
+
+# ------------------------------------------------------------------------------------------------ script
+
+
+def selector_string(sel: LabelSelector) -> str:
+    """A LabelSelector as kubectl -l takes it."""
+    parts = [f"{k}={v}" for k, v in sel.match_labels]
+    for r in sel.match_expressions:
+        if r.operator == "In":
+            parts.append(f"{r.key} in ({','.join(r.values)})")
+        elif r.operator == "NotIn":
+            parts.append(f"{r.key} notin ({','.join(r.values)})")
+        elif r.operator == "Exists":
+            parts.append(r.key)
+        elif r.operator == "DoesNotExist":
+            parts.append(f"!{r.key}")
+    return ",".join(parts)
+
+
+def replacement_selector(cluster: Cluster, pod: Pod) -> str:
+    """Selects the pod's replacements: its controller's selector, else its labels minus per-pod ones."""
+    owner = pod.controller
+    if owner is not None:
+        for w in cluster.workloads:
+            if w.kind == owner.kind and w.namespace == pod.namespace and w.name == owner.name and w.selector:
+                if not w.selector.empty:
+                    return selector_string(w.selector)
+    return ",".join(f"{k}={v}" for k, v in sorted(pod.labels.items()) if k not in PER_POD_LABELS)
+
+
+SCRIPT_HEAD = r'''set -euo pipefail
+
+TIMEOUT="${TIMEOUT:-600}"  # seconds to wait for each step
+
+# evict NAMESPACE POD: POST a policy/v1 Eviction; the API server refuses it (429) if a PDB would break.
+evict() {
+  kubectl create --raw "/api/v1/namespaces/$1/pods/$2/eviction" -f - <<EOF
+{"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "$2", "namespace": "$1"}}
+EOF
+}
+
+# gone NAMESPACE POD: wait until the evicted pod is deleted (its resources are free on its node).
+gone() {
+  kubectl wait --for=delete "pod/$2" -n "$1" --timeout="${TIMEOUT}s"
+}
+
+# ready NAMESPACE SELECTOR COUNT NODE: wait until COUNT pods matching SELECTOR are Ready on NODE.
+ready() {
+  local deadline=$((SECONDS + TIMEOUT)) n
+  while :; do
+    n=$(kubectl get pods -n "$1" -l "$2" --field-selector "spec.nodeName=$4" \
+      -o jsonpath='{range .items[*]}{.status.conditions[?(@.type=="Ready")].status}{"\n"}{end}' | grep -c '^True$' || true)
+    if [ "$n" -ge "$3" ]; then
+      return 0
+    fi
+    if [ "$SECONDS" -ge "$deadline" ]; then
+      echo "timed out: $n of $3 Ready pod(s) -l '$2' on $4 in namespace $1 (did it land elsewhere?)" >&2
+      return 1
+    fi
+    sleep 5
+  done
+}
+'''
+
+
+def script_text(cluster: Cluster, plan: RebalancePlan) -> str:
+    q = shlex.quote
+    goal = plan.goal + (f" --drain {' --drain '.join(plan.drain)}" if plan.drain else "")
+    out = ["#!/usr/bin/env bash",
+           f"# podplan rebalance --goal {goal}: {plan.moves} move(s) in {len(plan.waves)} wave(s); "
+           f"complete: {'yes' if plan.complete else 'NO'}",
+           "# Review before running. Per wave: cordon, evict through the Eviction API (PDB-checked), wait for the",
+           "# evicted pods to be deleted and their replacements to be Ready on the planned nodes, lift temporary cordons."]
+    for b in plan.blocked:
+        out.append(f"# blocked: {b.pod}: {b.reason}")
+    out.append(SCRIPT_HEAD)
+    already = {n.name for n in cluster.nodes if n.unschedulable}
+    cordoned = set(already)
+    where = {p.key: p.node_name for p in cluster.pods}
+    pods = {p.key: p for p in cluster.pods}
+    for i, w in enumerate(plan.waves, 1):
+        out.append(f"# --- wave {i} of {len(plan.waves)} " + "-" * 60)
+        for k, (n, a) in w.budgets.items():
+            out.append(f"# PodDisruptionBudget {k}: {n} eviction(s) of {a} allowed disruption(s)")
+        new = [n for n in w.cordon if n not in cordoned]
+        if new:
+            out.append(f"kubectl cordon {' '.join(q(n) for n in new)}")
+            cordoned |= set(new)
+        for m in w.moves:
+            out.append(f"evict {q(m.pod.namespace)} {q(m.pod.name)}  # {m.source} -> {m.target}")
+        for m in w.moves:
+            out.append(f"gone {q(m.pod.namespace)} {q(m.pod.name)}")
+            where[m.key] = m.target
+        waits = dict.fromkeys((m.pod.namespace, replacement_selector(cluster, m.pod), m.target) for m in w.moves)
+        for (ns, sel, node) in waits:
+            count = sum(1 for k, n in where.items() if n == node and pods[k].namespace == ns
+                        and replacement_selector(cluster, pods[k]) == sel)
+            out.append(f"ready {q(ns)} {q(sel)} {count} {q(node)}")
+        lift = [n for n in w.temporary if n not in already]
+        if lift:
+            out.append(f"kubectl uncordon {' '.join(q(n) for n in lift)}")
+            cordoned -= set(lift)
+        out.append("")
+    kept = [n for n in sorted(cordoned - already)]
+    if kept:
+        out.append(f"# {', '.join(kept)} stay cordoned (drained / removable): uncordon them after maintenance,")
+        out.append("# or remove them from the cluster.")
+    if plan.blocked:
+        out.append(f"echo {q(f'podplan: the plan is incomplete: {len(plan.blocked)} pod(s) blocked (see the header)')} >&2")
+    out.append(f"echo {q(f'podplan: {plan.moves} move(s) done')}")
+    return "\n".join(out) + "\n"
+
+
+# ------------------------------------------------------------------------------------------------ command
+
+
+@click.command("rebalance")
+@click.argument("files", nargs=-1, type=click.Path(allow_dash=True))
+@click.option("--goal", type=click.Choice(GOALS), default=None,
+              help="fix: repair every rule violated now; spread: lowest max utilisation, then stddev; pack: empty "
+                   "as many nodes as possible; prefs: highest preference score. Default: fix (drain with --drain).")
+@click.option("--drain", multiple=True, metavar="NODE",
+              help="What-if: the node must end empty of movable pods (repeatable, emptied in this order).")
+@click.option("--max-moves", type=click.IntRange(min=0), default=None, help="At most this many evictions.")
+@click.option("--time-limit", type=click.FloatRange(min=0.1), default=10.0, show_default=True,
+              help="Wall seconds for the target computation.")
+@click.option("--workers", type=click.IntRange(min=1), default=2, show_default=True, help="CP-SAT search workers.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of CP-SAT and of the landing simulation.")
+@click.option("--evict-local-storage", is_flag=True, help="Pods with emptyDir/hostPath volumes may move.")
+@click.option("--evict-system-critical", is_flag=True, help="Pods with system-critical priority may move.")
+@click.option("--policy", "policy_file", type=click.Path(dir_okay=False), default=None,
+              help="YAML policy file with the preference multipliers (goal prefs).")
+@click.option("-o", "--output", "output", type=click.Choice(["table", "json", "yaml"]), default="table",
+              show_default=True, help="Output format.")
+@click.option("--emit", "emit_kind", type=click.Choice(EMITS), default="plan", show_default=True,
+              help="plan: the waves; evictions: policy/v1 Eviction objects per wave; script: a bash script.")
+def rebalance_command(files: Sequence[str], goal: str | None, drain: Sequence[str], max_moves: int | None,
+                      time_limit: float, workers: int, seed: int, evict_local_storage: bool,
+                      evict_system_critical: bool, policy_file: str | None, output: str, emit_kind: str) -> None:
+    """Plan evictions that move running pods to a better state, in PodDisruptionBudget-safe waves."""
+    from cli import emit, load  # cli imports this module at its end
+
+    from .policy import load_policy
+
+    policy = load_policy(policy_file)
+    cluster = load(files)
+    params = RebalanceParams(goal=goal or (DRAIN if drain else "fix"), drain=tuple(drain), max_moves=max_moves,
+                             time_limit=time_limit, workers=workers, seed=seed,
+                             move_policy=MovePolicy(evict_local_storage, evict_system_critical), policy=policy)
+    plan = rebalance(cluster, params)
+    moved = {m.key for w in plan.waves for m in w.moves}
+    report = state_report(cluster, plan.final, moved)
+    if not report.ok:
+        bad = [v for v in report.violations if not v.preexisting]
+        raise PlanInvalidError(f"the rebalance plan's final state failed verification: {len(bad)} violation(s), "
+                               f"first: {bad[0].pod} on {bad[0].node}: {bad[0].plugin}: {bad[0].reason}")
+    if emit_kind == "evictions":
+        emit(evictions_text(plan, output))
+    elif emit_kind == "script":
+        emit(script_text(cluster, plan))
+    elif output == "table":
+        emit(plan_table(plan))
+    elif output == "json":
+        emit(json.dumps(plan_document(plan), indent=2))
+    else:
+        emit(yaml.safe_dump(plan_document(plan), sort_keys=False))
