@@ -44,8 +44,10 @@ from models.objects import Cluster, Pod
 from .framework import NodeVerdict, Plugin, Reason, fit_error_message
 from .gangs import Gangs
 from .interpodaffinity import AffinityTerm, merged_affinity_term
+from .objective import PodIndex
 from .plan import Plan
-from .podtopologyspread import SpreadConstraint, counts_toward, filter_constraints, global_min, node_eligible
+from .podtopologyspread import SpreadConstraint, counts_toward, filter_constraints, global_min
+from .podtopologyspread.common import eligibility_test
 from .registry import FILTER_PLUGINS, SCORE_PLUGINS
 from .state import ClusterState, NodeInfo
 
@@ -139,6 +141,22 @@ class MinIndex:
         return value + delta if others is None else min(others, value + delta)
 
 
+def eligible_domains(state: ClusterState, pod: Pod, c: SpreadConstraint, keys: tuple[str, ...],
+                     memo: dict[Hashable, dict[str, str]]) -> dict[str, str]:
+    """Node name -> domain, for the nodes that hold a domain of `pod`'s constraint c: they carry every key of
+    the pod's constraints (`keys`) and pass c's inclusion policies for the pod. Memoized in `memo` by what
+    that depends on (nothing of the pod when the policies let every node in)."""
+    eligible = eligibility_test(c, pod)
+    key: Hashable = (keys, c.topology_key) if eligible is None else (
+        keys, c.topology_key, c.node_affinity_policy, c.node_taints_policy,
+        tuple(sorted(pod.node_selector.items())), pod.affinity.node_required, pod.tolerations)
+    found = memo.get(key)
+    if found is None:
+        found = memo[key] = {info.name: info.node.labels[c.topology_key] for info in state.nodes.values()
+                             if all(k in info.node.labels for k in keys) and (eligible is None or eligible(info.node))}
+    return found
+
+
 @dataclass
 class _SpreadGroup:
     """Placed pods sharing one DoNotSchedule constraint and everything its verdict depends on."""
@@ -189,7 +207,9 @@ class PlacedPodsGuard:
 
     def __init__(self, state: ClusterState) -> None:
         self.state = state
+        self.index = PodIndex(state)  # grows with every bind: the guard never sees a pod leave
         self.groups: dict[Hashable, _SpreadGroup] = {}
+        self.domain_maps: dict[Hashable, dict[str, str]] = {}
         self.lonely: dict[str, _Lonely] = {}
         self._matching: dict[tuple[AffinityTerm, ...], int] = {}  # terms -> pods matching them all (initial state)
         for pod, info in list(state.all_pods()):
@@ -230,6 +250,7 @@ class PlacedPodsGuard:
     def bound(self, pod: Pod, info: NodeInfo, affinity_pre: Any = None) -> None:
         """`pod` was just added to `info`; `affinity_pre` is InterPodAffinity's PreFilterState for it, if run."""
         name, labels = info.name, info.node.labels
+        self.index.add(pod, info)
         for g in self.groups.values():
             domain = g.domain_of.get(name)
             if domain is not None and counts_toward(g.constraint.selector, g.namespace, pod):
@@ -259,15 +280,12 @@ class PlacedPodsGuard:
             g.members[(labels[c.topology_key], counted)] += 1
 
     def _new_group(self, pod: Pod, c: SpreadConstraint, keys: tuple[str, ...], self_match: bool) -> _SpreadGroup:
-        domain_of: dict[str, str] = {}
-        counts: dict[str, int] = {}
-        for info in self.state.nodes.values():
-            labels = info.node.labels
-            if not all(k in labels for k in keys) or not node_eligible(c, pod, info.node):
-                continue
-            domain = domain_of[info.name] = labels[c.topology_key]
-            counts[domain] = counts.get(domain, 0) + sum(
-                1 for q in info.pods.values() if counts_toward(c.selector, pod.namespace, q))
+        domain_of = eligible_domains(self.state, pod, c, keys, self.domain_maps)
+        counts = dict.fromkeys(domain_of.values(), 0)
+        for q, info in self.index.candidates(c.selector, (pod.namespace,)):
+            domain = domain_of.get(info.name)
+            if domain is not None and counts_toward(c.selector, pod.namespace, q):
+                counts[domain] += 1
         return _SpreadGroup(pod.namespace, c, domain_of, counts, self_match)
 
     def _check_lonely(self, pod: Pod, info: NodeInfo, affinity_pre: Any) -> None:

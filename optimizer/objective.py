@@ -51,12 +51,16 @@ class PodIndex:
         self.by_label: dict[tuple[str, str], list[tuple[Pod, NodeInfo]]] = {}
         self.all: list[tuple[Pod, NodeInfo]] = []
         for pod, info in state.all_pods():
-            entry = (pod, info)
-            self.all.append(entry)
-            self.by_ns.setdefault(pod.namespace, []).append(entry)
-            for k, v in pod.labels.items():
-                self.by_ns_label.setdefault((pod.namespace, k, v), []).append(entry)
-                self.by_label.setdefault((k, v), []).append(entry)
+            self.add(pod, info)
+
+    def add(self, pod: Pod, info: NodeInfo) -> None:
+        """Index one more pod (the index only grows: build it again after pods leave)."""
+        entry = (pod, info)
+        self.all.append(entry)
+        self.by_ns.setdefault(pod.namespace, []).append(entry)
+        for k, v in pod.labels.items():
+            self.by_ns_label.setdefault((pod.namespace, k, v), []).append(entry)
+            self.by_label.setdefault((k, v), []).append(entry)
 
     def candidates(self, selector: LabelSelector | None,
                    namespaces: Iterable[str] | None) -> list[tuple[Pod, NodeInfo]]:

@@ -29,7 +29,7 @@ from models.objects import Cluster, Pod
 from . import interpodaffinity as ipa
 from . import podtopologyspread as pts
 from .framework import Plugin, Reason
-from .greedy import STATIC_FILTERS, NODE_LOCAL_FILTERS, MinIndex
+from .greedy import NODE_LOCAL_FILTERS, STATIC_FILTERS, MinIndex, eligible_domains
 from .objective import Multipliers, PodIndex, preference_terms
 from .registry import FILTER_PLUGINS
 from .state import ClusterState, NodeInfo
@@ -113,24 +113,11 @@ class _SpreadJudge:
         self.groups: dict[Hashable, tuple[Any, tuple[MinIndex, ...]]] = {}
         self.domain_maps: dict[Hashable, dict[str, str]] = {}
 
-    def _domains(self, pod: Pod, c: Any, keys: tuple[str, ...]) -> dict[str, str]:
-        """Eligible node name -> its domain for constraint c of `pod`."""
-        eligible = pts.common.eligibility_test(c, pod)
-        key = (keys, c.topology_key) if eligible is None else (
-            keys, c.topology_key, c.node_affinity_policy, c.node_taints_policy,
-            tuple(sorted(pod.node_selector.items())), pod.affinity.node_required, pod.tolerations)
-        found = self.domain_maps.get(key)
-        if found is None:
-            found = self.domain_maps[key] = {
-                info.name: info.node.labels[c.topology_key] for info in self.state.nodes.values()
-                if all(k in info.node.labels for k in keys) and (eligible is None or eligible(info.node))}
-        return found
-
     def _group(self, plugin: Plugin, pod: Pod, constraints: tuple[Any, ...]) -> tuple[Any, tuple[MinIndex, ...]]:
         keys = tuple(dict.fromkeys(c.topology_key for c in constraints))
         tps: list[dict[str, int]] = []
         for c in constraints:
-            domain_of = self._domains(pod, c, keys)
+            domain_of = eligible_domains(self.state, pod, c, keys, self.domain_maps)
             tp = dict.fromkeys(domain_of.values(), 0)
             for q, info in self.index.candidates(c.selector, (pod.namespace,)):
                 domain = domain_of.get(info.name)
