@@ -13,8 +13,7 @@ import yaml
 
 from models.objects import Cluster, Pod
 
-from .framework import run_filters
-from .greedy import queue_order
+from .greedy import PRE_FILTER_SKIPS, queue_order
 from .plan import Plan
 from .registry import FILTER_PLUGINS
 from .state import ClusterState
@@ -67,13 +66,31 @@ def pod_manifest(pod: Pod, node_name: str) -> dict[str, Any]:
 
 
 def state_manifests(cluster: Cluster, placements: Mapping[str, str]) -> list[dict[str, Any]]:
-    """The whole final state: cluster-wide objects, existing pods unchanged, every pending pod as a Pod."""
+    """The whole final state: cluster-wide objects and workloads, existing pods unchanged, every pending pod
+    as a Pod (with spec.nodeName when placed). The workloads keep each pod's owner when the state is read
+    again (their pods are all there, so no replica is made up twice)."""
     out: list[dict[str, Any]] = []
     for group in (cluster.namespaces.values(), cluster.priority_classes.values(), cluster.nodes,
-                  cluster.pdbs, cluster.pod_groups, cluster.services, cluster.pods):
+                  cluster.workloads, cluster.pdbs, cluster.pod_groups, cluster.services, cluster.pods):
         out.extend(dict(o.raw) for o in group if o.raw is not None)
     out.extend(pod_manifest(p, placements.get(p.key, "")) for p in cluster.pending)
     return out
+
+
+def accepts(pod: Pod, node_name: str, state: ClusterState) -> bool:
+    """Would kube-scheduler's filters let `pod` bind to `node_name` now? Stops at the first rejection and
+    skips a PreFilter known to return Skip (optimizer.greedy.PRE_FILTER_SKIPS)."""
+    info = state.nodes[node_name]
+    for plugin in FILTER_PLUGINS:
+        if plugin.filter is None:
+            continue
+        shortcut = PRE_FILTER_SKIPS.get(plugin.name)
+        if shortcut is not None and shortcut(pod, state):
+            continue
+        pre = plugin.pre_filter(pod, state) if plugin.pre_filter else None
+        if plugin.filter(pod, pre, info, state):
+            return False
+    return True
 
 
 def binding_order(cluster: Cluster, placements: Mapping[str, str]) -> tuple[list[Pod], list[Pod]]:
@@ -89,8 +106,7 @@ def binding_order(cluster: Cluster, placements: Mapping[str, str]) -> tuple[list
         left = []
         for pod in remaining:
             node = placements[pod.key]
-            verdict = run_filters(pod, state, FILTER_PLUGINS, [state.nodes[node]])[0]
-            if verdict.feasible:
+            if accepts(pod, node, state):
                 state.add(pod, node)
                 ordered.append(pod)
             else:
