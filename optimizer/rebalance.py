@@ -75,6 +75,7 @@ DRAIN = "drain"
 RESOURCES = ("cpu", "memory")
 PERMILLE = 1000
 GROUP_LIMIT = 8  # moves tried together when one does not fit alone
+PAIRWISE_LIMIT = 40  # nodes up to which the variance level is a sum of squared pairwise differences
 FOCUS_LIMIT = 300  # movable pods above which drain/fix first re-place only the pods that must move
 
 OPTIMAL = "OPTIMAL"
@@ -274,7 +275,8 @@ class _Built:
     stay_possible: bool = True  # every free pod's node has a variable (no static rule rejects it there)
 
 
-def _levels_for(params: RebalanceParams) -> list[str]:
+def level_names(params: RebalanceParams) -> list[str]:
+    """The target's objective levels, in lexicographic order (names as in goal_values)."""
     names = [f"{DRAIN}:{d}" for d in params.drain]
     goal = params.goal
     if goal == "spread":
@@ -337,7 +339,7 @@ def _build(cluster: Cluster, free: list[Pod], params: RebalanceParams, feasibili
     if feasibility_only:
         return _Built(model, ctxs, [], problem, here_all, stay_possible)
     levels: list[tuple[str, Any, str]] = []
-    names = _levels_for(params)
+    names = level_names(params)
     kept = [i for i in range(len(problem.nodes)) if i not in drained]
     util: tuple[Any, Any] | None = None  # (U, V), built once for both levels
     for name in names:
@@ -428,7 +430,8 @@ def _utilization(model: cp_model.CpModel, problem: Problem, nodes: list[int],
         model.add(top == 0)
     var_terms: list[Any] = []
     for r, us in per_r.items():
-        if not us:
+        if len(us) <= PAIRWISE_LIMIT:
+            var_terms.extend(_pairwise_squares(model, r, us))
             continue
         n = len(us)
         squares = []
@@ -447,6 +450,25 @@ def _utilization(model: cp_model.CpModel, problem: Problem, nodes: list[int],
         var_terms.append(n * sum(squares) - s2)
     var = sum(var_terms) if var_terms else 0
     return top, var
+
+
+def _pairwise_squares(model: cp_model.CpModel, r: str, us: list[Any]) -> list[Any]:
+    """N·Σu² − (Σu)² written as Σ_{i<j} (u_i − u_j)² (Lagrange's identity): a sum of convex terms, which
+    CP-SAT bounds far better than the difference of two squares."""
+    out: list[Any] = []
+    for i in range(len(us)):
+        for j in range(i + 1, len(us)):
+            a, b = us[i], us[j]
+            if isinstance(a, int) and isinstance(b, int):
+                out.append((a - b) ** 2)
+                continue
+            hi = max(_ub_of(a), _ub_of(b))
+            d = model.new_int_var(0, hi, f"d[{r},{i},{j}]")
+            model.add_abs_equality(d, a - b)
+            sq = model.new_int_var(0, hi * hi, f"d2[{r},{i},{j}]")
+            model.add_multiplication_equality(sq, [d, d])
+            out.append(sq)
+    return out
 
 
 def _var_ub(x: Any) -> int:
