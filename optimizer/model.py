@@ -121,6 +121,7 @@ class ModelContext:
         self._presence: dict[tuple[int, str, str], Any] = {}
         self._cdom: dict[tuple[int, str], dict[str, list[int]]] = {}
         self.levels: dict[str, cp_model.IntVar] = {}
+        self._totals: dict[tuple[int, str], tuple[dict[int, int], dict[str, int]]] = {}
 
     # -- naming ---------------------------------------------------------------------------------------
     def cname(self, c: int) -> str:
@@ -234,10 +235,26 @@ class ModelContext:
         xs: list[cp_model.IntVar] = []
         for t in target_classes:
             xs.extend(self.class_domain_vars(t, key, value, among))
-        _, members = self.problem.domains(key)
-        nodes = members.get(value, [])
-        const = sum(existing.get(n, 0) for n in nodes if among is None or n in among)
+        if not existing:
+            return xs, 0
+        if among is None:
+            return xs, self._domain_total(existing, key).get(value, 0)
+        values, _ = self.problem.domains(key)
+        const = sum(k for n, k in existing.items() if values[n] == value and n in among)
         return xs, const
+
+    def _domain_total(self, existing: dict[int, int], key: str) -> dict[str, int]:
+        """Existing pods per domain of `key` for one count map (cached by identity: maps are cached too)."""
+        k = (id(existing), key)
+        found = self._totals.get(k)
+        if found is None:
+            values, _ = self.problem.domains(key)
+            totals: dict[str, int] = defaultdict(int)
+            for n, c in existing.items():
+                if values[n] is not None:
+                    totals[values[n]] += c
+            found = self._totals[k] = (existing, dict(totals))  # holding `existing` keeps its id unique
+        return found[1]
 
     def add_term(self, kind: str, expr: cp_model.LinearExprT) -> None:
         self.terms[kind].append(expr)
@@ -255,10 +272,12 @@ class Built:
 
 
 def build(problem: Problem, comp: Component, policy: Policy, strategy: str,
-          explain: Explain | None = None, symmetry: bool = True) -> Built:
-    """Every rule's constraints and terms for one component, plus gang constraints and objective levels."""
+          explain: Explain | None = None, symmetry: bool = True,
+          candidates: dict[int, Sequence[int]] | None = None) -> Built:
+    """Every rule's constraints and terms for one component, plus gang constraints and objective levels;
+    with `candidates`, the restricted model where each class may only use those nodes."""
     ctx = ModelContext(problem, comp, policy, explain)
-    ctx.make_x()
+    ctx.make_x(candidates)
     for m in RULES:
         m.encode(ctx)
     _encode_gangs(ctx, problem.gangs)

@@ -24,6 +24,7 @@ How a solve runs:
 """
 from __future__ import annotations
 
+import random
 import sys
 import threading
 import time
@@ -35,15 +36,21 @@ from ortools.sat.python import cp_model
 
 from models.objects import Cluster
 
+from .bound import placed_bound, preference_bound
 from .model import TERM_KINDS, Built, Explain, build, existing_terms, term_vars
+from .neighbourhood import candidates
 from .plan import Plan
 from .policy import Policy
 from .problem import Component, Problem, build_problem, static_reasons
 
 # Measured cost of building a component's model and letting CP-SAT presolve it, per (class, node) count
-# variable (1,000 nodes / 350k variables: 46 s to build on 2 cores): components that cannot fit in their time
-# share keep greedy's placement instead of overrunning the limit.
+# variable (1,000 nodes / 350k variables: 46 s to build on 2 cores): a model is only built when it fits in
+# its time share; otherwise the incumbent is kept.
 SECONDS_PER_VARIABLE = 2.0e-4
+# Largest component that gets the exact full model (CP-SAT proves its own bound), and the size of the
+# restricted models larger components are searched in (measured: see notes/readme-solve.md).
+FULL_MODEL_VARIABLES = 40_000
+NEIGHBOURHOOD_VARIABLES = 25_000
 
 OPTIMAL = "OPTIMAL"
 FEASIBLE = "FEASIBLE"
@@ -61,6 +68,9 @@ class SolverParams:
     log_progress: one line per improving solution on stderr (objective, bound, gap, elapsed).
     log_search: CP-SAT's own log (log_search_progress) on stderr, to study presolve and the search.
     decompose: solve independent components separately. symmetry_breaking: order interchangeable nodes.
+    full_model_variables: a component with more (class, node) count variables is searched in restricted
+      models (neighbourhoods of about neighbourhood_variables variables) around the incumbent, with bounds
+      from optimizer.bound; at most this many, it gets the exact full model and CP-SAT's own bound.
     use_hint: warm start and floor from the greedy plan. debug_hints: check every stage's hint is a solution (tests).
     stage_shares: share of the remaining time each level may use (placed, preference, strategy); a stage
       that proves its level early hands its time on.
@@ -77,6 +87,8 @@ class SolverParams:
     symmetry_breaking: bool = True
     use_hint: bool = True
     debug_hints: bool = False
+    full_model_variables: int = FULL_MODEL_VARIABLES
+    neighbourhood_variables: int = NEIGHBOURHOOD_VARIABLES
     stage_shares: tuple[float, float, float] = (0.4, 0.75, 1.0)
     reserve: float = 0.05  # share of the time limit kept for building the plan after the last stage
 
@@ -98,6 +110,13 @@ class ComponentResult:
     greedy_note: str = ""
     greedy_pref: int | None = None
     placed_by_priority: dict[int, int] = field(default_factory=dict)
+    # restricted (neighbourhood) components: bounds from optimizer.bound instead of CP-SAT's levels
+    placed_bound: dict[int, int] | None = None
+    pref_bound: int | None = None
+    rounds: int = 0
+    kept: bool = False  # the incumbent kept unsearched (its terms are not known here)
+    proven_by_bound: bool = False  # restricted search reached optimizer.bound's relaxation
+    classes: list[int] = field(default_factory=list)
 
 
 class _Progress(cp_model.CpSolverSolutionCallback):
@@ -220,7 +239,10 @@ def _symmetry_permuted(built: Built, counts: dict[tuple[int, int], int]) -> dict
 
 
 def _solve_component(problem: Problem, comp: Component, built: Built, greedy_counts: dict[tuple[int, int], int] | None,
-                     params: SolverParams, deadline: float, state: dict[str, Any], started: float) -> ComponentResult:
+                     params: SolverParams, deadline: float, state: dict[str, Any], started: float,
+                     caps: dict[str, int] | None = None, skip: frozenset[str] = frozenset()) -> ComponentResult:
+    """The staged lexicographic search of one built model. `caps`: level values known to be upper bounds
+    (a stage whose incumbent reaches its cap is skipped, proven); `skip`: levels not searched here."""
     ctx = built.ctx
     model = ctx.model
     tvars = built.terms  # type: ignore[attr-defined]
@@ -239,9 +261,14 @@ def _solve_component(problem: Problem, comp: Component, built: Built, greedy_cou
         if state.get("interrupted"):
             break
         trivially = _trivial_bound(problem, built, i)
+        if trivially is None and caps is not None:
+            trivially = caps.get(name)
         if incumbent is not None and trivially is not None and incumbent[var.index] >= trivially:
             levels.append(LevelResult(name, incumbent[var.index], trivially, True))
             model.add(var >= incumbent[var.index])
+            continue
+        if incumbent is not None and name in skip:
+            levels.append(LevelResult(name, incumbent[var.index], float("inf"), False))
             continue
         now = time.perf_counter()
         share = params.stage_shares[min(i, len(params.stage_shares) - 1)] if i < n_levels - 1 else 1.0
@@ -340,45 +367,212 @@ def solve(cluster: Cluster, params: SolverParams | None = None, policy: Policy |
     policy = policy or Policy()
     started = time.perf_counter()
     deadline = started + params.time_limit * (1 - params.reserve)
-    state: dict[str, Any] = {}
+    state: dict[str, Any] = {"timings": defaultdict(float)}
     problem = build_problem(cluster, gang_all=params.gang, decompose=params.decompose)
+    state["timings"]["problem"] = time.perf_counter() - started
     greedy_counts = _greedy_counts(problem, greedy_plan) if greedy_plan is not None else None
     sizes = {comp.index: 1 + sum(len(problem.feasible[c]) for c in comp.classes) for comp in problem.components}
-    left = sum(sizes.values())
-    results: list[ComponentResult] = []
-    for comp in problem.components:
+    # time shares by the size of the model actually built; small components first, their unused time rolls on
+    effective = {i: min(v, params.neighbourhood_variables) if v > params.full_model_variables else v
+                 for i, v in sizes.items()}
+    left = sum(effective.values())
+    results: dict[int, ComponentResult] = {}
+    models: dict[int, Built] = {}
+    for comp in sorted(problem.components, key=lambda comp: (effective[comp.index], comp.index)):
         now = time.perf_counter()
-        comp_deadline = now + max(0.0, deadline - now) * sizes[comp.index] / max(1, left)
-        left -= sizes[comp.index]
+        comp_deadline = now + max(0.0, deadline - now) * effective[comp.index] / max(1, left)
+        left -= effective[comp.index]
         gc = None
         if greedy_counts is not None:
             cls = set(comp.classes)
             gc = {k: v for k, v in greedy_counts.items() if k[0] in cls}
-        if gc is not None and sizes[comp.index] * SECONDS_PER_VARIABLE > comp_deadline - now:
-            # Building and searching this component would overrun the time limit: keep greedy's placement.
-            results.append(ComponentResult(gc, [], {k: 0 for k in TERM_KINDS}, None,
-                                           f"component {comp.index} ({sizes[comp.index]} count variables) cannot be "
-                                           f"built and searched in its {comp_deadline - now:.0f}s share of the time "
-                                           "limit: greedy's placement kept, not proven",
-                                           placed_by_priority=_by_priority(problem, gc)))
-            continue
-        built = build(problem, comp, policy, params.strategy, symmetry=params.symmetry_breaking)
-        built.terms = term_vars(built.ctx)  # type: ignore[attr-defined]
         if state.get("interrupted"):
-            results.append(ComponentResult({}, [], {k: 0 for k in TERM_KINDS}, None, "interrupted"))
-            continue
-        results.append(_solve_component(problem, comp, built, gc, params, comp_deadline, state, started))
-    return _assemble(problem, cluster, params, policy, greedy_plan, results, started, state)
+            results[comp.index] = _kept(problem, comp, gc, "interrupted before this component was searched")
+        elif sizes[comp.index] > params.full_model_variables:
+            results[comp.index] = _solve_large(problem, comp, policy, params, gc, comp_deadline, state, started)
+        elif gc is not None and sizes[comp.index] * SECONDS_PER_VARIABLE > comp_deadline - now:
+            # Building and searching this component would overrun the time limit: keep greedy's placement.
+            results[comp.index] = _kept(problem, comp, gc,
+                                        f"component {comp.index} ({sizes[comp.index]} count variables) cannot be "
+                                        f"built and searched in its {comp_deadline - now:.0f}s share of the time "
+                                        "limit: greedy's placement kept")
+        else:
+            t0 = time.perf_counter()
+            built = build(problem, comp, policy, params.strategy, symmetry=params.symmetry_breaking)
+            built.terms = term_vars(built.ctx)  # type: ignore[attr-defined]
+            state["timings"]["build"] += time.perf_counter() - t0
+            t0 = time.perf_counter()
+            results[comp.index] = _solve_component(problem, comp, built, gc, params, comp_deadline, state, started)
+            state["timings"]["search"] += time.perf_counter() - t0
+            models[comp.index] = built
+    _more_time(problem, policy, params, results, models, sizes, deadline, state, started)
+    # components that did not get a proof from CP-SAT get the relaxation bounds of optimizer.bound
+    for comp in problem.components:
+        r = results[comp.index]
+        r.classes = comp.classes
+        if r.placed_bound is None and not (r.levels and r.levels[0].optimal):
+            _relaxation_bounds(problem, comp, r, policy, params, started + params.time_limit * (1 - params.reserve / 2),
+                               state)
+    ordered = [results[comp.index] for comp in problem.components]
+    return _assemble(problem, cluster, params, policy, greedy_plan, ordered, started, state)
+
+
+def _proven(r: ComponentResult) -> bool:
+    """Placed and preference proven for this component (by CP-SAT's full model, or reaching the relaxation)."""
+    if r.kept:
+        return False
+    if r.rounds:
+        return r.proven_by_bound
+    by = {lv.name: lv.optimal for lv in r.levels}
+    return by.get("placed", False) and by.get("preference", False)
+
+
+def _more_time(problem: Problem, policy: Policy, params: SolverParams, results: dict[int, ComponentResult],
+               models: dict[int, Built], sizes: dict[int, int], deadline: float, state: dict[str, Any],
+               started: float) -> None:
+    """Time left after every component had its share goes to the unproven ones, smallest first, each
+    continuing from its incumbent (which stays the floor)."""
+    while not state.get("interrupted"):
+        todo = sorted((i for i, r in results.items() if not _proven(r) and (i in models or r.rounds)),
+                      key=lambda i: sizes[i])
+        if not todo or deadline - time.perf_counter() < 1.0:
+            return
+        for j, i in enumerate(todo):
+            now = time.perf_counter()
+            if deadline - now < 1.0 or state.get("interrupted"):
+                return
+            share = now + (deadline - now) / (len(todo) - j)
+            comp = problem.components[i]
+            old = results[i]
+            t0 = time.perf_counter()
+            if i in models:
+                new = _solve_component(problem, comp, models[i], old.counts, params, share, state, started)
+            else:
+                new = _solve_large(problem, comp, policy, params, old.counts, share, state, started)
+            state["timings"]["search"] += time.perf_counter() - t0
+            if _lex_key(problem, new) >= _lex_key(problem, old) and (new.levels or new.rounds):
+                new.greedy_levels, new.greedy_pref, new.greedy_note = old.greedy_levels, old.greedy_pref, old.greedy_note
+                results[i] = new
+        if all(_proven(results[i]) for i in todo):
+            return
+
+
+def _kept(problem: Problem, comp: Component, gc: dict[tuple[int, int], int] | None, why: str) -> ComponentResult:
+    """The incumbent (greedy's counts) kept unsearched; its terms are unknown here (0), bounds come later."""
+    gc = gc or {}
+    return ComponentResult(gc, [], {k: 0 for k in TERM_KINDS}, None, why, placed_by_priority=_by_priority(problem, gc),
+                           kept=True)
+
+
+def _relaxation_bounds(problem: Problem, comp: Component, r: ComponentResult, policy: Policy, params: SolverParams,
+                       deadline: float, state: dict[str, Any]) -> None:
+    """Fill r.placed_bound and r.pref_bound from optimizer.bound (valid for the full model)."""
+    t0 = time.perf_counter()
+    total = {q: 0 for q in {problem.classes[c].priority for c in comp.classes}}
+    for c in comp.classes:
+        total[problem.classes[c].priority] += problem.classes[c].size
+    all_placed = all(r.placed_by_priority.get(q, 0) >= k for q, k in total.items())
+    if all_placed:
+        r.placed_bound = dict(total)
+    else:
+        limit = max(0.05, min(10.0, deadline - time.perf_counter()))
+        r.placed_bound, _ = placed_bound(problem, comp, limit, params.workers)
+    r.pref_bound = preference_bound(problem, comp, policy, all_placed)
+    state["timings"]["bound"] += time.perf_counter() - t0
+
+
+def _lex_key(problem: Problem, r: ComponentResult) -> tuple[tuple[int, ...], int]:
+    prios = sorted({c.priority for c in problem.classes}, reverse=True)
+    pref = sum(r.terms.values())
+    return tuple(r.placed_by_priority.get(q, 0) for q in prios), pref
+
+
+def _solve_large(problem: Problem, comp: Component, policy: Policy, params: SolverParams,
+                 gc: dict[tuple[int, int], int] | None, deadline: float, state: dict[str, Any],
+                 started: float) -> ComponentResult:
+    """Large-neighbourhood search: rounds of restricted models (optimizer.neighbourhood) around the incumbent,
+    greedy's plan first; each round's hint and floor is the incumbent, so no round ends below it."""
+    rng = random.Random(params.seed)
+    incumbent: dict[tuple[int, int], int] = dict(gc or {})
+    best: ComponentResult | None = None
+    first: ComponentResult | None = None
+    total = {q: 0 for q in {problem.classes[c].priority for c in comp.classes}}
+    for c in comp.classes:
+        total[problem.classes[c].priority] += problem.classes[c].size
+    pref_cap_all = preference_bound(problem, comp, policy, True)
+    per_var = SECONDS_PER_VARIABLE
+    rounds = 0
+    while not state.get("interrupted"):
+        now = time.perf_counter()
+        remaining = deadline - now
+        fixed = len(incumbent)
+        k = max(2, int((params.neighbourhood_variables - fixed) / (1.5 * max(1, len(comp.classes)))))
+        cands = candidates(problem, comp, incumbent, k, rng)
+        nvars = sum(len(v) for v in cands.values())
+        if nvars * per_var * 2 > remaining and rounds > 0 or nvars * per_var > remaining:
+            break  # building and searching another round would overrun the component's share
+        t0 = time.perf_counter()
+        built = build(problem, comp, policy, params.strategy, symmetry=params.symmetry_breaking, candidates=cands)
+        built.terms = term_vars(built.ctx)  # type: ignore[attr-defined]
+        spent = time.perf_counter() - t0
+        state["timings"]["build"] += spent
+        per_var = max(per_var / 4, spent / max(1, nvars))
+        remaining = deadline - time.perf_counter()
+        round_deadline = time.perf_counter() + max(min(remaining, 5.0), remaining * 0.5)
+        all_placed = best is not None and all(best.placed_by_priority.get(q, 0) >= k for q, k in total.items())
+        caps = {"preference": pref_cap_all} if all_placed or (gc and all(
+            _by_priority(problem, incumbent).get(q, 0) >= k for q, k in total.items())) else {}
+        t0 = time.perf_counter()
+        r = _solve_component(problem, comp, built, incumbent or None, params, round_deadline, state, started,
+                             caps=caps, skip=frozenset({"strategy"}) if remaining > 20 else frozenset())
+        state["timings"]["search"] += time.perf_counter() - t0
+        rounds += 1
+        if params.log_progress:
+            print(f"  [{comp.index}] round {rounds}: {nvars} variables, built in {spent:.1f}s, searched in "
+                  f"{time.perf_counter() - t0:.1f}s: placed {sum(r.placed_by_priority.values())}, "
+                  f"preference {sum(r.terms.values())} (cap {pref_cap_all})", file=sys.stderr, flush=True)
+        if first is None:
+            first = r
+        if best is None or _lex_key(problem, r) >= _lex_key(problem, best):
+            best = r
+            incumbent = dict(r.counts)
+        proven = all(best.placed_by_priority.get(q, 0) >= k for q, k in total.items()) and \
+            sum(best.terms.values()) >= pref_cap_all
+        if proven:
+            break
+    if best is None:
+        return _kept(problem, comp, gc, f"component {comp.index}: no time to build a neighbourhood model")
+    best.rounds = rounds
+    best.proven_by_bound = all(best.placed_by_priority.get(q, 0) >= k for q, k in total.items()) and \
+        sum(best.terms.values()) >= pref_cap_all
+    if first is not None:
+        best.greedy_levels, best.greedy_pref, best.greedy_note = first.greedy_levels, first.greedy_pref, first.greedy_note
+    best.levels = []  # a restricted model's levels prove nothing: bounds come from optimizer.bound
+    state["rounds"] = state.get("rounds", 0) + rounds
+    return best
 
 
 def _assemble(problem: Problem, cluster: Cluster, params: SolverParams, policy: Policy, greedy_plan: Plan | None,
               results: list[ComponentResult], started: float, state: dict[str, Any]) -> Plan:
+    """One plan from the components' results, with the bound and gap of the lexicographic objective.
+
+    Per component, placed is proven when CP-SAT proved the full model's placed level or when the placed
+    vector reaches optimizer.bound's relaxation; the preference bound is CP-SAT's (full model, placed
+    proven) or the relaxation's. gap: while placed is not proven everywhere, the share of the bound's pods
+    (per priority) not placed; once it is, |bound(P) - P| / max(1, |bound(P)|) with P over the whole state.
+    """
     counts: dict[tuple[int, int], int] = {}
     for r in results:
         counts.update(r.counts)
     placements = plan_from_counts(problem, counts)
     const = existing_terms(problem, policy)
-    terms = {k: const.get(k, 0) + sum(r.terms.get(k, 0) for r in results) for k in TERM_KINDS}
+    if any(r.kept for r in results):
+        # a kept component's terms were never computed: score the whole final state as the verifier does
+        from .objective import Multipliers, preference_terms
+        from .verify import final_state
+        terms = preference_terms(cluster, final_state(cluster, placements), Multipliers(**vars(policy)))
+    else:
+        terms = {k: const.get(k, 0) + sum(r.terms.get(k, 0) for r in results) for k in TERM_KINDS}
     preference = sum(terms.values())
     by_prio: dict[int, int] = defaultdict(int)
     for r in results:
@@ -391,36 +585,59 @@ def _assemble(problem: Problem, cluster: Cluster, params: SolverParams, policy: 
     def level(r: ComponentResult, name: str) -> LevelResult | None:
         return next((lv for lv in r.levels if lv.name == name), None)
 
-    placed_proven = all(lv is not None and lv.optimal for r in results
-                        for lv in [level(r, "placed")] if r.levels) and all(r.levels for r in results)
-    pref_levels = [level(r, "preference") for r in results]
-    pref_proven = placed_proven and all(lv is not None and lv.optimal for lv in pref_levels)
-    pref_bound = const_total = sum(const.values())
-    for lv in pref_levels:
-        pref_bound += lv.bound if lv is not None else float("inf")
-    strategy_levels = [level(r, "strategy") for r in results if level(r, "strategy") is not None]
-    strategy_proven = all(lv.optimal for lv in strategy_levels)  # type: ignore[union-attr]
+    placed_bound_by_prio: dict[int, int] = defaultdict(int)
+    placed_proven = True
+    pref_bound: float = sum(const.values())
+    pref_proven = True
+    for r in results:
+        if r.placed_bound is not None:
+            proven = all(r.placed_by_priority.get(q, 0) >= k for q, k in r.placed_bound.items())
+            for q, k in r.placed_bound.items():
+                placed_bound_by_prio[q] += max(k, r.placed_by_priority.get(q, 0))
+            bound_p = r.pref_bound if r.pref_bound is not None else float("inf")
+            value_p = sum(r.terms.values())
+            pref_ok = proven and value_p >= bound_p
+        else:
+            lv = level(r, "placed")
+            proven = lv is not None and lv.optimal
+            for q, k in r.placed_by_priority.items():
+                placed_bound_by_prio[q] += k
+            if not proven:
+                # CP-SAT's weighted bound does not split by priority: every pod of the component counts
+                for q, k in r.placed_by_priority.items():
+                    placed_bound_by_prio[q] -= k
+                for q, k in _component_totals(problem, r).items():
+                    placed_bound_by_prio[q] += k
+            pv = level(r, "preference")
+            bound_p = pv.bound if pv is not None else float("inf")
+            pref_ok = proven and pv is not None and pv.optimal
+        placed_proven &= proven
+        pref_proven &= pref_ok
+        pref_bound += bound_p
     placed = sum(by_prio.values())
     bound: dict[str, object] = {
-        "placed": placed if placed_proven else sum(total_by_prio.values()),
-        "placed_by_priority": {str(q): (by_prio.get(q, 0) if placed_proven else total_by_prio[q])
-                               for q in sorted(total_by_prio, reverse=True)},
+        "placed": sum(placed_bound_by_prio.values()),
+        "placed_by_priority": {str(q): placed_bound_by_prio.get(q, 0) for q in sorted(total_by_prio, reverse=True)},
         "preference": (int(pref_bound) if pref_bound != float("inf") else None) if placed_proven else None,
-        "strategy_proven": strategy_proven,
+        "strategy_proven": all(lv.optimal for r in results for lv in [level(r, "strategy")] if lv is not None),
     }
+    gap: float | None
     if placed_proven and bound["preference"] is not None:
         b = bound["preference"]
         gap = abs(b - preference) / max(1.0, abs(b))  # type: ignore[operator]
     elif placed_proven:
         gap = None
     else:
-        total = sum(total_by_prio.values())
-        gap = (total - placed) / max(1, total)
-    status = OPTIMAL if pref_proven else FEASIBLE
+        missing = sum(max(0, k - by_prio.get(q, 0)) for q, k in placed_bound_by_prio.items())
+        gap = missing / max(1, sum(placed_bound_by_prio.values()))
+    status = OPTIMAL if placed_proven and pref_proven else FEASIBLE
+    timings = state.get("timings", {})
     notes = [f"{len(problem.classes)} pod classes, {len(problem.components)} components, "
              f"{sum(len(f) for f in problem.feasible)} (class, node) variables",
              f"objective: placed {placed} {dict(sorted(by_prio.items(), reverse=True))}, preference {preference} "
-             f"{terms}"]
+             f"{terms}",
+             "time: " + ", ".join(f"{k} {v:.1f}s" for k, v in timings.items())
+             + (f", {state['rounds']} neighbourhood rounds" if state.get("rounds") else "")]
     if state.get("interrupted"):
         notes.append("interrupted: best plan found so far")
     greedy_notes = {r.greedy_note for r in results if r.greedy_note}
@@ -433,11 +650,18 @@ def _assemble(problem: Problem, cluster: Cluster, params: SolverParams, policy: 
     wall = time.perf_counter() - started
     plan = Plan(placements, pending, status, bound, gap, wall, params.workers, params.seed, tuple(notes))
     if greedy_plan is not None:
-        worse = _worse_than_greedy(problem, results, by_prio, preference, const_total, greedy_plan)
+        worse = _worse_than_greedy(problem, results, by_prio, preference, sum(const.values()), greedy_plan)
         if worse:
             return Plan(dict(greedy_plan.placements), dict(greedy_plan.pending), GREEDY_FALLBACK, bound, gap, wall,
                         params.workers, params.seed, tuple(notes) + (f"greedy fallback: {worse}",))
     return plan
+
+
+def _component_totals(problem: Problem, r: ComponentResult) -> dict[int, int]:
+    out: dict[int, int] = defaultdict(int)
+    for c in r.classes:
+        out[problem.classes[c].priority] += problem.classes[c].size
+    return out
 
 
 def _worse_than_greedy(problem: Problem, results: list[ComponentResult], by_prio: dict[int, int], preference: int,

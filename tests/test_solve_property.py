@@ -165,3 +165,27 @@ def test_solve_matches_exhaustive_search_and_verifies(case: tuple[Cluster, bool]
     got = (_placed_vector(cluster, plan.placements), report.preference)
     assert got == want
     assert plan.status in ("OPTIMAL", "GREEDY_FALLBACK")
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(clusters())
+def test_neighbourhood_search_verifies_never_loses_to_greedy_and_is_optimal_when_it_says_so(
+        case: tuple[Cluster, bool]) -> None:
+    # every component forced through the restricted models of large components, tiny neighbourhoods
+    cluster, gang_all = case
+    params = SolverParams(time_limit=4, workers=1, seed=0, gang=gang_all, debug_hints=True, full_model_variables=0,
+                          neighbourhood_variables=3)
+    greedy = simulate(cluster, gangs=find_gangs(cluster, gang_all))
+    plan = solve(cluster, params, None, greedy)
+    report = verify(cluster, plan.placements, Multipliers())
+    assert report.ok, [v for v in report.violations if not v.preexisting]
+    assert _gangs_ok(cluster, gang_all, plan.placements)
+    g = verify(cluster, greedy.placements, Multipliers())
+    got = (_placed_vector(cluster, plan.placements), report.preference)
+    assert got >= (_placed_vector(cluster, greedy.placements), g.preference)
+    want = exhaustive_best(cluster, gang_all)
+    assert got <= want  # the bound side: nothing beats the exhaustive optimum
+    if plan.status == "OPTIMAL":
+        assert got == want
+    if plan.gap == 0 and plan.bound.get("preference") is not None:
+        assert report.preference == want[1] and got[0] == want[0]

@@ -339,7 +339,7 @@ def _encode_affinity(ctx: Any) -> None:
         ex = ci["aff_existing"]
         selfm = ci["self_aff"]
         keys = ci["aff_keys"]
-        keyed = [n for n in ctx.comp.nodes if any(k in p.nodes[n].labels for k in keys)]
+        keyed = [n for n, cs in list(ctx.by_node.items()) if cs and any(k in p.nodes[n].labels for k in keys)]  # nodes with an x
         keyed_set = set(keyed)
         ex_keyed = sum(k for n, k in ex.items() if any(kk in p.nodes[n].labels for kk in keys))
         first: Any = 0
@@ -376,7 +376,7 @@ def _encode_existing_first_pod(ctx: Any) -> None:
         n_e = next(iter(h.on))
         labels = p.nodes[n_e].labels
         keys = [t.topology_key for t in e.affinity.pod_required]
-        keyed = {n for n in ctx.comp.nodes if any(k in p.nodes[n].labels for k in keys)}
+        keyed = {n for n, cs in list(ctx.by_node.items()) if cs and any(k in p.nodes[n].labels for k in keys)}  # nodes with an x
         alone = ctx.new_bool(f"still_first[{e.name}]")
         ctx.model.add(sum(ctx.x[(t, n)] for t in targets for n in ctx.by_class[t] if n in keyed) == 0) \
             .only_enforce_if(alone)

@@ -99,7 +99,8 @@ def encode(ctx: Any) -> None:
             need = sum(p.classes[c].rep.requests[r] * ctx.ub[(c, n)] for c in users)
             if need <= room.get(r, 0):
                 continue  # cannot bind: every bound already fits
-            ctx.hard(ctx.model.add(sum(p.classes[c].rep.requests[r] * ctx.x[(c, n)] for c in users)
+            ctx.hard(ctx.model.add(cp_model.LinearExpr.weighted_sum([ctx.x[(c, n)] for c in users],
+                                                                   [p.classes[c].rep.requests[r] for c in users])
                                    <= max(0, room.get(r, 0))),
                      (NAME, node, f"status.allocatable.{r}"))
 
@@ -137,8 +138,9 @@ def strategy_level(ctx: Any, strategy: str) -> cp_model.IntVar | None:
             floor = max(floor, min(10 ** 7, used * 1000 // alloc))
             if not users:
                 continue
-            ctx.model.add(1000 * sum(-(-p.classes[c].rep.requests[r] // scale) * ctx.x[(c, n)] for c in users)
-                          - alloc * top <= -1000 * used)
+            ctx.model.add(cp_model.LinearExpr.weighted_sum(
+                [ctx.x[(c, n)] for c in users] + [top],
+                [1000 * -(-p.classes[c].rep.requests[r] // scale) for c in users] + [-alloc]) <= -1000 * used)
     ctx.model.add(top >= floor)
     level = ctx.new_int(-(10 ** 7), 0, "level[strategy]")
     ctx.model.add(level == -top)

@@ -61,9 +61,27 @@ def eligible_nodes(problem: Any, c: SpreadConstraint, pod: Pod, cons: tuple[Spre
            pod.tolerations, cons)
     found = problem.cache.get(key)
     if found is None:
-        found = problem.cache[key] = [i for i, n in enumerate(problem.nodes)
-                                      if has_all_keys(n.labels, cons) and node_eligible(c, pod, n)]
+        found = problem.cache[key] = np.flatnonzero(_eligible_mask(problem, c, pod, cons)).tolist()
     return found
+
+
+def _eligible_mask(problem: Any, c: SpreadConstraint, pod: Pod, cons: tuple[SpreadConstraint, ...]) -> np.ndarray:
+    """has_all_keys(cons) and node_eligible(c, pod, .) per node, evaluated once per group of nodes equal in
+    everything they read (the keys, the pod's node-affinity keys, taints, the name when matchFields pins it)."""
+    nodes = problem.nodes
+    keys = {k.topology_key for k in cons} | set(pod.node_selector)
+    by_name = False
+    required = pod.affinity.node_required
+    for t in (required.terms if required else ()):
+        keys |= {r.key for r in t.match_expressions}
+        by_name |= bool(t.match_fields)
+    ordered = tuple(sorted(keys))
+
+    def sig(i: int) -> tuple:
+        n = nodes[i]
+        return (n.name if by_name else "", tuple((k in n.labels, n.labels.get(k)) for k in ordered), n.taints)
+    return problem.mask_by_groups(("spread.eligible", by_name, ordered), sig,
+                                  lambda i: has_all_keys(nodes[i].labels, cons) and node_eligible(c, pod, nodes[i]))
 
 
 def _targets(ctx_or_problem: Any, sel: Any, ns: str) -> tuple[Any, dict[int, int]]:
@@ -236,8 +254,7 @@ def _soft_nodes(problem: Any, g: tuple, pod: Pod) -> list[int]:
            c.node_affinity_policy, c.node_taints_policy)
     found = problem.cache.get(key)
     if found is None:
-        found = problem.cache[key] = [i for i, n in enumerate(problem.nodes)
-                                      if c.topology_key in n.labels and node_eligible(c, pod, n)]
+        found = problem.cache[key] = np.flatnonzero(_eligible_mask(problem, c, pod, (c,))).tolist()
     return found
 
 
