@@ -114,7 +114,13 @@ def plan_table(plan: RebalancePlan) -> str:
 
 
 def eviction(pod: Pod) -> dict[str, Any]:
-    return {"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": pod.name, "namespace": pod.namespace}}
+    """A policy/v1 Eviction; with the pod's uid from the dump as a precondition, so that a pod recreated since
+    the dump (same name, new uid) is refused (409) rather than evicted."""
+    body: dict[str, Any] = {"apiVersion": "policy/v1", "kind": "Eviction",
+                            "metadata": {"name": pod.name, "namespace": pod.namespace}}
+    if pod.uid:
+        body["deleteOptions"] = {"preconditions": {"uid": pod.uid}}
+    return body
 
 
 def _wave_comment(i: int, w: Wave) -> str:
@@ -172,16 +178,37 @@ SCRIPT_HEAD = r'''set -euo pipefail
 
 TIMEOUT="${TIMEOUT:-600}"  # seconds to wait for each step
 
-# evict NAMESPACE POD: POST a policy/v1 Eviction; the API server refuses it (429) if a PDB would break.
+# evict NAMESPACE POD [UID]: POST a policy/v1 Eviction; the API server refuses it (429) if a PDB would
+# break, and (409) if the pod is no longer the one of the dump (UID precondition).
 evict() {
+  local options=""
+  if [ -n "${3:-}" ]; then
+    options=", \"deleteOptions\": {\"preconditions\": {\"uid\": \"$3\"}}"
+  fi
   kubectl create --raw "/api/v1/namespaces/$1/pods/$2/eviction" -f - <<EOF
-{"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "$2", "namespace": "$1"}}
+{"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "$2", "namespace": "$1"}$options}
 EOF
 }
 
-# gone NAMESPACE POD: wait until the evicted pod is deleted (its resources are free on its node).
+# gone NAMESPACE POD [UID]: wait until the evicted pod is deleted (its resources are free on its node);
+# with its UID, a pod a StatefulSet already recreated under the same name does not count.
 gone() {
-  kubectl wait --for=delete "pod/$2" -n "$1" --timeout="${TIMEOUT}s"
+  if [ -z "${3:-}" ]; then
+    kubectl wait --for=delete "pod/$2" -n "$1" --timeout="${TIMEOUT}s"
+    return
+  fi
+  local deadline=$((SECONDS + TIMEOUT)) uid
+  while :; do
+    uid=$(kubectl get pod "$2" -n "$1" -o jsonpath='{.metadata.uid}' 2>/dev/null || true)
+    if [ "$uid" != "$3" ]; then
+      return 0
+    fi
+    if [ "$SECONDS" -ge "$deadline" ]; then
+      echo "timed out: $1/$2 is still there" >&2
+      return 1
+    fi
+    sleep 2
+  done
 }
 
 # ready NAMESPACE SELECTOR COUNT NODE: wait until COUNT pods matching SELECTOR are Ready on NODE.
@@ -227,9 +254,11 @@ def script_text(cluster: Cluster, plan: RebalancePlan) -> str:
             out.append(f"kubectl cordon {' '.join(q(n) for n in new)}")
             cordoned |= set(new)
         for m in w.moves:
-            out.append(f"evict {q(m.pod.namespace)} {q(m.pod.name)}  # {m.source} -> {m.target}")
+            uid = f" {q(m.pod.uid)}" if m.pod.uid else ""
+            out.append(f"evict {q(m.pod.namespace)} {q(m.pod.name)}{uid}  # {m.source} -> {m.target}")
         for m in w.moves:
-            out.append(f"gone {q(m.pod.namespace)} {q(m.pod.name)}")
+            uid = f" {q(m.pod.uid)}" if m.pod.uid else ""
+            out.append(f"gone {q(m.pod.namespace)} {q(m.pod.name)}{uid}")
             where[m.key] = m.target
         waits = dict.fromkeys((m.pod.namespace, replacement_selector(cluster, m.pod), m.target) for m in w.moves)
         for (ns, sel, node) in waits:
@@ -243,8 +272,9 @@ def script_text(cluster: Cluster, plan: RebalancePlan) -> str:
         out.append("")
     kept = [n for n in sorted(cordoned - already)]
     if kept:
-        out.append(f"# {', '.join(kept)} stay cordoned (drained / removable): uncordon them after maintenance,")
-        out.append("# or remove them from the cluster.")
+        them = "it" if len(kept) == 1 else "them"
+        out.append(f"# {', '.join(kept)} {'stays' if len(kept) == 1 else 'stay'} cordoned (drained / removable): "
+                   f"uncordon {them} after maintenance, or remove {them} from the cluster.")
     if plan.blocked:
         out.append(f"echo {q(f'podplan: the plan is incomplete: {len(plan.blocked)} pod(s) blocked (see the header)')} >&2")
     out.append(f"echo {q(f'podplan: {plan.moves} move(s) done')}")

@@ -9,18 +9,24 @@
    Added: every free pod is placed; per class and node `stay <= x`, `stay <= pods of the class that run there
    now`, moves = Σ (class size − Σ stay) (pods of a class are interchangeable for every rule, so the count
    model's minimum is the individual minimum); drained nodes keep at most their own pods (nothing moves in).
-   Levels, solved lexicographically (each stage fixes the level's optimum, the previous solution as hint):
+   Every free pod ends valid, whatever the goal: a rebalance never keeps a violation it can repair.
+   Levels, solved lexicographically (each stage fixes the level's optimum, the previous solution as hint; the
+   first hint is every pod staying, completed by CP-SAT with the counts fixed):
    - `--drain` nodes, in the order given: pods left on each, minimised (the drain is soft so that a drain
      that cannot complete still gets the best partial plan, and says which pods stay and why);
-   - the goal: `fix` has no level of its own (validity is hard: every free pod ends valid); `spread`
-     minimises U = max over nodes and {cpu, memory} of ceil(1000 × requested / allocatable), then
-     V = Σ_r (N·Σ_n u² − (Σ_n u)²) = N² × the variance of the per-mille utilisations; `pack` maximises
-     the nodes left without pods (DaemonSet and mirror pods go with the node); `prefs` maximises the
-     preference score P (notes/semantics.md);
+   - the goal: `fix` has no level of its own (validity is hard); `spread` minimises U = max over nodes and
+     {cpu, memory} of u = ceil(1000 × requested / allocatable), then V = Σ_r (N·Σ_n u² − (Σ_n u)²) = N² ×
+     the variance of the per-mille utilisations, encoded as Σ_{i<j} (u_i − u_j)² (Lagrange's identity: convex
+     terms CP-SAT proves; above PAIRWISE_LIMIT nodes as written); `pack` maximises the nodes left without
+     pods (DaemonSet and mirror pods go with the node); `prefs` maximises the preference score P
+     (notes/semantics.md);
    - moves, minimised; `--max-moves` caps them (a hard constraint);
    - a tie-break for drain/fix/prefs: the lowest U.
    Utilisation and emptiness are over the nodes not being drained. `goal_values` evaluates every level from an
-   assignment in plain Python (the hypothesis test's brute force uses it).
+   assignment in plain Python (the hypothesis test's brute force uses it). Which pod of a class moves where is
+   then chosen so that moves stay inside their topology domains where they can (pods no PDB guards move
+   first). Large drain/fix problems (over FOCUS_LIMIT movable pods) first re-place only the pods that must
+   move, which is provably the fewest moves for a drain that empties.
    When no valid target exists (a free pod violates a rule now and cannot be repaired: no node takes it, or
    not within --max-moves), the pods in violation are kept in place and then released one at a time while a
    valid target still exists; those left are `blocked` (fix) or noted (other goals).
@@ -29,21 +35,26 @@
    arithmetic), (b) the state after the wave stays valid: its replacement passes every Filter on its node, and
    every pod whose required (anti-)affinity or DoNotSchedule spread sees it keeps its verdict. Evictions of a
    wave happen before its arrivals, so a pod arrives on B in the wave where what must leave B leaves, or later.
-   Moves that only work together (a swap on full nodes) are tried as one group when no single move fits.
+   A move that does not fit alone is tried with the moves it depends on (up to GROUP_LIMIT): the move of the
+   pod it would break, a move off its node, the partner its affinity needs (a swap, a co-located pair).
    Every state between waves is checked with the verifier (existing = pods not moved yet, placed = the
-   replacements); a wave that fails it is shrunk.
+   replacements); a wave that fails it is shrunk. Moves no wave can make are `blocked`, with the state they
+   would break and the budget that forbids the moves that would have to go with them.
 4. Landing: the replacements of a wave are scheduled by optimizer.greedy.Scheduler (kube-scheduler's cycle,
-   without podplan's placed-pod guard) on the state after the wave's evictions, in eviction order, with the
-   drained nodes cordoned: where they land "if left alone". Where that differs from the plan, nodes that
+   without podplan's placed-pod guard) on the state after the wave's evictions, in eviction order (priority,
+   pods with required affinity last, fewest feasible nodes first), with the drained nodes (and the nodes
+   `pack` empties) cordoned: where they land "if left alone". Where that differs from the plan, nodes that
    received a replacement they should not are cordoned for the wave (never a node the wave must fill), until
-   the simulation lands every replacement as planned; if cordons cannot do it, the wave is split. Replacements
-   of one controller are interchangeable: landing is compared as counts per (controller, node).
+   the simulation lands every replacement as planned; if cordons cannot do it, the replacements that took
+   another move's node wait for a later wave. Replacements of one controller are interchangeable: landing is
+   compared as counts per (controller, node).
 
 Knowing differences and limits: cordons a plan adds are operational (kubectl cordon); states are judged on the
 input's Node objects. Required affinity is IgnoredDuringExecution: an immovable pod whose required affinity
 was met only by movable pods is not protected when they move (the verifier calls it pre-existing, as the
 immovable pods alone already break it). Pending pods of the input are not part of a rebalance. Replacements
-are assumed to become Ready (the script waits for it).
+are assumed to become Ready (the script waits for it). Waves are greedy, not minimal in number; a PDB that
+allows one disruption makes one wave per eviction of its pods, as the Eviction API would.
 """
 from __future__ import annotations
 
@@ -67,7 +78,7 @@ from .objective import preference_terms
 from .policy import Policy
 from .problem import Problem, build_problem, pod_signature
 from .registry import FILTER_PLUGINS
-from .state import ClusterState
+from .state import ClusterState, NodeInfo
 from .verify import judge, verify
 
 GOALS = ("fix", "spread", "pack", "prefs")
@@ -87,7 +98,7 @@ R_IMMOVABLE_ON_DRAINED = "cannot leave {node}: {why}; the drain of {node} cannot
 R_PDB_ZERO = "PodDisruptionBudget {pdb} allows 0 disruptions ({cause}): {what}"
 R_MANY_PDBS = "{err} ({pdbs}): {what}"
 R_NO_ROOM = "no other node can take it while {drained} {verb} drained: {node} cannot be emptied"
-R_ADD_BACK = "; add {back} back after its maintenance (it can take the pod), then drain {node}"
+R_ADD_BACK = "; when the waves are done, add {back} back (after its maintenance: it can take the pod), then drain {node}"
 R_ADD_NODE = "; add a node (or capacity) that can take it, then drain {node}"
 R_UNREPAIRED = "violates {rules} on {node} and no valid target moves it{limit}"
 R_STUCK = "its move {src} -> {dst} cannot be made in any wave: {why}"
@@ -150,7 +161,6 @@ class Target:
     assignment: dict[str, str]  # every free pod -> its node in the target
     status: str  # OPTIMAL | FEASIBLE | NO_TARGET
     levels: tuple[tuple[str, int, bool], ...]  # (level, value, proven optimal)
-    kept: dict[str, str]  # pods in violation kept in place (no valid target moves them) -> why
     notes: tuple[str, ...] = ()
 
 
@@ -237,7 +247,8 @@ def spread_levels(state: ClusterState, nodes: Sequence[str]) -> tuple[int, int]:
     return top, var
 
 
-def occupied(info: Any) -> bool:
+def occupied(info: NodeInfo) -> bool:
+    """Does the node hold a pod that does not go with it (anything but DaemonSet and mirror pods)?"""
     return any(not goes_with_node(p) for p in info.pods.values())
 
 
@@ -591,9 +602,9 @@ def solve_target(cluster: Cluster, free: list[Pod], params: RebalanceParams, dea
             model.add(expr >= value)
     if solution is None:
         # no levels at all (cannot happen: moves is always one); keep everything in place
-        return Target({p.key: p.node_name for p in free}, OPTIMAL, (), {})
+        return Target({p.key: p.node_name for p in free}, OPTIMAL, ())
     assignment = _counts_to_assignment(built, solution, free, guarded or {})
-    return Target(assignment, OPTIMAL if proven else FEASIBLE, tuple(results), {}, tuple(notes))
+    return Target(assignment, OPTIMAL if proven else FEASIBLE, tuple(results), tuple(notes))
 
 
 # ------------------------------------------------------------------------------------------------ waves
@@ -1119,7 +1130,7 @@ def _focused(cluster: Cluster, free: list[Pod], params: RebalanceParams, drained
     all have to move); the tie-break is then over those pods only. None: solve with every movable pod."""
     must = [p for p in free if p.node_name in drained or p.key in initial_bad]
     if not must:
-        return Target({}, OPTIMAL, (("moves", 0, True),), {})
+        return Target({}, OPTIMAL, (("moves", 0, True),))
     share = time.perf_counter() + (deadline - time.perf_counter()) * 0.5
     target = solve_target(cluster, must, params, share, guarded)
     if target is None:

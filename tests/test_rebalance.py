@@ -430,3 +430,40 @@ def test_the_command_emits_a_script_that_passes_bash_n(tmp_path: Path) -> None:
     path.write_text(out.output)
     subprocess.run(["bash", "-n", str(path)], check=True)
     assert "# blocked: default/pod-b" in out.output
+
+
+STUB_KUBECTL = r'''#!/usr/bin/env bash
+# records every call; evictions' bodies (stdin) go to the log too; pods are gone and replacements Ready at once
+echo "kubectl $*" >> "$LOG"
+if [ "$1" = "create" ]; then
+  cat >> "$LOG"
+  echo >> "$LOG"
+elif [ "$1" = "get" ] && [ "$2" = "pods" ]; then
+  printf 'True\nTrue\nTrue\nTrue\n'
+fi
+'''
+
+
+def test_the_script_runs_against_a_stub_kubectl_in_the_planned_order(tmp_path: Path) -> None:
+    cluster = load_paths([str(PDB_DRAIN)])
+    busy_plan = plan_for(cluster, "", drain=("node-1",))
+    stub = tmp_path / "bin" / "kubectl"
+    stub.parent.mkdir()
+    stub.write_text(STUB_KUBECTL)
+    stub.chmod(0o755)
+    script = tmp_path / "plan.sh"
+    script.write_text(script_text(cluster, busy_plan))
+    log = tmp_path / "calls.log"
+    env = {"PATH": f"{stub.parent}:/usr/bin:/bin", "LOG": str(log), "TIMEOUT": "5"}
+    done = subprocess.run(["bash", str(script)], env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    lines = log.read_text().splitlines()
+    calls = [l for l in lines if l.startswith("kubectl ")]
+    assert calls[0] == "kubectl cordon node-1"
+    assert calls[1] == "kubectl create --raw /api/v1/namespaces/default/pods/pod-a/eviction -f -"
+    bodies = [json.loads(l) for l in lines if l.startswith("{")]
+    assert bodies[0] == {"apiVersion": "policy/v1", "kind": "Eviction",
+                         "metadata": {"name": "pod-a", "namespace": "default"},
+                         "deleteOptions": {"preconditions": {"uid": "a1b2c3d4-0001-4e5f-8a9b-0c1d2e3f4a5b"}}}
+    assert any(c.startswith("kubectl get pods -n default -l app=frontend,pod-template-hash=5d8b7f9c6d") for c in calls)
+    assert "2 move(s) done" in done.stdout
