@@ -6,8 +6,9 @@ Each size runs in its own process (so peak RSS is that run's): models.generate b
 (profile mixed by default), models.loader parses them, the greedy simulator gives the baseline and warm
 start, solve() runs with the size's time limit, the verifier checks both plans. One table row per size:
 
-    nodes, pods (all / pending), classes, components, status, placed (solve vs greedy), preference (solve vs
-    greedy), gap, build+greedy s, solve wall s, peak RSS.
+    nodes/pods, pending, classes/components, count variables, status, placed (solve vs greedy), preference
+    (solve vs greedy), bound (placed; preference), gap, greedy s, solve wall s split into building the
+    problem, building models and searching (incl. bounds), the time limit, peak RSS, verifier verdict.
 
     python benchmarks/bench_solve.py                      # 100, 1,000, 5,000 nodes, >= 10 pods per node
     python benchmarks/bench_solve.py --sizes 100:1000 --time-limit 20 --workers 2
@@ -29,6 +30,18 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 DEFAULT_SIZES = ((100, 1_000, 30.0), (1_000, 10_000, 60.0), (5_000, 50_000, 300.0))
 
 
+def _timings(notes: list[str]) -> dict[str, float]:
+    """solve()'s own split of its wall time, from its "time: ..." note."""
+    out: dict[str, float] = {}
+    for note in notes:
+        if note.startswith("time: "):
+            for part in note[len("time: "):].split(", "):
+                words = part.split()
+                if len(words) == 2 and words[1].endswith("s"):
+                    out[words[0]] = float(words[1][:-1])
+    return out
+
+
 def run_one(nodes: int, pods: int, time_limit: float, workers: int, seed: int, profile: str,
             strategy: str, queue: Any) -> None:
     from models.generate import generate
@@ -48,12 +61,16 @@ def run_one(nodes: int, pods: int, time_limit: float, workers: int, seed: int, p
     t3 = time.perf_counter()
     g, s = verify(cluster, greedy.placements), verify(cluster, plan.placements)
     classes = next((n for n in plan.notes if "pod classes" in n), "")
+    split = _timings(list(plan.notes))
     queue.put({
         "nodes": nodes, "pods": len(cluster.pods) + len(cluster.pending), "pending": len(cluster.pending),
         "classes": classes.split(" pod classes")[0], "components": classes.split(", ")[1].split()[0] if classes else "",
+        "variables": classes.split(", ")[2].split()[0] if classes else "",
         "status": plan.status, "placed": s.placed, "greedy_placed": g.placed, "preference": s.preference,
         "greedy_preference": g.preference, "gap": plan.gap, "bound": plan.bound, "verified": s.ok,
         "greedy_verified": g.ok, "parse_s": t1 - t0, "greedy_s": t2 - t1, "solve_s": t3 - t2,
+        "problem_s": split.get("problem", 0.0), "build_s": split.get("build", 0.0),
+        "search_s": split.get("search", 0.0) + split.get("bound", 0.0),
         "time_limit": time_limit, "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
         "notes": list(plan.notes),
     })
@@ -74,10 +91,10 @@ def main() -> None:
         parts = spec.split(":")
         sizes.append((int(parts[0]), int(parts[1]), float(parts[2]) if len(parts) > 2 else 60.0))
     sizes = sizes or list(DEFAULT_SIZES)
-    header = (f"{'nodes':>6} {'pods':>7} {'pending':>7} {'classes':>7} {'comps':>5} {'status':>15} "
-              f"{'placed':>13} {'preference':>19} {'gap':>8} {'greedy s':>8} {'solve s':>8} {'limit':>6} "
-              f"{'RSS MiB':>8} ok")
-    print(header)
+    print("| nodes/pods | pending | classes/parts | variables | status | placed solve vs greedy | "
+          "preference solve vs greedy | bound (placed; P) | gap | greedy s | solve s (problem+build+search) | "
+          "limit s | peak RSS MiB | verified |")
+    print("|" + " --- |" * 14)
     rows = []
     ctx = mp.get_context("fork")
     for nodes, pods, limit in sizes:
@@ -90,11 +107,13 @@ def main() -> None:
         p.join()
         rows.append(row)
         gap = "-" if row["gap"] is None else f"{row['gap']:.3%}"
-        print(f"{row['nodes']:>6} {row['pods']:>7} {row['pending']:>7} {row['classes']:>7} {row['components']:>5} "
-              f"{row['status']:>15} {row['placed']:>6} vs {row['greedy_placed']:<4} "
-              f"{row['preference']:>8} vs {row['greedy_preference']:<7} {gap:>8} {row['greedy_s']:>8.1f} "
-              f"{row['solve_s']:>8.1f} {row['time_limit']:>6.0f} {row['peak_rss_mib']:>8.0f} "
-              f"{'yes' if row['verified'] else 'NO'}", flush=True)
+        b = row["bound"]
+        print(f"| {row['nodes']:,}/{row['pods']:,} | {row['pending']:,} | {row['classes']}/{row['components']} | "
+              f"{int(row['variables'] or 0):,} | {row['status']} | {row['placed']:,} vs {row['greedy_placed']:,} | "
+              f"{row['preference']:,} vs {row['greedy_preference']:,} | {b.get('placed')}; {b.get('preference')} | "
+              f"{gap} | {row['greedy_s']:.1f} | {row['solve_s']:.1f} ({row['problem_s']:.1f}+{row['build_s']:.1f}+"
+              f"{row['search_s']:.1f}) | {row['time_limit']:.0f} | {row['peak_rss_mib']:,.0f} | "
+              f"{'yes' if row['verified'] else 'NO'} |", flush=True)
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=2, default=str))
 

@@ -500,13 +500,14 @@ def _solve_large(problem: Problem, comp: Component, policy: Policy, params: Solv
     for c in comp.classes:
         total[problem.classes[c].priority] += problem.classes[c].size
     pref_cap_all = preference_bound(problem, comp, policy, True)
+    full_size = sum(len(problem.feasible[c]) for c in comp.classes)
     per_var = SECONDS_PER_VARIABLE
     rounds = 0
     while not state.get("interrupted"):
         now = time.perf_counter()
         remaining = deadline - now
         fixed = len(incumbent)
-        k = max(2, int((params.neighbourhood_variables - fixed) / (1.5 * max(1, len(comp.classes)))))
+        k = max(1, int((params.neighbourhood_variables - fixed) / (1.5 * max(1, len(comp.classes)))))
         cands = candidates(problem, comp, incumbent, k, rng)
         nvars = sum(len(v) for v in cands.values())
         if nvars * per_var * 2 > remaining and rounds > 0 or nvars * per_var > remaining:
@@ -527,6 +528,8 @@ def _solve_large(problem: Problem, comp: Component, policy: Policy, params: Solv
                              caps=caps, skip=frozenset({"strategy"}) if remaining > 20 else frozenset())
         state["timings"]["search"] += time.perf_counter() - t0
         rounds += 1
+        if nvars >= full_size and first is None:
+            return r  # the candidates were every feasible pair: this was the full model, with CP-SAT's proof
         if params.log_progress:
             print(f"  [{comp.index}] round {rounds}: {nvars} variables, built in {spent:.1f}s, searched in "
                   f"{time.perf_counter() - t0:.1f}s: placed {sum(r.placed_by_priority.values())}, "

@@ -173,7 +173,7 @@ def test_neighbourhood_search_verifies_never_loses_to_greedy_and_is_optimal_when
         case: tuple[Cluster, bool]) -> None:
     # every component forced through the restricted models of large components, tiny neighbourhoods
     cluster, gang_all = case
-    params = SolverParams(time_limit=4, workers=1, seed=0, gang=gang_all, debug_hints=True, full_model_variables=0,
+    params = SolverParams(time_limit=2, workers=1, seed=0, gang=gang_all, debug_hints=True, full_model_variables=0,
                           neighbourhood_variables=3)
     greedy = simulate(cluster, gangs=find_gangs(cluster, gang_all))
     plan = solve(cluster, params, None, greedy)
