@@ -10,8 +10,12 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from models.objects import Cluster, Node, Pod, Service, Workload
+
+
+MAX_CHANGES = 200_000  # journal entries kept; older precomputes recount from scratch
 
 
 def has_affinity(pod: Pod) -> bool:
@@ -71,6 +75,13 @@ class ClusterState:
     # nodes holding at least one such pod, in no particular order; maintained by add/remove.
     nodes_with_affinity: set[str] = field(default_factory=set)
     nodes_with_required_anti_affinity: set[str] = field(default_factory=set)
+    # Change journal: (pod, node name, +1 added / -1 removed), oldest first; changes_base is the absolute
+    # position of changes[0] (old entries are dropped beyond MAX_CHANGES). Lets a plugin bring a precompute
+    # made at position v up to date from changes_since(v) instead of recounting every node.
+    changes: list[tuple[Pod, str, int]] = field(default_factory=list)
+    changes_base: int = 0
+    # Per-state memo for plugins' incremental precomputes (keyed by the plugin's own hashable keys).
+    memo: dict[Any, Any] = field(default_factory=dict)
 
     @classmethod
     def from_cluster(cls, cluster: Cluster, pods: Iterable[tuple[Pod, str]] | None = None) -> "ClusterState":
@@ -90,10 +101,29 @@ class ClusterState:
                 state.add(pod, node_name)
         return state
 
+    @property
+    def version(self) -> int:
+        """Absolute position after the last change: a precompute made now is up to date at this version."""
+        return self.changes_base + len(self.changes)
+
+    def changes_since(self, version: int) -> list[tuple[Pod, str, int]] | None:
+        """The changes after `version`, or None when they are no longer kept (recompute from scratch)."""
+        if version < self.changes_base:
+            return None
+        return self.changes[version - self.changes_base:]
+
+    def _record(self, pod: Pod, node_name: str, delta: int) -> None:
+        self.changes.append((pod, node_name, delta))
+        if len(self.changes) > MAX_CHANGES:
+            drop = len(self.changes) // 2
+            del self.changes[:drop]
+            self.changes_base += drop
+
     def add(self, pod: Pod, node_name: str) -> None:
         info = self.nodes[node_name]
         info.add(pod)
         self.node_of[pod.key] = node_name
+        self._record(pod, node_name, 1)
         if info.pods_with_affinity:
             self.nodes_with_affinity.add(node_name)
         if info.pods_with_required_anti_affinity:
@@ -103,6 +133,7 @@ class ClusterState:
         node_name = self.node_of.pop(pod.key)
         info = self.nodes[node_name]
         info.remove(pod)
+        self._record(pod, node_name, -1)
         if not info.pods_with_affinity:
             self.nodes_with_affinity.discard(node_name)
         if not info.pods_with_required_anti_affinity:
