@@ -11,7 +11,8 @@
    model's minimum is the individual minimum); drained nodes keep at most their own pods (nothing moves in).
    Every free pod ends valid, whatever the goal: a rebalance never keeps a violation it can repair.
    Levels, solved lexicographically (each stage fixes the level's optimum, the previous solution as hint; the
-   first hint is every pod staying, completed by CP-SAT with the counts fixed):
+   first hint is every pod staying, completed by CP-SAT with the counts fixed; a level's variables are added
+   when its stage starts, and the hint is completed over them the same way):
    - `--drain` nodes, in the order given: pods left on each, minimised (the drain is soft so that a drain
      that cannot complete still gets the best partial plan, and says which pods stay and why);
    - the goal: `fix` has no level of its own (validity is hard); `spread` minimises U = max over nodes and
@@ -43,11 +44,12 @@
 4. Landing: the replacements of a wave are scheduled by optimizer.greedy.Scheduler (kube-scheduler's cycle,
    without podplan's placed-pod guard) on the state after the wave's evictions, in eviction order (priority,
    pods with required affinity last, fewest feasible nodes first), with the drained nodes (and the nodes
-   `pack` empties) cordoned: where they land "if left alone". Where that differs from the plan, nodes that
-   received a replacement they should not are cordoned for the wave (never a node the wave must fill), until
-   the simulation lands every replacement as planned; if cordons cannot do it, the replacements that took
-   another move's node wait for a later wave. Replacements of one controller are interchangeable: landing is
-   compared as counts per (controller, node).
+   `pack` empties) cordoned: where they land "if left alone". Where that differs from the plan and the nodes
+   kube-scheduler picks make a target that is valid and equal on every level, the plan takes them (nothing to
+   steer). Otherwise nodes that received a replacement they should not are cordoned for the wave (never a node
+   the wave must fill), until the simulation lands every replacement as planned; if cordons cannot do it, the
+   replacements that took another move's node wait for a later wave. Replacements of one controller are
+   interchangeable: landing is compared as counts per (controller, node).
 
 Knowing differences and limits: cordons a plan adds are operational (kubectl cordon); states are judged on the
 input's Node objects. Required affinity is IgnoredDuringExecution: an immovable pod whose required affinity
@@ -60,7 +62,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -280,7 +282,7 @@ def goal_values(cluster: Cluster, params: RebalanceParams, where: Mapping[str, s
 class _Built:
     model: cp_model.CpModel
     ctx_list: list[ModelContext]
-    levels: list[tuple[str, Any, str]]  # (name, expression, "min" | "max")
+    levels: list[tuple[str, Callable[[], Any], str]]  # (name, builds the expression, "min" | "max")
     problem: Problem
     here: dict[tuple[int, int], int] = field(default_factory=dict)  # (class, node) -> its pods running there
     stay_possible: bool = True  # every free pod's node has a variable (no static rule rejects it there)
@@ -349,23 +351,32 @@ def _build(cluster: Cluster, free: list[Pod], params: RebalanceParams, feasibili
         model.add(moves <= params.max_moves)
     if feasibility_only:
         return _Built(model, ctxs, [], problem, here_all, stay_possible)
-    levels: list[tuple[str, Any, str]] = []
-    names = level_names(params)
+    # each level's expression is built when its stage starts: the variance terms, say, would only slow down
+    # the stages before it
+    levels: list[tuple[str, Callable[[], Any], str]] = []
     kept = [i for i in range(len(problem.nodes)) if i not in drained]
-    util: tuple[Any, Any] | None = None  # (U, V), built once for both levels
-    for name in names:
+    util: dict[str, Any] = {}
+
+    def utilization() -> tuple[dict[str, list[Any]], Any]:
+        if "u" not in util:
+            util["u"] = _utilization(model, problem, kept, x_on)
+        return util["u"]
+
+    for name in level_names(params):
         if name.startswith(DRAIN + ":"):
-            n = problem.node_index[name.split(":", 1)[1]]
-            levels.append((name, sum(x for x, _ in x_on.get(n, [])), "min"))
+            xs = [x for x, _ in x_on.get(problem.node_index[name.split(":", 1)[1]], [])]
+            levels.append((name, lambda xs=xs: sum(xs), "min"))
         elif name == "moves":
-            levels.append((name, moves, "min"))
+            levels.append((name, lambda: moves, "min"))
         elif name == "empty_nodes":
-            levels.append((name, _empty_nodes(model, problem, kept, x_on), "max"))
+            levels.append((name, lambda: _empty_nodes(model, problem, kept, x_on), "max"))
         elif name == "preference":
-            levels.append((name, sum(t for ctx in ctxs for kind in ctx.terms for t in ctx.terms[kind]), "max"))
-        elif name in ("utilization_max", "utilization_variance"):
-            util = util or _utilization(model, problem, kept, x_on)
-            levels.append((name, util[0] if name == "utilization_max" else util[1], "min"))
+            levels.append((name, lambda: sum(t for ctx in ctxs for kind in ctx.terms for t in ctx.terms[kind]),
+                           "max"))
+        elif name == "utilization_max":
+            levels.append((name, lambda: utilization()[1], "min"))
+        elif name == "utilization_variance":
+            levels.append((name, lambda: _variance(model, utilization()[0]), "min"))
     return _Built(model, ctxs, levels, problem, here_all, stay_possible)
 
 
@@ -383,6 +394,20 @@ def _stay_solution(built: _Built, params: RebalanceParams, limit: float) -> list
             d = proto.variables[var.index].domain  # [0, ub]: x variables are plain intervals
             d[0] = v
             d[1] = v
+    solver, status = _run(clone, params, limit)
+    if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        return list(solver.response_proto.solution)
+    return None
+
+
+def _extend(model: cp_model.CpModel, solution: Sequence[int], params: RebalanceParams,
+            limit: float) -> list[int] | None:
+    """`solution` (values of the first variables) completed over the variables added since, by CP-SAT with
+    the known ones fixed."""
+    clone = model.clone()
+    clone.clear_objective()
+    for i, v in enumerate(solution):
+        clone.add(clone.get_int_var_from_proto_index(i) == v)
     solver, status = _run(clone, params, limit)
     if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return list(solver.response_proto.solution)
@@ -409,8 +434,9 @@ def _empty_nodes(model: cp_model.CpModel, problem: Problem, nodes: list[int],
 
 
 def _utilization(model: cp_model.CpModel, problem: Problem, nodes: list[int],
-                 x_on: Mapping[int, list[tuple[Any, dict[str, int]]]]) -> tuple[Any, Any]:
-    """(U, V) as in the module docstring; u = ceil(1000 × requested / allocatable), exactly."""
+                 x_on: Mapping[int, list[tuple[Any, dict[str, int]]]]) -> tuple[dict[str, list[Any]], Any]:
+    """(u per resource and node, U) as in the module docstring; u = ceil(1000 × requested / allocatable),
+    exactly (constants where no free pod can go)."""
     per_r: dict[str, list[Any]] = {}
     everything: list[Any] = []
     for r in RESOURCES:
@@ -439,6 +465,11 @@ def _utilization(model: cp_model.CpModel, problem: Problem, nodes: list[int],
         model.add_max_equality(top, everything)
     else:
         model.add(top == 0)
+    return per_r, top
+
+
+def _variance(model: cp_model.CpModel, per_r: Mapping[str, list[Any]]) -> Any:
+    """V = Σ_r N·Σu² − (Σu)²: pairwise up to PAIRWISE_LIMIT nodes, else as written."""
     var_terms: list[Any] = []
     for r, us in per_r.items():
         if len(us) <= PAIRWISE_LIMIT:
@@ -454,13 +485,12 @@ def _utilization(model: cp_model.CpModel, problem: Problem, nodes: list[int],
             model.add_multiplication_equality(sq, [u, u])
             squares.append(sq)
         s_hi = sum(_ub_of(u) for u in us)
-        s = model.new_int_var(0, s_hi, f"sum[{r}]")
-        model.add(s == sum(us))
+        total = model.new_int_var(0, s_hi, f"sum[{r}]")
+        model.add(total == sum(us))
         s2 = model.new_int_var(0, s_hi * s_hi, f"sum2[{r}]")
-        model.add_multiplication_equality(s2, [s, s])
+        model.add_multiplication_equality(s2, [total, total])
         var_terms.append(n * sum(squares) - s2)
-    var = sum(var_terms) if var_terms else 0
-    return top, var
+    return sum(var_terms) if var_terms else 0
 
 
 def _pairwise_squares(model: cp_model.CpModel, r: str, us: list[Any]) -> list[Any]:
@@ -569,7 +599,8 @@ def solve_target(cluster: Cluster, free: list[Pod], params: RebalanceParams, dea
     results: list[tuple[str, int, bool]] = []
     notes: list[str] = []
     proven = True
-    for i, (name, expr, sense) in enumerate(built.levels):
+    for i, (name, build, sense) in enumerate(built.levels):
+        expr = build()
         if isinstance(expr, int):
             results.append((name, expr, True))  # nothing the model decides
             continue
@@ -579,6 +610,9 @@ def solve_target(cluster: Cluster, free: list[Pod], params: RebalanceParams, dea
         else:
             model.maximize(expr)
         if solution is not None:
+            if len(solution) < len(model.proto.variables):
+                # the level added variables: complete the incumbent for them (propagation only)
+                solution = _extend(model, solution, params, left * 0.2) or solution
             _set_hint(model, solution)
         solver, status = _run(model, params, left)
         if status == cp_model.INFEASIBLE:
@@ -906,10 +940,14 @@ def eviction_order(moves: Iterable[Move], choices: Mapping[str, int] | None = No
 
 
 def plan_waves(cluster: Cluster, moves: Sequence[Move], params: RebalanceParams, healthy: Mapping[str, bool],
-               initial_bad: Mapping[str, set[str]], retire: Sequence[str] = ()
+               initial_bad: Mapping[str, set[str]], retire: Sequence[str] = (),
+               accept: Callable[[Mapping[str, str]], bool] | None = None,
                ) -> tuple[list[Wave], list[tuple[Move, str]], dict[str, str]]:
     """Waves for `moves` (in priority order: drained nodes first), the moves no wave can make with why, and
-    where every pod is after the waves. `retire`: nodes the target empties, cordoned like drained ones."""
+    where every pod is after the waves. `retire`: nodes the target empties, cordoned like drained ones.
+    `accept(changes)`: whether the target with these pods sent elsewhere is as good (every level equal) and
+    valid; then a wave whose replacements kube-scheduler lands differently takes kube-scheduler's nodes
+    (no cordon needed) instead of being split."""
     w = _Waves(cluster, params, healthy, initial_bad, retire)
     drain_rank = {d: i for i, d in enumerate(params.drain)}
     remaining = sorted(moves, key=lambda m: (drain_rank.get(m.source, len(drain_rank)), m.pod.order))
@@ -923,11 +961,17 @@ def plan_waves(cluster: Cluster, moves: Sequence[Move], params: RebalanceParams,
             if not wave:
                 break
             temp, alone, outcome, missing = w.land(wave)
+            if (temp or missing) and accept is not None and all(alone):
+                changes = {m.key: n for m, n in zip(wave, alone) if n != m.target}
+                if changes and accept(changes):
+                    wave = [replace(m, target=alone[i]) for i, m in enumerate(wave)]
+                    temp, alone, outcome, missing = w.land(wave)
             if missing:
                 # cordons cannot steer them: the replacements that took another move's node wait for a later
                 # wave (else the last one that missed)
-                thieves = {wave[i].key for i in missing if outcome[i] and outcome[i] != wave[i].target}
-                exclude |= thieves or {wave[missing[-1]].key}
+                thieves = [wave[i].key for i in missing if outcome[i] and outcome[i] != wave[i].target]
+                first = wave[missing[0]].key  # scheduled first among them: the others' arrivals cannot move it
+                exclude |= set(thieves) - {first} or set(thieves) or {wave[missing[-1]].key}
                 continue
             if not w.verified(wave):
                 exclude.add(wave[-1].key)
@@ -1111,7 +1155,21 @@ def rebalance(cluster: Cluster, params: RebalanceParams) -> RebalancePlan:
         target_state = state_of(base, final_target, {m.key for m in moves})
         retire = [n.name for n in base.nodes if n.name not in drained and occupied(initial.nodes[n.name])
                   and not occupied(target_state.nodes[n.name])]
-    waves, stuck, final = plan_waves(base, moves, params, healthy, initial_bad, retire)
+    names = level_names(params)
+    planned = dict(target.assignment)
+    best = goal_values(base, params, planned, free)
+    unbound_free, _ = as_pending(base, free)
+
+    def accept(changes: Mapping[str, str]) -> bool:
+        """Is the target with `changes` as good on every level, and valid? Then it becomes the target."""
+        trial = {**planned, **changes}
+        values = goal_values(base, params, trial, free)
+        if any(values[n] != best[n] for n in names) or not verify(unbound_free, trial).ok:
+            return False
+        planned.update(changes)
+        return True
+
+    waves, stuck, final = plan_waves(base, moves, params, healthy, initial_bad, retire, accept)
     for m, why in stuck:
         blocked.append(Blocked(m.key, R_STUCK.format(src=m.source, dst=m.target, why=why)))
     moved = {m.key for w in waves for m in w.moves}
