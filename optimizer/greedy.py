@@ -377,6 +377,7 @@ class Scheduler:
         static = self._per_node(self._static_cache, spec)
         local = self._per_node(self._local_cache, spec)
         guard = self.guard.prepare(pod) if self.guard is not None else None
+        dynamic = [(p.filter, pre) for p, pre in dynamic_pres]
 
         want = num_feasible_nodes_to_find(len(nodes), self.percentage_of_nodes_to_score)
         feasible: list[int] = []
@@ -398,7 +399,11 @@ class Scheduler:
                     entry = local[idx] = (info.generation, self._first_failure(pod, local_pres, info))
                 reasons = entry[1]
                 if not reasons:
-                    reasons = self._first_failure(pod, dynamic_pres, info)
+                    for plugin_filter, pre in dynamic:
+                        found = plugin_filter(pod, pre, info, state)
+                        if found:
+                            reasons = tuple(found)  # upstream stops at the first rejecting plugin
+                            break
                     if not reasons and guard is not None:
                         reasons = guard(info)
             if reasons:
