@@ -524,7 +524,7 @@ def _solve_large(problem: Problem, comp: Component, policy: Policy, params: Solv
         caps = {"preference": pref_cap_all} if all_placed or (gc and all(
             _by_priority(problem, incumbent).get(q, 0) >= k for q, k in total.items())) else {}
         t0 = time.perf_counter()
-        r = _solve_component(problem, comp, built, incumbent or None, params, round_deadline, state, started,
+        r = _solve_component(problem, comp, built, incumbent, params, round_deadline, state, started,
                              caps=caps, skip=frozenset({"strategy"}) if remaining > 20 else frozenset())
         state["timings"]["search"] += time.perf_counter() - t0
         rounds += 1

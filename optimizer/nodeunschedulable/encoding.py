@@ -17,7 +17,10 @@ def static_reasons(problem: Any, cls: Any, info: NodeInfo) -> list[Reason]:
 
 
 def static_mask(problem: Any, cls: Any) -> np.ndarray | None:
-    if not any(n.unschedulable for n in problem.nodes):
+    anyone = problem.cache.get("nodeunschedulable.any")
+    if anyone is None:
+        anyone = problem.cache["nodeunschedulable.any"] = any(n.unschedulable for n in problem.nodes)
+    if not anyone:
         return None
     nodes = problem.nodes
     return problem.mask_by_groups("unschedulable", lambda i: nodes[i].unschedulable, lambda i: fits(cls.rep, nodes[i]))

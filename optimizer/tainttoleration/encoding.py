@@ -25,7 +25,10 @@ def static_reasons(problem: Any, cls: Any, info: NodeInfo) -> list[Reason]:
 
 def static_mask(problem: Any, cls: Any) -> np.ndarray | None:
     nodes = problem.nodes
-    if not any(n.taints for n in nodes):
+    anyone = problem.cache.get("tainttoleration.any")
+    if anyone is None:
+        anyone = problem.cache["tainttoleration.any"] = any(n.taints for n in nodes)
+    if not anyone:
         return None
     return problem.mask_by_groups("taints", lambda i: nodes[i].taints,
                                   lambda i: untolerated_taint(cls.rep, nodes[i]) is None)
