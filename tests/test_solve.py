@@ -330,3 +330,27 @@ def test_why_pending_names_the_gang_when_its_minimum_cannot_be_met() -> None:
     why = why_pending(cluster, plan, SolverParams(gang=True))
     plugins = {b.plugin for b in why["default/train-0"]}
     assert "Gang" in plugins and "NodeResourcesFit" in plugins
+
+
+def test_neighbourhood_search_of_a_large_part_still_places_the_pod_greedy_strands_and_proves_it() -> None:
+    # every part treated as too large for the full model: restricted rounds around greedy's plan
+    pods = [make_pod("small-a").req(cpu="500m").set(order=0).build(),
+            make_pod("small-b").req(cpu="500m").set(order=1).build(),
+            make_pod("big").req(cpu="1").set(order=2).build()]
+    cluster = Cluster(nodes=tuple(nodes(2, cpu="1")), pending=tuple(pods))
+    greedy = simulate(cluster)
+    plan = solve(cluster, SolverParams(time_limit=5, workers=1, full_model_variables=0, neighbourhood_variables=1,
+                                       debug_hints=True), None, greedy)
+    assert len(greedy.placements) == 2
+    assert verify(cluster, plan.placements).ok and len(plan.placements) == 3
+    assert plan.status == "OPTIMAL" and plan.gap == 0.0 and plan.bound["placed"] == 3
+
+
+def test_neighbourhood_search_reports_the_relaxation_bound_when_pods_cannot_all_fit() -> None:
+    # 5 one-cpu replicas on 4 one-cpu nodes: the aggregated relaxation proves 4 is the most
+    cluster = Cluster(nodes=tuple(nodes(4, cpu="1")), pending=tuple(replicas("w", 5, req={"cpu": "1"})))
+    plan, _ = run(cluster)
+    forced = solve(cluster, SolverParams(time_limit=5, workers=1, full_model_variables=0, neighbourhood_variables=1),
+                   None, simulate(cluster))
+    assert len(forced.placements) == 4 == len(plan.placements)
+    assert forced.bound["placed"] == 4 and forced.status == "OPTIMAL"
