@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import random
 import time
+from bisect import bisect_left
 from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -340,7 +341,7 @@ class Scheduler:
         self.local_filters = plugins[n_static:n_local]
         self.dynamic_filters = plugins[n_local:]
         self.guard = PlacedPodsGuard(self.state) if self.protect_placed else None
-        self._static_cache: dict[Hashable, list[Any]] = {}  # spec -> per node index: reasons tuple
+        self._static_cache: dict[Hashable, tuple[list[tuple[Reason, ...]], list[int]]] = {}  # spec -> verdicts
         self._local_cache: dict[Hashable, list[Any]] = {}  # spec -> per node index: (generation, reasons)
         self._score_cache: dict[tuple[str, Hashable], list[Any]] = {}  # (plugin, spec) -> per node: (gen, raw)
         self._static_score_cache: dict[tuple[str, Hashable], list[int] | None] = {}
@@ -374,7 +375,7 @@ class Scheduler:
             skipped = FILTER_SKIPPED.get(p.name)
             if skipped is None or not skipped(pre):
                 dynamic_pres.append((p, pre))
-        static = self._per_node(self._static_cache, spec)
+        static_reasons, passing = self._static_verdicts(pod, spec, static_pres)
         local = self._per_node(self._local_cache, spec)
         guard = self.guard.prepare(pod) if self.guard is not None else None
         dynamic = [(p.filter, pre) for p, pre in dynamic_pres]
@@ -382,38 +383,36 @@ class Scheduler:
         want = num_feasible_nodes_to_find(len(nodes), self.percentage_of_nodes_to_score)
         feasible: list[int] = []
         rejected: list[NodeVerdict] = []
-        processed = 0
         n = len(nodes)
         start = self.next_start
-        for idx in range(start, start + n):
-            if idx >= n:
-                idx -= n
+        processed = n
+        # Only the nodes the static filters pass are visited, in rotation order from `start`; the others are
+        # rejected all the same and count as processed up to where the search stops.
+        cut = bisect_left(passing, start)
+        for idx in passing[cut:] + passing[:cut]:
             info = nodes[idx]
-            processed += 1
-            reasons = static[idx]
-            if reasons is _UNKNOWN:
-                reasons = static[idx] = self._first_failure(pod, static_pres, info)
+            entry = local[idx]
+            if entry is _UNKNOWN or entry[0] != info.generation:
+                entry = local[idx] = (info.generation, self._first_failure(pod, local_pres, info))
+            reasons = entry[1]
             if not reasons:
-                entry = local[idx]
-                if entry is _UNKNOWN or entry[0] != info.generation:
-                    entry = local[idx] = (info.generation, self._first_failure(pod, local_pres, info))
-                reasons = entry[1]
-                if not reasons:
-                    for plugin_filter, pre in dynamic:
-                        found = plugin_filter(pod, pre, info, state)
-                        if found:
-                            reasons = tuple(found)  # upstream stops at the first rejecting plugin
-                            break
-                    if not reasons and guard is not None:
-                        reasons = guard(info)
+                for plugin_filter, pre in dynamic:
+                    found = plugin_filter(pod, pre, info, state)
+                    if found:
+                        reasons = tuple(found)  # upstream stops at the first rejecting plugin
+                        break
+                if not reasons and guard is not None:
+                    reasons = guard(info)
             if reasons:
                 rejected.append(NodeVerdict(self.names[idx], reasons))
             else:
                 feasible.append(idx)
                 if len(feasible) >= want:
+                    processed = (idx - start) % n + 1
                     break
         self.next_start = (self.next_start + processed) % n
         if not feasible:
+            rejected.extend(NodeVerdict(self.names[i], r) for i, r in enumerate(static_reasons) if r)
             return None, fit_error_message(n, rejected)
         best = feasible[0] if len(feasible) == 1 else self._select_host(feasible, self._totals(pod, spec, feasible))
         chosen = nodes[best]
@@ -421,6 +420,18 @@ class Scheduler:
         if self.guard is not None:
             self.guard.bound(pod, chosen, affinity_pre)
         return self.names[best], ""
+
+    def _static_verdicts(self, pod: Pod, spec: Hashable,
+                         pres: Sequence[tuple[Plugin, Any]]) -> tuple[list[tuple[Reason, ...]], list[int]]:
+        """The static filters' first failure on every node for this pod spec, and the indices of the nodes
+        they pass (ascending); computed once per spec."""
+        found = self._static_cache.get(spec)
+        if found is None:
+            if len(self._static_cache) >= _MAX_SPECS:
+                del self._static_cache[next(iter(self._static_cache))]
+            reasons = [self._first_failure(pod, pres, info) for info in self.order]
+            found = self._static_cache[spec] = (reasons, [i for i, r in enumerate(reasons) if not r])
+        return found
 
     def _first_failure(self, pod: Pod, pres: Sequence[tuple[Plugin, Any]], info: NodeInfo) -> tuple[Reason, ...]:
         for plugin, pre in pres:
