@@ -198,3 +198,15 @@ def test_a_placed_pod_already_breaking_its_spread_does_not_block_anyone():
     plan = simulate(cluster)
     assert plan.placements == {"default/big": "a1"}
     assert verify(cluster, plan.placements).ok
+
+
+def test_each_cycle_searches_on_from_where_the_previous_one_stopped_counting_rejected_nodes():
+    # 300 nodes, the first 50 tainted: 144 feasible nodes are wanted (48 percent). The first pod's search
+    # passes the 50 tainted nodes and stops at n193; the second starts at n194, wraps around, skips the
+    # tainted ones again and stops at n087.
+    nodes = [make_node(f"n{i:03}").taint("k", "v").build() if i < 50 else node(f"n{i:03}") for i in range(300)]
+    plan = simulate(cluster_of(nodes, [make_pod("first").build(), make_pod("second").build()]), seed=3)
+    first = int(plan.placements["default/first"][1:])
+    second = int(plan.placements["default/second"][1:])
+    assert 50 <= first <= 193
+    assert 194 <= second <= 299 or 50 <= second <= 87
