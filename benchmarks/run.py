@@ -110,13 +110,15 @@ def child(case: Case, solver: str, workers: int) -> dict[str, Any]:
     cluster = parse_documents(manifests)
     del manifests
     load_s, rss_load = time.perf_counter() - t0, rss_mib()
+    seen: set[str] = set()
+    duplicates = sorted({p.key for p in cluster.pods + cluster.pending if p.key in seen or seen.add(p.key)})
     t1 = time.perf_counter()
     greedy = simulate(cluster, case.seed, gangs=find_gangs(cluster))
     greedy_s = time.perf_counter() - t1
     row: dict[str, Any] = {"case": case.name, "solver": solver, "nodes": len(cluster.nodes),
                            "pods": len(cluster.pods) + len(cluster.pending), "pending": len(cluster.pending),
                            "load_s": load_s, "rss_after_load_mib": rss_load, "workers": workers,
-                           "time_limit": case.time_limit}
+                           "time_limit": case.time_limit, "duplicate_pod_keys": duplicates}
     plan = greedy
     if solver == "optimal":
         plan = solve(cluster, SolverParams(time_limit=case.time_limit, workers=workers, seed=case.seed), None, greedy)
@@ -225,6 +227,9 @@ def main() -> None:
                 if not row["never_below_greedy"]:
                     row["ok"] += ", BELOW GREEDY"
             rows.append(row)
+        dups = pair["greedy"].get("duplicate_pod_keys")
+        if dups:
+            print(f"{name}: the input names {len(dups)} pod(s) twice, e.g. {dups[0]}", file=sys.stderr)
         print(f"{name} done", file=sys.stderr, flush=True)
     print(table(rows))
     out.parent.mkdir(parents=True, exist_ok=True)
