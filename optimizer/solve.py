@@ -116,6 +116,7 @@ class ComponentResult:
     rounds: int = 0
     kept: bool = False  # the incumbent kept unsearched (its terms are not known here)
     proven_by_bound: bool = False  # restricted search reached optimizer.bound's relaxation
+    pref_relaxed: int | None = None  # optimizer.bound's P bound for a full-model part CP-SAT left unproven
     classes: list[int] = field(default_factory=list)
 
 
@@ -413,6 +414,10 @@ def solve(cluster: Cluster, params: SolverParams | None = None, policy: Policy |
         if r.placed_bound is None and not (r.levels and r.levels[0].optimal):
             _relaxation_bounds(problem, comp, r, policy, params, started + params.time_limit * (1 - params.reserve / 2),
                                state)
+        elif r.placed_bound is None and not _proven(r):
+            # CP-SAT proved placed but not P: the relaxation's P bound may be the tighter one
+            r.pref_relaxed = preference_bound(problem, comp, policy, all(
+                r.placed_by_priority.get(q, 0) >= k for q, k in _component_totals(problem, r).items()))
     ordered = [results[comp.index] for comp in problem.components]
     return _assemble(problem, cluster, params, policy, greedy_plan, ordered, started, state)
 
@@ -613,7 +618,9 @@ def _assemble(problem: Problem, cluster: Cluster, params: SolverParams, policy: 
                     placed_bound_by_prio[q] += k
             pv = level(r, "preference")
             bound_p = pv.bound if pv is not None else float("inf")
-            pref_ok = proven and pv is not None and pv.optimal
+            if r.pref_relaxed is not None:
+                bound_p = min(bound_p, r.pref_relaxed)
+            pref_ok = proven and pv is not None and (pv.optimal or pv.value >= bound_p)
         placed_proven &= proven
         pref_proven &= pref_ok
         pref_bound += bound_p
