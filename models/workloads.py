@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -250,10 +250,11 @@ def build_cluster(c: Collected, extra_warnings: tuple[str, ...] = ()) -> Cluster
 
     generated: list[Pod] = []
     order = len(c.pods)
+    used = {p.key for p, _ in c.pods}  # generated names must not collide with any pod, read or generated
     for w in c.workloads:
         if w.template is None or (w.kind == "ReplicaSet" and _is_owned_by_input_deployment(w, index)):
             continue  # a ReplicaSet of a Deployment in the input is expanded through that Deployment
-        for template, name, owner in _missing_pods(w, present.get(w.key, []), c):
+        for template, name, owner in _missing_pods(w, present.get(w.key, []), c, used):
             template = replace(template, priority=priorities.of(template, _explicit_priority(template)))
             generated.append(_instance(template, w, name, owner, order))
             order += 1
@@ -292,21 +293,30 @@ def build_cluster(c: Collected, extra_warnings: tuple[str, ...] = ()) -> Cluster
     )
 
 
-def _missing_pods(w: Workload, present: list[Pod], c: Collected) -> list[tuple[Pod, str, OwnerRef]]:
-    """(template, name, controller ref) of each pod the workload's controller would still create."""
+def _missing_pods(w: Workload, present: list[Pod], c: Collected, used: set[str]) -> list[tuple[Pod, str, OwnerRef]]:
+    """(template, name, controller ref) of each pod the workload's controller would still create.
+
+    `used` holds every pod key taken so far; the names chosen here are added to it (5-character suffixes
+    collide among thousands of replicas, so the next candidate is taken, as the API server retries)."""
     assert w.template is not None
     active = [p for p in present if not p.terminating]
     own = OwnerRef(w.kind, w.name, w.uid, True)
     if w.kind == "DaemonSet":
         have = {_daemon_node(p) for p in active}
-        return [(_pin_to_node(w.template, node.name), f"{w.name}-{stable_suffix(w.key + '@' + node.name)}", own)
-                for node in c.nodes if node.name not in have and _node_fits_daemon(w.template, node)]
+        out = []
+        for node in c.nodes:
+            if node.name in have or not _node_fits_daemon(w.template, node):
+                continue
+            name = _free_name(w, used, lambda i, n=node.name: f"{w.name}-{stable_suffix(w.key + '@' + n + ('' if i == 0 else f'#{i}'))}")
+            out.append((_pin_to_node(w.template, node.name), name, own))
+        return out
     if w.kind == "StatefulSet":
         taken = {p.name for p in present}  # a terminating pod still holds its name
         out = []
         for ordinal in range(w.start_ordinal, w.start_ordinal + w.replicas):
             name = f"{w.name}-{ordinal}"
             if name not in taken:
+                used.add(f"{w.namespace}/{name}")
                 labels = {STATEFULSET_POD_NAME_LABEL: name, STATEFULSET_POD_INDEX_LABEL: str(ordinal)}
                 out.append((with_labels(w.template, labels), name, own))
         return out
@@ -329,15 +339,21 @@ def _missing_pods(w: Workload, present: list[Pod], c: Collected) -> list[tuple[P
         if w.uid:
             labels.update({"controller-uid": w.uid, "batch.kubernetes.io/controller-uid": w.uid})
         template = with_labels(w.template, labels)
-    taken = {p.name for p in present}
-    names: list[str] = []
-    i = 0
-    while len(names) < missing:
-        name = f"{prefix}-{stable_suffix(f'{w.key}#{i}')}"
-        if name not in taken:
-            names.append(name)
-        i += 1
+    counter = iter(range(1 << 62))
+    names = [_free_name(w, used, lambda _i: f"{prefix}-{stable_suffix(f'{w.key}#{next(counter)}')}")
+             for _ in range(missing)]
     return [(template, name, own) for name in names]
+
+
+def _free_name(w: Workload, used: set[str], candidate: Callable[[int], str]) -> str:
+    """The first of candidate(0), candidate(1), ... not taken in the workload's namespace; marks it taken."""
+    i = 0
+    name = candidate(i)
+    while f"{w.namespace}/{name}" in used:
+        i += 1
+        name = candidate(i)
+    used.add(f"{w.namespace}/{name}")
+    return name
 
 
 def _group_of(pod: Pod) -> str:
