@@ -635,8 +635,12 @@ def solve_target(cluster: Cluster, free: list[Pod], params: RebalanceParams, dea
         else:
             model.add(expr >= value)
     if solution is None:
-        # no levels at all (cannot happen: moves is always one); keep everything in place
-        return Target({p.key: p.node_name for p in free}, OPTIMAL, ())
+        # every level was a constant: any solution is optimal
+        model.clear_objective()
+        solver, status = _run(model, params, max(0.1, deadline - time.perf_counter()))
+        if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+            return None
+        solution = list(solver.response_proto.solution)
     assignment = _counts_to_assignment(built, solution, free, guarded or {})
     return Target(assignment, OPTIMAL if proven else FEASIBLE, tuple(results), tuple(notes))
 
@@ -1086,6 +1090,7 @@ def rebalance(cluster: Cluster, params: RebalanceParams) -> RebalancePlan:
                 continue
             guarded[p.key] = b.allowed
         free.append(p)
+    stays: dict[str, list[str]] = defaultdict(list)  # reason -> pods kept in place for it
     for p in base.pods:
         if p.key in held:
             if p.node_name in drained:
@@ -1094,7 +1099,9 @@ def rebalance(cluster: Cluster, params: RebalanceParams) -> RebalancePlan:
                 blocked.append(Blocked(p.key, held[p.key].format(
                     what=f"its violation of {', '.join(sorted(initial_bad[p.key]))} cannot be repaired")))
             else:
-                notes.append(f"{p.key} cannot be evicted: " + held[p.key].format(what="kept in place"))
+                stays[held[p.key].format(what="kept in place")].append(p.key)
+    for reason, keys in stays.items():
+        notes.append(f"{len(keys)} pod(s) cannot be evicted ({', '.join(keys)}): {reason}")
 
     # 2. the target
     target = None

@@ -246,6 +246,16 @@ def test_fix_leaves_zero_violations(name: str) -> None:
     assert final_state_violations(cluster, plan) == []
 
 
+def test_a_pod_with_a_single_valid_node_is_moved_there_for_every_goal() -> None:
+    # web-0 sits under a NoSchedule taint and only n0 takes it: no level of any goal has a choice to make
+    n1 = make_node("n1").labels({HOST: "n1"}).taint("maint", "true", "NoSchedule").alloc(cpu="2", pods=110).build()
+    cluster = cluster_of([node("n0"), n1], [replica("web-0", "n1", "web", cpu="500m").build(),
+                                            make_pod("bare").req(cpu="500m").on("n0").build()])
+    for goal in ("fix", "pack", "spread", "prefs"):
+        plan = plan_for(cluster, goal)
+        assert plan.complete and plan.final["default/web-0"] == "n0", goal
+
+
 def test_fix_moves_only_as_many_pods_as_the_repair_needs() -> None:
     plan = plan_for(broken("skew"), "fix")
     assert plan.moves == 2 and sorted(plan.final.values()) == ["n1", "n2", "n3"]
