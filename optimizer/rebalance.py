@@ -1049,8 +1049,8 @@ def rebalance(cluster: Cluster, params: RebalanceParams) -> RebalancePlan:
     """The whole rebalance: target, waves, landing, metrics (see the module docstring)."""
     started = time.perf_counter()
     deadline = started + params.time_limit
-    names = {n.name for n in cluster.nodes}
-    unknown = [d for d in params.drain if d not in names]
+    node_names = {n.name for n in cluster.nodes}
+    unknown = [d for d in params.drain if d not in node_names]
     if unknown:
         raise RebalanceError(f"--drain names node(s) not in the input: {', '.join(unknown)}")
     if params.goal not in GOALS + (DRAIN,):
@@ -1110,6 +1110,7 @@ def rebalance(cluster: Cluster, params: RebalanceParams) -> RebalancePlan:
         if target is not None:
             notes.append(f"{len(free)} movable pods: only the {len(target.assignment)} that must move (on drained "
                          "nodes, or in violation) were re-placed; the others stayed where they run")
+            free = [p for p in free if p.key in target.assignment]  # the others count as existing pods
     if target is None:
         target = solve_target(base, free, params, deadline, guarded)
     kept: dict[str, str] = {}
@@ -1162,7 +1163,7 @@ def rebalance(cluster: Cluster, params: RebalanceParams) -> RebalancePlan:
         target_state = state_of(base, final_target, {m.key for m in moves})
         retire = [n.name for n in base.nodes if n.name not in drained and occupied(initial.nodes[n.name])
                   and not occupied(target_state.nodes[n.name])]
-    names = level_names(params)
+    levels = level_names(params)
     planned = dict(target.assignment)
     best = goal_values(base, params, planned, free)
     unbound_free, _ = as_pending(base, free)
@@ -1171,7 +1172,7 @@ def rebalance(cluster: Cluster, params: RebalanceParams) -> RebalancePlan:
         """Is the target with `changes` as good on every level, and valid? Then it becomes the target."""
         trial = {**planned, **changes}
         values = goal_values(base, params, trial, free)
-        if any(values[n] != best[n] for n in names) or not verify(unbound_free, trial).ok:
+        if any(values[n] != best[n] for n in levels) or not verify(unbound_free, trial).ok:
             return False
         planned.update(changes)
         return True

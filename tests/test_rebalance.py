@@ -477,3 +477,15 @@ def test_the_script_runs_against_a_stub_kubectl_in_the_planned_order(tmp_path: P
                          "deleteOptions": {"preconditions": {"uid": "a1b2c3d4-0001-4e5f-8a9b-0c1d2e3f4a5b"}}}
     assert any(c.startswith("kubectl get pods -n default -l app=frontend,pod-template-hash=5d8b7f9c6d") for c in calls)
     assert "2 move(s) done" in done.stdout
+
+
+def test_a_large_drain_re_places_only_the_drained_nodes_pods(monkeypatch: pytest.MonkeyPatch) -> None:
+    import optimizer.rebalance as rebalance_module
+
+    monkeypatch.setattr(rebalance_module, "FOCUS_LIMIT", 2)  # "large" from 3 movable pods on
+    pods = [replica("a-0", "n1", "a").build(), replica("b-0", "n2", "b").build(), replica("c-0", "n3", "c").build()]
+    cluster = cluster_of([node("n1"), node("n2"), node("n3")], pods)
+    plan = plan_for(cluster, "", drain=("n1",))
+    check_plan(cluster, plan)
+    assert plan.complete and plan.moves == 1 and plan.final["default/a-0"] != "n1"
+    assert any("only the 1 that must move" in n for n in plan.notes)
