@@ -283,7 +283,8 @@ def build(problem: Problem, comp: Component, policy: Policy, strategy: str,
     _encode_gangs(ctx, problem.gangs)
     if symmetry and explain is None:
         _break_node_symmetry(ctx)
-    return _levels(ctx, strategy)
+    # restricted models: one placed stage per priority (unit coefficients search better than huge weights)
+    return _levels(ctx, strategy, PLACED_WEIGHT_LIMIT if candidates is None else 2 ** 16)
 
 
 def _encode_gangs(ctx: ModelContext, gangs: Gangs) -> None:
@@ -322,7 +323,7 @@ def _break_node_symmetry(ctx: ModelContext) -> None:
 PLACED_WEIGHT_LIMIT = 2 ** 50
 
 
-def _levels(ctx: ModelContext, strategy: str) -> Built:
+def _levels(ctx: ModelContext, strategy: str, weight_limit: int = PLACED_WEIGHT_LIMIT) -> Built:
     """Objective levels, maximised lexicographically: placed (per priority), preference P, strategy."""
     p = ctx.problem
     prios = sorted({p.classes[c].priority for c in ctx.classes}, reverse=True)
@@ -336,7 +337,7 @@ def _levels(ctx: ModelContext, strategy: str) -> Built:
     names: list[str] = []
     lvars: list[cp_model.IntVar] = []
     sub: list[list[int]] = []
-    if w <= PLACED_WEIGHT_LIMIT:
+    if w <= weight_limit:
         groups = [prios]
     else:
         groups = [[q] for q in prios]

@@ -374,8 +374,8 @@ def solve(cluster: Cluster, params: SolverParams | None = None, policy: Policy |
     greedy_counts = _greedy_counts(problem, greedy_plan) if greedy_plan is not None else None
     sizes = {comp.index: 1 + sum(len(problem.feasible[c]) for c in comp.classes) for comp in problem.components}
     # time shares by the size of the model actually built; small components first, their unused time rolls on
-    effective = {i: min(v, params.neighbourhood_variables) if v > params.full_model_variables else v
-                 for i, v in sizes.items()}
+    cap = max(4 * params.full_model_variables, params.neighbourhood_variables, 1)  # large parts: rounds use time
+    effective = {i: min(v, cap) if v > params.full_model_variables else v for i, v in sizes.items()}
     left = sum(effective.values())
     results: dict[int, ComponentResult] = {}
     models: dict[int, Built] = {}
@@ -574,8 +574,9 @@ def _assemble(problem: Problem, cluster: Cluster, params: SolverParams, policy: 
         counts.update(r.counts)
     placements = plan_from_counts(problem, counts)
     const = existing_terms(problem, policy)
-    if any(r.kept for r in results):
-        # a kept component's terms were never computed: score the whole final state as the verifier does
+    if any(r.kept or not _pref_tight(r) for r in results):
+        # a kept part's terms were never computed, and a part whose P stage did not end proven may hold slack
+        # penalty variables (they are only bounded one way): score the final state as the verifier does
         from .objective import Multipliers, preference_terms
         from .verify import final_state
         terms = preference_terms(cluster, final_state(cluster, placements), Multipliers(**vars(policy)))
@@ -665,6 +666,13 @@ def _assemble(problem: Problem, cluster: Cluster, params: SolverParams, policy: 
             return Plan(dict(greedy_plan.placements), dict(greedy_plan.pending), GREEDY_FALLBACK, bound, gap, wall,
                         params.workers, params.seed, tuple(notes) + (f"greedy fallback: {worse}",))
     return plan
+
+
+def _pref_tight(r: ComponentResult) -> bool:
+    """Are the part's penalty/reward variables at their true values (its P stage ended proven)?"""
+    if r.rounds:
+        return r.proven_by_bound
+    return any(lv.name == "preference" and lv.optimal for lv in r.levels)
 
 
 def _component_totals(problem: Problem, r: ComponentResult) -> dict[int, int]:
