@@ -20,6 +20,7 @@ from models.objects import Cluster, Pod
 from models.selectors import LabelSelector
 
 from .movable import MovePolicy
+from .output import table
 from .rebalance import DRAIN, GOALS, RebalanceParams, RebalancePlan, Wave, rebalance, state_report
 
 EMITS = ("plan", "evictions", "script")
@@ -49,7 +50,7 @@ def plan_document(plan: RebalancePlan) -> dict[str, Any]:
         "after": plan.after,
         "removable": removable(plan),
         "target": {"status": plan.status, "levels": {name: v for name, v, _ in plan.levels},
-                   "proven": all(ok for *_, ok in plan.levels)},
+                   "proven": plan.status == "OPTIMAL"},
         "notes": list(plan.notes),
         "wall_seconds": round(plan.wall_seconds, 3),
     }
@@ -63,12 +64,6 @@ def removable(plan: RebalancePlan) -> list[str]:
 
 def _pct(v: float) -> str:
     return f"{100 * v:.1f}%"
-
-
-def _table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
-    from .output import table
-
-    return table(headers, rows)
 
 
 def plan_table(plan: RebalancePlan) -> str:
@@ -88,9 +83,9 @@ def plan_table(plan: RebalancePlan) -> str:
             spent = w.spends.get(m.key, "")
             pdb = f"{spent} ({w.budgets[spent][0]} of {w.budgets[spent][1]} allowed)" if spent else "-"
             rows.append((m.key, m.source, m.target, l.alone or "pending", l.cordoned or "pending", pdb))
-        lines.append(_table(("POD", "FROM", "TO", "IF LEFT ALONE", "WITH CORDONS", "PDB"), rows))
+        lines.append(table(("POD", "FROM", "TO", "IF LEFT ALONE", "WITH CORDONS", "PDB"), rows))
     if plan.blocked:
-        lines += ["", _table(("BLOCKED", "REASON"), [(b.pod, b.reason) for b in plan.blocked])]
+        lines += ["", table(("BLOCKED", "REASON"), [(b.pod, b.reason) for b in plan.blocked])]
     b, a = plan.before, plan.after
     rows = []
     for r in ("cpu", "memory"):
@@ -100,7 +95,7 @@ def plan_table(plan: RebalancePlan) -> str:
              ("empty nodes", ", ".join(b["empty_nodes"]) or "-", ", ".join(a["empty_nodes"]) or "-"),
              ("violations", b["violations"], a["violations"]),
              ("preference", b["preference"], a["preference"])]
-    lines += ["", _table(("METRIC", "BEFORE", "AFTER"), rows)]
+    lines += ["", table(("METRIC", "BEFORE", "AFTER"), rows)]
     gone = removable(plan)
     if gone:
         lines.append(f"removable: {', '.join(gone)}")

@@ -88,7 +88,7 @@ DRAIN = "drain"
 RESOURCES = ("cpu", "memory")
 PERMILLE = 1000
 GROUP_LIMIT = 8  # moves tried together when one does not fit alone
-PAIRWISE_LIMIT = 40  # nodes up to which the variance level is a sum of squared pairwise differences
+PAIRWISE_LIMIT = 12  # nodes up to which the variance level is a sum of squared pairwise differences
 FOCUS_LIMIT = 300  # movable pods above which drain/fix first re-place only the pods that must move
 
 OPTIMAL = "OPTIMAL"
@@ -102,6 +102,7 @@ R_MANY_PDBS = "{err} ({pdbs}): {what}"
 R_NO_ROOM = "no other node can take it while {drained} {verb} drained: {node} cannot be emptied"
 R_ADD_BACK = "; when the waves are done, add {back} back (after its maintenance: it can take the pod), then drain {node}"
 R_ADD_NODE = "; add a node (or capacity) that can take it, then drain {node}"
+R_CAPPED = "--max-moves {n} is reached: it stays on {node}, which is not emptied"
 R_UNREPAIRED = "violates {rules} on {node} and no valid target moves it{limit}"
 R_STUCK = "its move {src} -> {dst} cannot be made in any wave: {why}"
 R_NO_TARGET = "no valid target state was found{why}"
@@ -1146,9 +1147,14 @@ def rebalance(cluster: Cluster, params: RebalanceParams) -> RebalancePlan:
     pods = {p.key: p for p in base.pods}
     final_target = {p.key: p.node_name for p in base.pods}
     final_target.update(target.assignment)
+    capped = params.max_moves is not None and dict((n, v) for n, v, _ in target.levels).get("moves") == \
+        params.max_moves
     for i, d in enumerate(params.drain):
         left = [p for p in free if target.assignment.get(p.key) == d]
         for p in left:
+            if capped:
+                blocked.append(Blocked(p.key, R_CAPPED.format(n=params.max_moves, node=d)))
+                continue
             text, verb = _drain_phrase(params.drain)
             reason = R_NO_ROOM.format(drained=text, verb=verb, node=d)
             back = _fits_back(base, final_target, {q.key for q in free if target.assignment.get(q.key) != q.node_name},

@@ -489,3 +489,10 @@ def test_a_large_drain_re_places_only_the_drained_nodes_pods(monkeypatch: pytest
     check_plan(cluster, plan)
     assert plan.complete and plan.moves == 1 and plan.final["default/a-0"] != "n1"
     assert any("only the 1 that must move" in n for n in plan.notes)
+
+
+def test_max_moves_stops_a_drain_and_says_the_cap_is_why() -> None:
+    pods = [replica(f"web-{i}", "n1", "web").build() for i in range(2)]
+    plan = plan_for(cluster_of([node("n1"), node("n2")], pods), "", drain=("n1",), max_moves=1)
+    assert plan.moves == 1 and not plan.complete
+    assert "--max-moves 1 is reached" in plan.blocked[0].reason
