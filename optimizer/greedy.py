@@ -7,8 +7,8 @@ Reproduces kube-scheduler's scheduling loop (pkg/scheduler/schedule_one.go):
   once numFeasibleNodesToFind nodes passed (percentageOfNodesToScore adaptive default: 50% - nodes/125,
   at least 5% and at least 100 nodes); a node's verdict is its first rejecting plugin, as upstream stops there;
 - one feasible node is taken without scoring; otherwise Score the feasible nodes with the default plugin
-  weights and bind to the best; ties are broken by a seeded reservoir choice (upstream breaks them with its
-  own random source);
+  weights and bind to the best; ties are broken by a seeded uniform choice among the top-scoring nodes
+  (upstream breaks them with its own random source);
 - a pod that fits nowhere stays pending with FitError's message; the state is updated incrementally.
 
 Knowing differences:
@@ -23,12 +23,17 @@ Knowing differences:
     incoming pod lands in that pod's domain and the skew there goes over maxSkew;
   * the required pod affinity of a placed pod that started its domain alone (upstream's first-pod rule),
     when the incoming pod matches all its terms but lands in another domain.
-  Such nodes are rejected with GUARD_* reasons after kube-scheduler's filters passed, so the simulator's
-  plans always pass the verifier. Where kube-scheduler's choice breaks nothing, the result is identical.
+  Such nodes are rejected with ERR_REASON_BREAKS_* after kube-scheduler's filters passed, so the simulator's
+  plans pass the verifier (property-tested); where kube-scheduler's choice breaks nothing, the result is
+  identical. Every other rule is either checked from both sides by kube-scheduler itself (anti-affinity,
+  ports), a node total (resources) or monotone (affinity beyond the first pod, static rules).
 
-Speed (identical results): verdicts and raw scores of the plugins that read only the pod and the node
-(STATIC_*) are cached per pod spec, those that read only the node's own pods (NODE_LOCAL_*) per pod spec and
-NodeInfo.generation; a plugin whose PreFilter/PreScore says Skip is not run on every node.
+Speed (identical results, checked against the plain loop): verdicts and raw scores of the plugins that read
+only the pod and the node (STATIC_*) are computed once per pod spec, and only the nodes the static filters
+pass are visited (the others count as processed up to where the search stops, as upstream's rotation has
+it); those that read only the node's own pods (NODE_LOCAL_*) are cached per pod spec and
+NodeInfo.generation; a plugin whose PreFilter/PreScore says Skip is not run on every node; a static score
+plugin that scores every node alike is left out of the totals (it shifts them all alike).
 """
 from __future__ import annotations
 
@@ -47,7 +52,7 @@ from .gangs import Gangs
 from .interpodaffinity import AffinityTerm, merged_affinity_term
 from .objective import PodIndex
 from .plan import Plan
-from .podtopologyspread import SpreadConstraint, counts_toward, filter_constraints, global_min
+from .podtopologyspread import SpreadConstraint, counts_toward, filter_constraints
 from .podtopologyspread.common import eligibility_test
 from .registry import FILTER_PLUGINS, SCORE_PLUGINS
 from .state import ClusterState, NodeInfo
