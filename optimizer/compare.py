@@ -29,7 +29,7 @@ from models.selectors import LabelSelector
 from .gangs import find_gangs
 from .greedy import simulate
 from .movable import MovePolicy, as_pending, movable
-from .objective import TERMS, Multipliers
+from .objective import TERMS
 from .output import table
 from .plan import Plan
 from .podtopologyspread.common import SpreadConstraint, counts_toward, node_eligible, own_constraints
@@ -198,17 +198,13 @@ class Comparison:
     columns: tuple[Column, ...]
     differences: dict[tuple[str, str], tuple[Difference, ...]]
     movable: int
-    multipliers: Multipliers
+    multipliers: Policy
 
     def column(self, name: str) -> Column | None:
         return next((c for c in self.columns if c.name == name), None)
 
 
-def multipliers_of(policy: Policy) -> Multipliers:
-    return Multipliers(**asdict(policy))
-
-
-def judge_column(name: str, cluster: Cluster, plan: Plan, m: Multipliers, *, must_verify: bool = True) -> Column:
+def judge_column(name: str, cluster: Cluster, plan: Plan, m: Policy, *, must_verify: bool = True) -> Column:
     """Verify `plan` on `cluster` and collect the column's numbers from the verifier's final state."""
     report = verify(cluster, plan.placements, m)
     if must_verify and not report.ok:
@@ -265,7 +261,7 @@ def compare(cluster: Cluster, params: SolverParams | None = None, policy: Policy
     """Greedy vs optimal on the pending pods, and current vs optimal re-placement when pods are movable."""
     params = params or SolverParams()
     policy = policy or Policy()
-    m = multipliers_of(policy)
+    m = policy
     greedy = simulate(cluster, params.seed, gangs=find_gangs(cluster, params.gang))
     optimal = solve(cluster, params, policy, greedy)
     columns = [judge_column(GREEDY, cluster, greedy, m), judge_column(OPTIMAL, cluster, optimal, m)]

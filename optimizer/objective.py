@@ -17,29 +17,18 @@ This module shares no code with the CP-SAT encoding; the solver must reach the s
 from __future__ import annotations
 
 from collections.abc import Hashable, Iterable, Mapping
-from dataclasses import dataclass
 
 from models.objects import Cluster, Pod, PodAffinityTerm, WeightedPodAffinityTerm
 from models.selectors import LabelSelector
 
 from .interpodaffinity import term_matches
+from .policy import Policy
 from .nodeaffinity.scoring import preferred_score
 from .podtopologyspread.common import SpreadConstraint, counts_toward, node_eligible, own_constraints
 from .state import ClusterState, NodeInfo
 from .tainttoleration import count_intolerable_prefer_no_schedule, prefer_no_schedule_tolerations
 
 TERMS = ("node_affinity", "pod_affinity", "pod_anti_affinity", "prefer_no_schedule", "schedule_anyway_skew")
-
-
-@dataclass(frozen=True)
-class Multipliers:
-    """How much each preference term weighs in P; the policy file sets them (defaults documented in README)."""
-
-    node_affinity: int = 1
-    pod_affinity: int = 1
-    pod_anti_affinity: int = 1
-    prefer_no_schedule: int = 10
-    schedule_anyway_skew: int = 10
 
 
 class PodIndex:
@@ -132,7 +121,7 @@ def _schedule_anyway_excess(state: ClusterState, index: PodIndex) -> int:
     return excess
 
 
-def preference_terms(cluster: Cluster, state: ClusterState, m: Multipliers) -> dict[str, int]:
+def preference_terms(cluster: Cluster, state: ClusterState, m: Policy) -> dict[str, int]:
     """Each term of P, multiplied and signed; they sum to P."""
     node_aff = pod_aff = anti = pns = 0
     index = PodIndex(state)

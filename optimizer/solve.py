@@ -577,9 +577,9 @@ def _assemble(problem: Problem, cluster: Cluster, params: SolverParams, policy: 
     if any(r.kept or not _pref_tight(r) for r in results):
         # a kept part's terms were never computed, and a part whose P stage did not end proven may hold slack
         # penalty variables (they are only bounded one way): score the final state as the verifier does
-        from .objective import Multipliers, preference_terms
+        from .objective import preference_terms
         from .verify import final_state
-        terms = preference_terms(cluster, final_state(cluster, placements), Multipliers(**vars(policy)))
+        terms = preference_terms(cluster, final_state(cluster, placements), policy)
     else:
         terms = {k: const.get(k, 0) + sum(r.terms.get(k, 0) for r in results) for k in TERM_KINDS}
     preference = sum(terms.values())

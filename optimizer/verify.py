@@ -30,7 +30,8 @@ from . import interpodaffinity as ipa
 from . import podtopologyspread as pts
 from .framework import Plugin, Reason
 from .greedy import NODE_LOCAL_FILTERS, STATIC_FILTERS, MinIndex, eligible_domains
-from .objective import Multipliers, PodIndex, preference_terms
+from .objective import PodIndex, preference_terms
+from .policy import Policy
 from .registry import FILTER_PLUGINS
 from .state import ClusterState, NodeInfo
 
@@ -319,7 +320,7 @@ def final_state(cluster: Cluster, placements: Mapping[str, str]) -> ClusterState
     return ClusterState.from_cluster(cluster, [(p, p.node_name) for p in cluster.pods] + placed)
 
 
-def verify(cluster: Cluster, placements: Mapping[str, str], multipliers: Multipliers | None = None) -> Report:
+def verify(cluster: Cluster, placements: Mapping[str, str], multipliers: Policy | None = None) -> Report:
     """Violations of the final state and its preference terms (see optimizer.objective)."""
     pending = {p.key: p for p in cluster.pending}
     violations: list[Violation] = []
@@ -348,16 +349,16 @@ def verify(cluster: Cluster, placements: Mapping[str, str], multipliers: Multipl
     for key in good:
         prio = pending[key].priority
         by_priority[prio] = by_priority.get(prio, 0) + 1
-    terms = preference_terms(cluster, state, multipliers or Multipliers())
+    terms = preference_terms(cluster, state, multipliers or Policy())
     return Report(tuple(violations), terms, len(good), dict(sorted(by_priority.items(), reverse=True)))
 
 
-def verify_state(cluster: Cluster, multipliers: Multipliers | None = None) -> Report:
+def verify_state(cluster: Cluster, multipliers: Policy | None = None) -> Report:
     """`podplan verify`: the input IS the final state (pods with spec.nodeName); every violation counts, but
     those of static pods (placed by the kubelet, never judged by kube-scheduler), reported as preexisting."""
     state = ClusterState.from_cluster(cluster)
     verdicts = judge_all(state)
     violations = [Violation(pod.key, info.name, r.plugin, r.reason, pod.mirror)
                   for pod, info in state.all_pods() for r in verdicts[pod.key]]
-    terms = preference_terms(cluster, state, multipliers or Multipliers())
+    terms = preference_terms(cluster, state, multipliers or Policy())
     return Report(tuple(violations), terms, 0, {})

@@ -19,7 +19,8 @@ from models.loader import load_paths, parse_documents
 from models.objects import Cluster
 from optimizer.compare import compare, differences, render_table, rows, to_dict
 from optimizer.movable import as_pending, movable
-from optimizer.objective import TERMS, Multipliers
+from optimizer.objective import TERMS
+from optimizer.policy import Policy
 from optimizer.report import render_html
 from optimizer.solve import SolverParams
 from optimizer.verify import verify
@@ -49,7 +50,7 @@ def utilization_by_hand(cluster: Cluster, placements: dict[str, str], resource: 
 
 
 def assert_columns_are_the_verifiers(cluster: Cluster, doc: dict) -> None:
-    m = Multipliers(**doc["multipliers"])
+    m = Policy(**doc["multipliers"])
     for col in doc["columns"]:
         base = column_cluster(cluster, col["name"])
         report = verify(base, col["placements"], m)

@@ -11,7 +11,6 @@ from models.errors import InputError
 from models.objects import Cluster, Pod, PodGroup, TopologySpreadConstraint, Workload
 from optimizer.gangs import find_gangs
 from optimizer.greedy import simulate
-from optimizer.objective import Multipliers
 from optimizer.plan import Plan
 from optimizer.policy import Policy, load_policy
 from optimizer.solve import SolverParams, solve, why_pending
@@ -46,7 +45,7 @@ def run(cluster: Cluster, gang: bool = False, policy: Policy | None = None, stra
     greedy = simulate(cluster, gangs=find_gangs(cluster, gang))
     plan = solve(cluster, SolverParams(time_limit=20, workers=1, gang=gang, strategy=strategy, debug_hints=True),
                  policy, greedy)
-    report = verify(cluster, plan.placements, Multipliers(**vars(policy)) if policy else Multipliers())
+    report = verify(cluster, plan.placements, policy or Policy())
     assert report.ok, [v for v in report.violations if not v.preexisting]
     return plan, greedy
 

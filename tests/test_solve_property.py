@@ -13,7 +13,7 @@ from builders import make_node, make_pod, pod_term, req, selector, term
 from models.objects import Cluster, PodGroup, TopologySpreadConstraint, Workload
 from optimizer.gangs import find_gangs
 from optimizer.greedy import simulate
-from optimizer.objective import Multipliers
+from optimizer.policy import Policy
 from optimizer.solve import SolverParams, solve
 from optimizer.verify import verify
 
@@ -142,7 +142,7 @@ def exhaustive_best(cluster: Cluster, gang_all: bool) -> tuple[tuple[int, ...], 
             break  # sorted: nothing later can beat the best vector
         if not _gangs_ok(cluster, gang_all, a):
             continue
-        report = verify(cluster, a, Multipliers())
+        report = verify(cluster, a, Policy())
         if not report.ok:
             continue
         if best is None or report.preference > best[1]:
@@ -158,7 +158,7 @@ def test_solve_matches_exhaustive_search_and_verifies(case: tuple[Cluster, bool]
     params = SolverParams(time_limit=20, workers=1, seed=0, gang=gang_all, debug_hints=True)
     greedy = simulate(cluster, gangs=find_gangs(cluster, gang_all))
     plan = solve(cluster, params, None, greedy)
-    report = verify(cluster, plan.placements, Multipliers())
+    report = verify(cluster, plan.placements, Policy())
     assert report.ok, [v for v in report.violations if not v.preexisting]
     assert _gangs_ok(cluster, gang_all, plan.placements)
     want = exhaustive_best(cluster, gang_all)
@@ -177,10 +177,10 @@ def test_neighbourhood_search_verifies_never_loses_to_greedy_and_is_optimal_when
                           neighbourhood_variables=3)
     greedy = simulate(cluster, gangs=find_gangs(cluster, gang_all))
     plan = solve(cluster, params, None, greedy)
-    report = verify(cluster, plan.placements, Multipliers())
+    report = verify(cluster, plan.placements, Policy())
     assert report.ok, [v for v in report.violations if not v.preexisting]
     assert _gangs_ok(cluster, gang_all, plan.placements)
-    g = verify(cluster, greedy.placements, Multipliers())
+    g = verify(cluster, greedy.placements, Policy())
     got = (_placed_vector(cluster, plan.placements), report.preference)
     assert got >= (_placed_vector(cluster, greedy.placements), g.preference)
     want = exhaustive_best(cluster, gang_all)

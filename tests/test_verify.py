@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from builders import cluster_of, make_node, make_pod, pod_term, req, selector, spread, term
-from optimizer.objective import Multipliers
+from optimizer.policy import Policy
 from optimizer.verify import verify, verify_state
 
 ZONE = "topology.kubernetes.io/zone"
@@ -248,6 +248,6 @@ def test_multipliers_scale_and_sign_each_term():
     pods = [make_pod("p").label("app", "web").preferred_node_affinity(2, term(req(ZONE, "In", "a")))
             .preferred_pod_anti_affinity(3, pod_term(ZONE, selector(app="web"))).on("n1").build(),
             make_pod("q").label("app", "web").on("n1").build()]
-    m = Multipliers(node_affinity=5, pod_affinity=1, pod_anti_affinity=7, prefer_no_schedule=2, schedule_anyway_skew=1)
+    m = Policy(node_affinity=5, pod_affinity=1, pod_anti_affinity=7, prefer_no_schedule=2, schedule_anyway_skew=1)
     report = verify_state(cluster_of(nodes, pods), m)
     assert report.terms == {**ZERO, "node_affinity": 10, "pod_anti_affinity": -21, "prefer_no_schedule": -4}
