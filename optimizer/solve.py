@@ -506,7 +506,7 @@ def _solve_large(problem: Problem, comp: Component, policy: Policy, params: Solv
         total[problem.classes[c].priority] += problem.classes[c].size
     pref_cap_all = preference_bound(problem, comp, policy, True)
     full_size = sum(len(problem.feasible[c]) for c in comp.classes)
-    per_var = SECONDS_PER_VARIABLE
+    per_var = state.get("per_var", SECONDS_PER_VARIABLE)  # measured by earlier rounds, if any
     rounds = 0
     while not state.get("interrupted"):
         now = time.perf_counter()
@@ -522,7 +522,7 @@ def _solve_large(problem: Problem, comp: Component, policy: Policy, params: Solv
         built.terms = term_vars(built.ctx)  # type: ignore[attr-defined]
         spent = time.perf_counter() - t0
         state["timings"]["build"] += spent
-        per_var = max(per_var / 4, spent / max(1, nvars))
+        per_var = state["per_var"] = max(per_var / 4, spent / max(1, nvars))
         remaining = deadline - time.perf_counter()
         round_deadline = time.perf_counter() + max(min(remaining, 5.0), remaining * 0.5)
         all_placed = best is not None and all(best.placed_by_priority.get(q, 0) >= k for q, k in total.items())
