@@ -33,12 +33,16 @@ def find_gangs(cluster: Cluster, gang_all: bool = False) -> Gangs:
     of: dict[str, str] = {}
     need_in_all: dict[str, int] = {}  # gang id -> pods it needs, running members included
     running: dict[str, int] = {}
+    members_running: dict[str, int] = {}  # PodGroup key -> its running members, counted once
+    for p in cluster.pods:
+        if p.pod_group and not p.terminating:
+            members_running[p.pod_group] = members_running.get(p.pod_group, 0) + 1
     for pod in cluster.pending:
         group = groups.get(pod.pod_group)
         if group is not None:
             gang = f"PodGroup/{group.key}"
             need_in_all[gang] = group.min_member
-            running[gang] = sum(1 for p in cluster.pods if p.pod_group == group.key and not p.terminating)
+            running[gang] = members_running.get(group.key, 0)
         elif pod.workload in gang_workloads:
             gang = pod.workload
             need_in_all[gang] = need_in_all.get(gang, 0) + 1
