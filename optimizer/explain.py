@@ -62,3 +62,12 @@ def explain_pod(pod: Pod, state: ClusterState, candidates: Sequence[str] | None 
 def explain(cluster: Cluster) -> list[PodExplanation]:
     state = ClusterState.from_cluster(cluster)
     return [explain_pod(p, state) for p in cluster.pending]
+
+
+def final_state_message(pod: Pod, state: ClusterState) -> str | None:
+    """kube-scheduler's FitError message for `pod` against `state` (a plan's final state), or None when some
+    node would accept it there (it stays pending by the optimum's choice: a gang, a higher priority)."""
+    verdicts = run_filters(pod, state, FILTER_PLUGINS)
+    if any(v.feasible for v in verdicts):
+        return None
+    return fit_error_message(len(verdicts), verdicts)

@@ -654,10 +654,19 @@ def _assemble(problem: Problem, cluster: Cluster, params: SolverParams, policy: 
     greedy_notes = {r.greedy_note for r in results if r.greedy_note}
     notes.extend(f"greedy warm start: {n}" for n in sorted(greedy_notes))
     pending = {}
+    final = None
     for c in problem.classes:
-        for pod in c.pods:
-            if pod.key not in placements:
-                pending[pod.key] = _pending_reason(problem, c)
+        left = [pod for pod in c.pods if pod.key not in placements]
+        if not left:
+            continue
+        if final is None:
+            from .explain import final_state_message
+            from .verify import final_state
+            final = final_state(cluster, placements)
+        # Identical pods get one message: kube-scheduler's summary against the plan's final state.
+        reason = final_state_message(left[0], final) or _pending_reason(problem, c)
+        for pod in left:
+            pending[pod.key] = reason
     wall = time.perf_counter() - started
     plan = Plan(placements, pending, status, bound, gap, wall, params.workers, params.seed, tuple(notes))
     if greedy_plan is not None:

@@ -353,3 +353,12 @@ def test_neighbourhood_search_reports_the_relaxation_bound_when_pods_cannot_all_
                    None, simulate(cluster))
     assert len(forced.placements) == 4 == len(plan.placements)
     assert forced.bound["placed"] == 4 and forced.status == "OPTIMAL"
+
+
+def test_a_pod_the_optimum_leaves_pending_gets_kube_schedulers_message_against_the_final_state() -> None:
+    trainers = replicas("trainer", 3, req=({"nvidia.com/gpu": 3},))
+    gpu_nodes = [make_node(f"gpu-{i}").label(H, f"gpu-{i}").alloc({"nvidia.com/gpu": 4}, cpu="8", memory="32Gi",
+                                                                    pods=110).build() for i in range(2)]
+    plan, _ = run(Cluster(nodes=tuple(gpu_nodes), pending=tuple(trainers)))
+    assert len(plan.placements) == 2
+    assert list(plan.pending.values()) == ["0/2 nodes are available: 2 Insufficient nvidia.com/gpu."]
