@@ -16,6 +16,7 @@ import click
 from models.errors import PlanInvalidError, PodplanError
 from models.loader import load_paths
 from models.objects import Cluster
+from optimizer.cli_options import solver_options
 
 OUTPUTS = click.Choice(["table", "json", "yaml"])
 EMITS = click.Choice(["plan", "state", "bindings"])
@@ -175,15 +176,7 @@ def simulate(files: Sequence[str], output: str, emit_kind: str, seed: int, perce
 @output_option
 @click.option("--emit", "emit_kind", type=EMITS, default="plan", show_default=True,
               help="plan: placements and pending pods; state: the final state as manifests; bindings: v1 Bindings.")
-@click.option("--time-limit", type=click.FloatRange(min=0.1), default=30.0, show_default=True,
-              help="Wall seconds for the whole solve.")
-@click.option("--workers", type=click.IntRange(min=1), default=2, show_default=True, help="CP-SAT search workers.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of CP-SAT and of the greedy warm start.")
-@click.option("--gang", is_flag=True, help="Every workload (Deployment, ReplicaSet, StatefulSet, Job) all-or-nothing.")
-@click.option("--strategy", type=click.Choice(["spread", "pack"]), default="spread", show_default=True,
-              help="Tie-break after pods placed and preference: balance load, or use the fewest nodes.")
-@click.option("--policy", "policy_file", type=click.Path(dir_okay=False), default=None,
-              help="YAML policy file with the preference multipliers.")
+@solver_options(30.0, "Wall seconds for the whole solve, greedy warm start included.")
 @click.pass_context
 def solve(ctx: click.Context, files: Sequence[str], output: str, emit_kind: str, time_limit: float, workers: int,
           seed: int, gang: bool, strategy: str, policy_file: str | None) -> None:

@@ -12,6 +12,8 @@ import click
 
 from models.objects import Cluster
 
+from .cli_options import solver_options
+
 
 def _load(files: Sequence[str]) -> Cluster:
     """Load the input and print its warnings on stderr (cli.load's behaviour; cli is not imported here to
@@ -26,15 +28,7 @@ def _load(files: Sequence[str]) -> Cluster:
 
 @click.command("compare")
 @click.argument("files", nargs=-1, type=click.Path(allow_dash=True))
-@click.option("--time-limit", type=click.FloatRange(min=0.1), default=10.0, show_default=True,
-              help="Seconds for each optimal solve (the re-placement gets its own).")
-@click.option("--workers", type=click.IntRange(min=1), default=2, show_default=True, help="CP-SAT search workers.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of greedy's tie-break and of CP-SAT.")
-@click.option("--gang", is_flag=True, help="Every workload all-or-nothing (in both greedy and optimal).")
-@click.option("--strategy", type=click.Choice(["spread", "pack"]), default="spread", show_default=True,
-              help="The optimum's resource tie-break.")
-@click.option("--policy", "policy_file", type=click.Path(dir_okay=False), default=None,
-              help="Policy file with the preference multipliers.")
+@solver_options(10.0, "Seconds for each optimal solve (the re-placement gets its own).")
 @click.option("-o", "--output", "output", type=click.Choice(["table", "json", "yaml"]), default="table",
               show_default=True, help="Output format.")
 @click.option("--report", "report_dir", type=click.Path(file_okay=False), default=None,
