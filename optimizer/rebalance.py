@@ -89,6 +89,7 @@ RESOURCES = ("cpu", "memory")
 PERMILLE = 1000
 GROUP_LIMIT = 8  # moves tried together when one does not fit alone
 PAIRWISE_LIMIT = 12  # nodes up to which the variance level is a sum of squared pairwise differences
+ORDER_LIMIT = 30  # waves up to which replacements with fewer feasible nodes are evicted first
 FOCUS_LIMIT = 300  # movable pods above which drain/fix first re-place only the pods that must move
 
 OPTIMAL = "OPTIMAL"
@@ -675,6 +676,7 @@ class _Waves:
         self.healthy = dict(healthy)
         self.initial_bad = initial_bad
         self.holders = [p for p in cluster.pods if _holds_terms(p)]
+        self._watchers: dict[str, list[Pod]] = {}
         self.pods = {p.key: p for p in cluster.pods}
         # cordoned from the first wave to the end: drained nodes, and the nodes `pack` empties (removable)
         self.drain_cordons = tuple(dict.fromkeys(tuple(params.drain) + tuple(retire)))
@@ -725,9 +727,10 @@ class _Waves:
             if reasons:
                 return f"{node}: {reasons[0].plugin}: {reasons[0].reason}", ("arrival", new.key, reasons[0].plugin)
         verdicts: dict[tuple[Any, ...], list[Any]] = {}  # identical pods on one node get one verdict
-        for h in self.holders:
-            if not any(_sees(h, t) for t in touched):
-                continue
+        watching: dict[str, Pod] = {}
+        for t in touched:
+            watching.update((h.key, h) for h in self.watchers(t))
+        for h in watching.values():
             key = h.key
             node = state.node_of.get(key)
             if node is None:
@@ -742,6 +745,13 @@ class _Waves:
             if bad:
                 return f"{key} on {node} would break: {bad[0].plugin}: {bad[0].reason}", ("holder", key, bad[0].plugin)
         return "", ("", "", "")
+
+    def watchers(self, pod: Pod) -> list[Pod]:
+        """Pods whose required (anti-)affinity or DoNotSchedule spread selects `pod` (cached per pod)."""
+        found = self._watchers.get(pod.key)
+        if found is None:
+            found = self._watchers[pod.key] = [h for h in self.holders if _sees(h, pod)]
+        return found
 
     def current_state(self, nodes: Sequence[Node] | None = None) -> ClusterState:
         return state_of(self.cluster, self.where, self.moved, nodes)
@@ -847,11 +857,22 @@ class _Waves:
             out[pod.key] = node or ""
         return [out[m.key] for m in wave]
 
+    def shrink(self, wave: Sequence[Move], exclude: set[str]) -> list[Move]:
+        """The wave without `exclude`, if it is still valid on its own (one check, no rebuild); else []."""
+        reduced = [m for m in wave if m.key not in exclude]
+        if not reduced:
+            return []
+        budgets = self.budgets()
+        ok, _ = self._try(self.current_state(), reduced, budgets, {k: b.allowed for k, b in budgets.items()}, set())
+        return self.order(reduced) if ok else []
+
     def order(self, wave: list[Move]) -> list[Move]:
         """The wave in eviction order (see eviction_order), counting each replacement's feasible nodes on the
         state after the wave's evictions."""
         if len(wave) < 2:
             return wave
+        if len(wave) > ORDER_LIMIT:
+            return eviction_order(wave)  # counting every replacement's feasible nodes costs more than it helps
         state = self.current_state()
         for m in wave:
             state.remove(m.pod)
@@ -960,9 +981,9 @@ def plan_waves(cluster: Cluster, moves: Sequence[Move], params: RebalanceParams,
     stuck: list[tuple[Move, str]] = []
     while remaining:
         exclude: set[str] = set()
-        wave: list[Move] = []
+        wave = w.order(w.build(remaining, exclude))
+        committed = False
         for _ in range(len(remaining) + 1):
-            wave = w.order(w.build(remaining, exclude))
             if not wave:
                 break
             temp, alone, outcome, missing = w.land(wave)
@@ -970,6 +991,7 @@ def plan_waves(cluster: Cluster, moves: Sequence[Move], params: RebalanceParams,
                 changes = {m.key: n for m, n in zip(wave, alone) if n != m.target}
                 if changes and accept(changes):
                     wave = [replace(m, target=alone[i]) for i, m in enumerate(wave)]
+                    remaining = [replace(m, target=changes[m.key]) if m.key in changes else m for m in remaining]
                     temp, alone, outcome, missing = w.land(wave)
             if missing:
                 # cordons cannot steer them: the replacements that took another move's node wait for a later
@@ -977,9 +999,11 @@ def plan_waves(cluster: Cluster, moves: Sequence[Move], params: RebalanceParams,
                 thieves = [wave[i].key for i in missing if outcome[i] and outcome[i] != wave[i].target]
                 first = wave[missing[0]].key  # scheduled first among them: the others' arrivals cannot move it
                 exclude |= set(thieves) - {first} or set(thieves) or {wave[missing[-1]].key}
+                wave = w.shrink(wave, exclude) or w.order(w.build(remaining, exclude))
                 continue
             if not w.verified(wave):
                 exclude.add(wave[-1].key)
+                wave = w.shrink(wave, exclude) or w.order(w.build(remaining, exclude))
                 continue
             budgets = w.budgets()
             cost = {m.key: w.cost(m, budgets) for m in wave}
@@ -992,10 +1016,9 @@ def plan_waves(cluster: Cluster, moves: Sequence[Move], params: RebalanceParams,
                               {k: (n, budgets[k].allowed) for k, n in spent.items() if k},
                               {k: v for k, v in cost.items() if v}))
             w.commit(wave)
+            committed = True
             break
-        else:
-            wave = []
-        if not wave:
+        if not committed:
             for m in remaining:
                 stuck.append((m, w.reason(m.key)))
             break
