@@ -763,8 +763,9 @@ class _Waves:
         return state_report(self.cluster, where, self.moved | {m.key for m in wave}).ok
 
     # -- building one wave ---------------------------------------------------------------------------------
-    def build(self, remaining: list[Move], exclude: set[str]) -> list[Move]:
-        """Moves joining the next wave: one at a time when it fits alone, else with the moves it depends on."""
+    def build(self, remaining: list[Move], exclude: set[str], starts: set[str] | None = None) -> list[Move]:
+        """Moves joining the next wave: one at a time when it fits alone, else with the moves it depends on.
+        `starts`: only these moves may start a group (the others may still join one as helpers)."""
         budgets = self.budgets()
         left = {k: b.allowed for k, b in budgets.items()}
         state = self.current_state()
@@ -775,7 +776,7 @@ class _Waves:
         while progress:
             progress = False
             for m in remaining:
-                if m.key in keys or m.key in exclude:
+                if m.key in keys or m.key in exclude or (starts is not None and m.key not in starts):
                     continue
                 group = [m]
                 for _ in range(GROUP_LIMIT):
@@ -979,6 +980,37 @@ def plan_waves(cluster: Cluster, moves: Sequence[Move], params: RebalanceParams,
     remaining = sorted(moves, key=lambda m: (drain_rank.get(m.source, len(drain_rank)), m.pod.order))
     waves: list[Wave] = []
     stuck: list[tuple[Move, str]] = []
+    def settle(wave: list[Move]) -> tuple[list[Move], list[str], bool]:
+        """Land `wave` (taking kube-scheduler's nodes when as good); (the wave, moves to defer, committed)."""
+        nonlocal remaining
+        temp, alone, outcome, missing = w.land(wave)
+        if (temp or missing) and accept is not None and all(alone):
+            changes = {m.key: n for m, n in zip(wave, alone) if n != m.target}
+            if changes and accept(changes):
+                wave = [replace(m, target=alone[i]) for i, m in enumerate(wave)]
+                remaining = [replace(m, target=changes[m.key]) if m.key in changes else m for m in remaining]
+                temp, alone, outcome, missing = w.land(wave)
+        if missing:
+            # cordons cannot steer them: the replacements that took another move's node wait for a later
+            # wave (else the last one that missed)
+            thieves = [wave[i].key for i in missing if outcome[i] and outcome[i] != wave[i].target]
+            first = wave[missing[0]].key  # scheduled first among them: the others' arrivals cannot move it
+            return wave, list(set(thieves) - {first} or set(thieves) or {wave[missing[-1]].key}), False
+        if not w.verified(wave):
+            return wave, [wave[-1].key], False
+        budgets = w.budgets()
+        cost = {m.key: w.cost(m, budgets) for m in wave}
+        spent: Counter[str] = Counter(cost.values())
+        landed_alone = _assign_landing(wave, alone)
+        landed = _assign_landing(wave, outcome)
+        cordon = tuple(dict.fromkeys(w.drain_cordons + temp))
+        waves.append(Wave(tuple(wave), cordon, temp,
+                          tuple(Landing(m.key, m.target, a, b) for m, a, b in zip(wave, landed_alone, landed)),
+                          {k: (n, budgets[k].allowed) for k, n in spent.items() if k},
+                          {k: v for k, v in cost.items() if v}))
+        w.commit(wave)
+        return wave, [], True
+
     while remaining:
         exclude: set[str] = set()
         wave = w.order(w.build(remaining, exclude))
@@ -986,38 +1018,19 @@ def plan_waves(cluster: Cluster, moves: Sequence[Move], params: RebalanceParams,
         for _ in range(len(remaining) + 1):
             if not wave:
                 break
-            temp, alone, outcome, missing = w.land(wave)
-            if (temp or missing) and accept is not None and all(alone):
-                changes = {m.key: n for m, n in zip(wave, alone) if n != m.target}
-                if changes and accept(changes):
-                    wave = [replace(m, target=alone[i]) for i, m in enumerate(wave)]
-                    remaining = [replace(m, target=changes[m.key]) if m.key in changes else m for m in remaining]
-                    temp, alone, outcome, missing = w.land(wave)
-            if missing:
-                # cordons cannot steer them: the replacements that took another move's node wait for a later
-                # wave (else the last one that missed)
-                thieves = [wave[i].key for i in missing if outcome[i] and outcome[i] != wave[i].target]
-                first = wave[missing[0]].key  # scheduled first among them: the others' arrivals cannot move it
-                exclude |= set(thieves) - {first} or set(thieves) or {wave[missing[-1]].key}
-                wave = w.shrink(wave, exclude) or w.order(w.build(remaining, exclude))
-                continue
-            if not w.verified(wave):
-                exclude.add(wave[-1].key)
-                wave = w.shrink(wave, exclude) or w.order(w.build(remaining, exclude))
-                continue
-            budgets = w.budgets()
-            cost = {m.key: w.cost(m, budgets) for m in wave}
-            spent: Counter[str] = Counter(cost.values())
-            landed_alone = _assign_landing(wave, alone)
-            landed = _assign_landing(wave, outcome)
-            cordon = tuple(dict.fromkeys(w.drain_cordons + temp))
-            waves.append(Wave(tuple(wave), cordon, temp,
-                              tuple(Landing(m.key, m.target, a, b) for m, a, b in zip(wave, landed_alone, landed)),
-                              {k: (n, budgets[k].allowed) for k, n in spent.items() if k},
-                              {k: v for k, v in cost.items() if v}))
-            w.commit(wave)
-            committed = True
-            break
+            wave, defer, committed = settle(wave)
+            if committed:
+                break
+            exclude |= set(defer)
+            wave = w.shrink(wave, exclude) or w.order(w.build(remaining, exclude))
+        if not committed:
+            # the deferred moves may go alone: one move (with the moves it needs) per wave
+            for m in list(remaining):
+                wave = w.order(w.build(remaining, set(), starts={m.key}))
+                if wave:
+                    wave, _, committed = settle(wave)
+                    if committed:
+                        break
         if not committed:
             for m in remaining:
                 stuck.append((m, w.reason(m.key)))
