@@ -39,8 +39,9 @@
    A move that does not fit alone is tried with the moves it depends on (up to GROUP_LIMIT): the move of the
    pod it would break, a move off its node, the partner its affinity needs (a swap, a co-located pair).
    Every state between waves is checked with the verifier (existing = pods not moved yet, placed = the
-   replacements); a wave that fails it is shrunk. Moves no wave can make are `blocked`, with the state they
-   would break and the budget that forbids the moves that would have to go with them.
+   replacements); a wave that fails it is shrunk. When no wave can be built that way, each remaining move is
+   tried as the start of a wave of its own. Moves no wave can make are `blocked`, with the state they would
+   break and the budget that forbids the moves that would have to go with them.
 4. Landing: the replacements of a wave are scheduled by optimizer.greedy.Scheduler (kube-scheduler's cycle,
    without podplan's placed-pod guard) on the state after the wave's evictions, in eviction order (priority,
    pods with required affinity last, fewest feasible nodes first), with the drained nodes (and the nodes
