@@ -14,9 +14,8 @@ from typing import Any
 import click
 
 from models.errors import PlanInvalidError, PodplanError
-from models.loader import load_paths
 from models.objects import Cluster
-from optimizer.cli_options import solver_options
+from optimizer.cli_options import load_input, solver_options
 
 OUTPUTS = click.Choice(["table", "json", "yaml"])
 EMITS = click.Choice(["plan", "state", "bindings"])
@@ -42,14 +41,6 @@ class Group(click.Group):
 def main(ctx: click.Context, verbose: bool) -> None:
     """podplan: batch placement optimizer for Kubernetes, with kube-scheduler's semantics."""
     ctx.obj = {"verbose": verbose}
-
-
-def load(files: Sequence[str]) -> Cluster:
-    """Load the input and print its warnings on stderr (they never stop the run)."""
-    cluster = load_paths(files or ("-",))
-    for w in cluster.warnings:
-        click.echo(f"warning: {w}", err=True)
-    return cluster
 
 
 def emit(text: str) -> None:
@@ -109,7 +100,7 @@ def validate(files: Sequence[str], output: str) -> None:
     """Load manifests, check every object, and summarize what the input holds."""
     from optimizer.output import dump, table
 
-    s = summary(load(files))
+    s = summary(load_input(files))
     if output != "table":
         emit(dump(s, output))
         return
@@ -166,7 +157,7 @@ def simulate(files: Sequence[str], output: str, emit_kind: str, seed: int, perce
     """Place pending pods one at a time, as kube-scheduler would."""
     from optimizer.greedy import simulate as run
 
-    cluster = load(files)
+    cluster = load_input(files)
     plan = run(cluster, seed, percentage_of_nodes_to_score=percentage_of_nodes_to_score)
     print_plan(cluster, plan, output, emit_kind)
 
@@ -188,7 +179,7 @@ def solve(ctx: click.Context, files: Sequence[str], output: str, emit_kind: str,
     from optimizer.solve import solve as run_solve
 
     policy = load_policy(policy_file)
-    cluster = load(files)
+    cluster = load_input(files)
     greedy = run_greedy(cluster, seed, gangs=find_gangs(cluster, gang))
     # The greedy warm start counts against --time-limit; CP-SAT keeps at least a tenth of it.
     left = max(0.1 * time_limit, time_limit - greedy.wall_seconds)
@@ -206,7 +197,7 @@ def verify(files: Sequence[str], output: str) -> None:
     from optimizer.output import dump, table
     from optimizer.verify import verify_state
 
-    cluster = load(files)
+    cluster = load_input(files)
     report = verify_state(cluster)
     counted = [v for v in report.violations if not v.preexisting]
     static = [v for v in report.violations if v.preexisting]
@@ -248,7 +239,7 @@ def explain(files: Sequence[str], output: str, why_pending: bool, time_limit: fl
     from optimizer.explain import explain as run
     from optimizer.output import dump, table
 
-    cluster = load(files)
+    cluster = load_input(files)
     if why_pending:
         explain_why_pending(cluster, output, time_limit, gang)
         return
@@ -265,7 +256,6 @@ def explain(files: Sequence[str], output: str, why_pending: bool, time_limit: fl
             rows.append((name, verdict, scores))
         blocks.append(f"{p.pod}: {p.message}\n" + table(("NODE", "VERDICT", "SCORES"), rows))
     emit("\n\n".join(blocks) if blocks else "no pending pods")
-
 
 
 def explain_why_pending(cluster: Cluster, output: str, time_limit: float, gang: bool) -> None:

@@ -823,10 +823,3 @@ def _collect_into(docs: list[Doc], out: Collected, seen: dict[tuple[str, str, st
             out.pod_groups.append(parse_pod_group(ctx, body))
         elif kind == "Service":
             out.services.append(parse_service(ctx, body))
-
-
-def parse_documents(objects: Any, file: str = "<input>", strict: bool = True) -> Any:
-    """Decoded manifests (dicts) -> Cluster; see models.loader.parse_documents (imported lazily: loader imports us)."""
-    from .loader import parse_documents as _parse
-
-    return _parse(objects, file, strict)

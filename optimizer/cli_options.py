@@ -1,10 +1,22 @@
-"""Click options every solving command shares (solve, compare, explain --why-pending), defined once."""
+"""What the commands in cli.py and optimizer/commands_*.py share, defined once: loading the input with its
+warnings, and the solver options (solve, compare)."""
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import click
+
+from models.loader import load_paths
+from models.objects import Cluster
+
+
+def load_input(files: Sequence[str]) -> Cluster:
+    """Load the input (stdin when no file is given) and print its warnings on stderr; they never stop the run."""
+    cluster = load_paths(files or ("-",))
+    for w in cluster.warnings:
+        click.echo(f"warning: {w}", err=True)
+    return cluster
 
 
 def solver_options(time_limit: float, time_help: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:

@@ -10,20 +10,8 @@ from collections.abc import Sequence
 
 import click
 
-from models.objects import Cluster
 
-from .cli_options import solver_options
-
-
-def _load(files: Sequence[str]) -> Cluster:
-    """Load the input and print its warnings on stderr (cli.load's behaviour; cli is not imported here to
-    avoid a cycle: cli.py registers these commands)."""
-    from models.loader import load_paths
-
-    cluster = load_paths(files or ("-",))
-    for w in cluster.warnings:
-        click.echo(f"warning: {w}", err=True)
-    return cluster
+from .cli_options import load_input, solver_options
 
 
 @click.command("compare")
@@ -43,7 +31,7 @@ def compare_command(files: Sequence[str], time_limit: float, workers: int, seed:
     from optimizer.solve import SolverParams
 
     policy = load_policy(policy_file)
-    cluster = _load(files)
+    cluster = load_input(files)
     params = SolverParams(time_limit=time_limit, workers=workers, seed=seed, gang=gang, strategy=strategy,
                           log_progress=sys.stderr.isatty())
     doc = to_dict(compare(cluster, params, policy))

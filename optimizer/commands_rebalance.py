@@ -19,6 +19,7 @@ from models.errors import PlanInvalidError
 from models.objects import Cluster, Pod
 from models.selectors import LabelSelector
 
+from .cli_options import load_input
 from .movable import MovePolicy
 from .output import table
 from .rebalance import DRAIN, GOALS, RebalanceParams, RebalancePlan, Wave, rebalance, state_report
@@ -303,12 +304,12 @@ def rebalance_command(files: Sequence[str], goal: str | None, drain: Sequence[st
                       time_limit: float, workers: int, seed: int, evict_local_storage: bool,
                       evict_system_critical: bool, policy_file: str | None, output: str, emit_kind: str) -> None:
     """Plan evictions that move running pods to a better state, in PodDisruptionBudget-safe waves."""
-    from cli import emit, load  # cli imports this module at its end
+    from cli import emit  # cli imports this module at its end
 
     from .policy import load_policy
 
     policy = load_policy(policy_file)
-    cluster = load(files)
+    cluster = load_input(files)
     params = RebalanceParams(goal=goal or (DRAIN if drain else "fix"), drain=tuple(drain), max_moves=max_moves,
                              time_limit=time_limit, workers=workers, seed=seed,
                              move_policy=MovePolicy(evict_local_storage, evict_system_critical), policy=policy)

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from models.generate import generate
 from models.objects import Cluster, Pod
-from models.parse import parse_documents
+from models.loader import parse_documents
 from optimizer.framework import run_filters
 from optimizer.movable import as_pending, movable
 from optimizer.rebalance import SENSE, RebalanceParams, goal_values, level_names, occupied, rebalance
