@@ -230,18 +230,20 @@ def _ceil_div(a: int, b: int) -> int:
     return -(-a // b)
 
 
+def loads(state: ClusterState, nodes: Sequence[str], resource: str) -> list[tuple[int, int]]:
+    """(requested, allocatable) of `resource` on each node of `nodes` that has some of it."""
+    out = []
+    for name in nodes:
+        info = state.nodes[name]
+        alloc = info.node.allocatable.get(resource, 0)
+        if alloc > 0:
+            out.append((info.requested.get(resource, 0), alloc))
+    return out
+
+
 def utilization_permille(state: ClusterState, nodes: Sequence[str]) -> dict[str, list[int]]:
     """resource -> ceil(1000 × requested / allocatable) per node of `nodes` that has the resource."""
-    out: dict[str, list[int]] = {}
-    for r in RESOURCES:
-        values = []
-        for name in nodes:
-            info = state.nodes[name]
-            alloc = info.node.allocatable.get(r, 0)
-            if alloc > 0:
-                values.append(_ceil_div(PERMILLE * info.requested.get(r, 0), alloc))
-        out[r] = values
-    return out
+    return {r: [_ceil_div(PERMILLE * req, alloc) for req, alloc in loads(state, nodes, r)] for r in RESOURCES}
 
 
 def spread_levels(state: ClusterState, nodes: Sequence[str]) -> tuple[int, int]:
@@ -1053,12 +1055,7 @@ def metrics(cluster: Cluster, where: Mapping[str, str], moved: Iterable[str], dr
     kept = [n.name for n in cluster.nodes if n.name not in drain]
     util: dict[str, dict[str, float]] = {}
     for r in RESOURCES:
-        vals = []
-        for name in kept:
-            info = state.nodes[name]
-            alloc = info.node.allocatable.get(r, 0)
-            if alloc > 0:
-                vals.append(info.requested.get(r, 0) / alloc)
+        vals = [req / alloc for req, alloc in loads(state, kept, r)]
         if vals:
             mean = sum(vals) / len(vals)
             std = (sum((v - mean) ** 2 for v in vals) / len(vals)) ** 0.5
