@@ -13,9 +13,9 @@ from typing import Any
 
 import click
 
-from models.errors import PlanInvalidError, PodplanError
-from models.objects import Cluster
-from optimizer.cli_options import load_input, solver_options
+from .models.errors import PlanInvalidError, PodplanError
+from .models.objects import Cluster
+from .optimizer.cli_options import load_input, solver_options
 
 OUTPUTS = click.Choice(["table", "json", "yaml"])
 EMITS = click.Choice(["plan", "state", "bindings"])
@@ -98,7 +98,7 @@ def summary(cluster: Cluster) -> dict[str, Any]:
 @output_option
 def validate(files: Sequence[str], output: str) -> None:
     """Load manifests, check every object, and summarize what the input holds."""
-    from optimizer.output import dump, table
+    from .optimizer.output import dump, table
 
     s = summary(load_input(files))
     if output != "table":
@@ -121,8 +121,8 @@ def validate(files: Sequence[str], output: str) -> None:
 
 def print_plan(cluster: Cluster, plan: Any, output: str, emit_kind: str, multipliers: Any = None) -> None:
     """Verify, then print. An invalid plan is a bug: it raises PlanInvalidError and is never printed."""
-    from optimizer.output import bindings, dump, plan_document, plan_table, state_manifests
-    from optimizer.verify import verify
+    from .optimizer.output import bindings, dump, plan_document, plan_table, state_manifests
+    from .optimizer.verify import verify
 
     report = verify(cluster, plan.placements, multipliers)
     if not report.ok:
@@ -155,7 +155,7 @@ def print_plan(cluster: Cluster, plan: Any, output: str, emit_kind: str, multipl
               help="kube-scheduler's percentageOfNodesToScore (0: its adaptive default).")
 def simulate(files: Sequence[str], output: str, emit_kind: str, seed: int, percentage_of_nodes_to_score: int) -> None:
     """Place pending pods one at a time, as kube-scheduler would."""
-    from optimizer.greedy import simulate as run
+    from .optimizer.greedy import simulate as run
 
     cluster = load_input(files)
     plan = run(cluster, seed, percentage_of_nodes_to_score=percentage_of_nodes_to_score)
@@ -172,11 +172,11 @@ def simulate(files: Sequence[str], output: str, emit_kind: str, seed: int, perce
 def solve(ctx: click.Context, files: Sequence[str], output: str, emit_kind: str, time_limit: float, workers: int,
           seed: int, gang: bool, strategy: str, policy_file: str | None) -> None:
     """Place all pending pods at once, optimally (CP-SAT), never worse than kube-scheduler's greedy."""
-    from optimizer.gangs import find_gangs
-    from optimizer.greedy import simulate as run_greedy
-    from optimizer.policy import load_policy
-    from optimizer.solve import SolverParams
-    from optimizer.solve import solve as run_solve
+    from .optimizer.gangs import find_gangs
+    from .optimizer.greedy import simulate as run_greedy
+    from .optimizer.policy import load_policy
+    from .optimizer.solve import SolverParams
+    from .optimizer.solve import solve as run_solve
 
     policy = load_policy(policy_file)
     cluster = load_input(files)
@@ -194,8 +194,8 @@ def solve(ctx: click.Context, files: Sequence[str], output: str, emit_kind: str,
 @output_option
 def verify(files: Sequence[str], output: str) -> None:
     """Judge a final state (pods with spec.nodeName) with every Filter; exit 1 on any violation."""
-    from optimizer.output import dump, table
-    from optimizer.verify import verify_state
+    from .optimizer.output import dump, table
+    from .optimizer.verify import verify_state
 
     cluster = load_input(files)
     report = verify_state(cluster)
@@ -236,8 +236,8 @@ def verify(files: Sequence[str], output: str) -> None:
 @click.option("--gang", is_flag=True, help="With --why-pending: every workload all-or-nothing.")
 def explain(files: Sequence[str], output: str, why_pending: bool, time_limit: float, gang: bool) -> None:
     """Every node's verdict for every pending pod: all failing plugins, and each plugin's score."""
-    from optimizer.explain import explain as run
-    from optimizer.output import dump, table
+    from .optimizer.explain import explain as run
+    from .optimizer.output import dump, table
 
     cluster = load_input(files)
     if why_pending:
@@ -259,12 +259,12 @@ def explain(files: Sequence[str], output: str, why_pending: bool, time_limit: fl
 
 
 def explain_why_pending(cluster: Cluster, output: str, time_limit: float, gang: bool) -> None:
-    from optimizer.gangs import find_gangs
-    from optimizer.greedy import simulate as run_greedy
-    from optimizer.output import dump, table
-    from optimizer.solve import SolverParams, why_pending
-    from optimizer.solve import solve as run_solve
-    from optimizer.verify import verify as run_verify
+    from .optimizer.gangs import find_gangs
+    from .optimizer.greedy import simulate as run_greedy
+    from .optimizer.output import dump, table
+    from .optimizer.solve import SolverParams, why_pending
+    from .optimizer.solve import solve as run_solve
+    from .optimizer.verify import verify as run_verify
 
     params = SolverParams(time_limit=time_limit, gang=gang)
     plan = run_solve(cluster, params, None, run_greedy(cluster, 0, gangs=find_gangs(cluster, gang)))
@@ -290,12 +290,12 @@ def explain_why_pending(cluster: Cluster, output: str, time_limit: float, gang: 
     emit(f"status: {plan.status}\n" + table(("PENDING POD", "PLUGIN", "OBJECT", "FIELD", "REASON", "NODES"), rows))
 
 
-from optimizer.commands_compare import compare_command, generate_command  # noqa: E402
+from .optimizer.commands_compare import compare_command, generate_command  # noqa: E402
 
 main.add_command(compare_command)
 main.add_command(generate_command)
 
-from optimizer.commands_rebalance import rebalance_command  # noqa: E402
+from .optimizer.commands_rebalance import rebalance_command  # noqa: E402
 
 main.add_command(rebalance_command)
 

@@ -32,10 +32,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from models.loader import parse_documents  # noqa: E402
-from models.objects import Cluster  # noqa: E402
-from optimizer.greedy import Scheduler, queue_order  # noqa: E402
-from optimizer.state import ClusterState  # noqa: E402
+from podplan.models.loader import parse_documents  # noqa: E402
+from podplan.models.objects import Cluster  # noqa: E402
+from podplan.optimizer.greedy import Scheduler, queue_order  # noqa: E402
+from podplan.optimizer.state import ClusterState  # noqa: E402
 
 PROFILES = ("basic", "spread", "anti-affinity", "pod-affinity", "mix4", "gen-web", "gen-mixed")
 # kube-scheduler's published thresholds at 5,000 nodes (scheduler_perf), pods/s.
@@ -94,7 +94,7 @@ def instance(nodes: int, pods: int, profile: str) -> Cluster | None:
     if not profile.startswith("gen-"):
         return build(nodes, pods, profile)
     try:
-        from models.generate import generate
+        from podplan.models.generate import generate
     except ImportError:
         return None
     # generate() counts every pod (running + pending): ask for about twice the pending pods wanted.

@@ -44,12 +44,12 @@ def _timings(notes: list[str]) -> dict[str, float]:
 
 def run_one(nodes: int, pods: int, time_limit: float, workers: int, seed: int, profile: str,
             strategy: str, queue: Any) -> None:
-    from models.generate import generate
-    from models.loader import parse_documents
-    from optimizer.gangs import find_gangs
-    from optimizer.greedy import simulate
-    from optimizer.solve import SolverParams, solve
-    from optimizer.verify import verify
+    from podplan.models.generate import generate
+    from podplan.models.loader import parse_documents
+    from podplan.optimizer.gangs import find_gangs
+    from podplan.optimizer.greedy import simulate
+    from podplan.optimizer.solve import SolverParams, solve
+    from podplan.optimizer.verify import verify
 
     t0 = time.perf_counter()
     cluster = parse_documents(generate(nodes, pods, seed, profile))

@@ -97,12 +97,12 @@ def rss_mib() -> float:
 
 def child(case: Case, solver: str, workers: int) -> dict[str, Any]:
     """One run in this process: load, place, read peak RSS, then verify."""
-    from models.generate import generate
-    from models.loader import parse_documents
-    from optimizer.gangs import find_gangs
-    from optimizer.greedy import simulate
-    from optimizer.solve import SolverParams, solve
-    from optimizer.verify import verify
+    from podplan.models.generate import generate
+    from podplan.models.loader import parse_documents
+    from podplan.optimizer.gangs import find_gangs
+    from podplan.optimizer.greedy import simulate
+    from podplan.optimizer.solve import SolverParams, solve
+    from podplan.optimizer.verify import verify
 
     t0 = time.perf_counter()
     manifests = (spread_manifests(case.nodes, case.pods) if case.profile == "spread"

@@ -7,8 +7,8 @@ from typing import Any
 
 import click
 
-from models.loader import load_paths
-from models.objects import Cluster
+from ..models.loader import load_paths
+from ..models.objects import Cluster
 
 
 def load_input(files: Sequence[str]) -> Cluster:

@@ -25,10 +25,10 @@ def compare_command(files: Sequence[str], time_limit: float, workers: int, seed:
                     policy_file: str | None, output: str, report_dir: str | None) -> None:
     """Greedy (kube-scheduler) against the optimum, side by side; and, when running pods can move,
     the current placement against an optimal re-placement."""
-    from optimizer.compare import compare, render_table, to_dict
-    from optimizer.output import dump
-    from optimizer.policy import load_policy
-    from optimizer.solve import SolverParams
+    from .compare import compare, render_table, to_dict
+    from .output import dump
+    from .policy import load_policy
+    from .solve import SolverParams
 
     policy = load_policy(policy_file)
     cluster = load_input(files)
@@ -36,7 +36,7 @@ def compare_command(files: Sequence[str], time_limit: float, workers: int, seed:
                           log_progress=sys.stderr.isatty())
     doc = to_dict(compare(cluster, params, policy))
     if report_dir is not None:
-        from optimizer.report import write_report
+        from .report import write_report
 
         path = write_report(doc, report_dir)
         click.echo(f"report: {path}", err=True)
@@ -53,6 +53,6 @@ def compare_command(files: Sequence[str], time_limit: float, workers: int, seed:
               help="Fraction of allocatable cpu all pods together request.")
 def generate_command(nodes: int, pods: int, seed: int, profile: str, utilization: float) -> None:
     """Print a realistic cluster as multi-document YAML (node pools, zones, DaemonSets, workloads)."""
-    from models.generate import dump_yaml, generate
+    from ..models.generate import dump_yaml, generate
 
     dump_yaml(generate(nodes, pods, seed, profile, utilization), sys.stdout)

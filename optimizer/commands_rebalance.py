@@ -15,9 +15,9 @@ from typing import Any
 import click
 import yaml
 
-from models.errors import PlanInvalidError
-from models.objects import Cluster, Pod
-from models.selectors import LabelSelector
+from ..models.errors import PlanInvalidError
+from ..models.objects import Cluster, Pod
+from ..models.selectors import LabelSelector
 
 from .cli_options import load_input
 from .movable import MovePolicy
@@ -304,7 +304,7 @@ def rebalance_command(files: Sequence[str], goal: str | None, drain: Sequence[st
                       time_limit: float, workers: int, seed: int, evict_local_storage: bool,
                       evict_system_critical: bool, policy_file: str | None, output: str, emit_kind: str) -> None:
     """Plan evictions that move running pods to a better state, in PodDisruptionBudget-safe waves."""
-    from cli import emit  # cli imports this module at its end
+    from ..cli import emit  # cli imports this module at its end
 
     from .policy import load_policy
 

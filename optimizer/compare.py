@@ -22,9 +22,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from models.errors import PlanInvalidError
-from models.objects import Cluster, Pod
-from models.selectors import LabelSelector
+from ..models.errors import PlanInvalidError
+from ..models.objects import Cluster, Pod
+from ..models.selectors import LabelSelector
 
 from .gangs import find_gangs
 from .greedy import simulate

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from models.objects import Cluster, Pod
+from ..models.objects import Cluster, Pod
 
 from .framework import Reason, fit_error_message, run_filters, run_scores
 from .registry import FILTER_PLUGINS, SCORE_PLUGINS

@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from models.objects import Pod
+from ..models.objects import Pod
 
 from .state import ClusterState, NodeInfo
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from models.objects import GANG_ANNOTATION, Cluster
+from ..models.objects import GANG_ANNOTATION, Cluster
 
 GANG_KINDS = ("Deployment", "ReplicaSet", "StatefulSet", "Job")
 

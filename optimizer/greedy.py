@@ -45,7 +45,7 @@ from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from models.objects import Cluster, Pod
+from ..models.objects import Cluster, Pod
 
 from .framework import NodeVerdict, Plugin, Reason, fit_error_message
 from .gangs import Gangs

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from models.objects import Cluster, Pod
+from ..models.objects import Cluster, Pod
 
 SYSTEM_CRITICAL_PRIORITY = 2_000_000_000  # scheduling.SystemCriticalPriority
 EVICT_ANNOTATION = "descheduler.alpha.kubernetes.io/evict"  # forces a pod evictable, as in the descheduler

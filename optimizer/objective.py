@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Iterable, Mapping
 
-from models.objects import Cluster, Pod, PodAffinityTerm, WeightedPodAffinityTerm
-from models.selectors import LabelSelector
+from ..models.objects import Cluster, Pod, PodAffinityTerm, WeightedPodAffinityTerm
+from ..models.selectors import LabelSelector
 
 from .interpodaffinity import term_matches
 from .policy import Policy

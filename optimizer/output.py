@@ -11,7 +11,7 @@ from typing import Any
 
 import yaml
 
-from models.objects import Cluster, Pod
+from ..models.objects import Cluster, Pod
 
 from .greedy import PRE_FILTER_SKIPS, queue_order
 from .plan import Plan

@@ -21,7 +21,7 @@ from typing import Any
 
 import yaml
 
-from models.errors import InputError, Where
+from ..models.errors import InputError, Where
 
 API_VERSION = "podplan.io/v1alpha1"
 KIND = "Policy"

@@ -28,8 +28,8 @@ import numpy as np
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
-from models.objects import Cluster, Node, Pod
-from models.selectors import LabelSelector
+from ..models.objects import Cluster, Node, Pod
+from ..models.selectors import LabelSelector
 
 from .framework import Reason
 from .gangs import Gangs, find_gangs

@@ -69,8 +69,8 @@ from typing import Any
 
 from ortools.sat.python import cp_model
 
-from models.errors import PodplanError
-from models.objects import Cluster, Node, Pod
+from ..models.errors import PodplanError
+from ..models.objects import Cluster, Node, Pod
 
 from . import disruption
 from .framework import run_filters

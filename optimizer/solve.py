@@ -34,7 +34,7 @@ from typing import Any
 
 from ortools.sat.python import cp_model
 
-from models.objects import Cluster
+from ..models.objects import Cluster
 
 from .bound import placed_bound, preference_bound
 from .model import TERM_KINDS, Built, Explain, build, existing_terms, term_vars

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from models.objects import Cluster, Node, Pod, Service, Workload
+from ..models.objects import Cluster, Node, Pod, Service, Workload
 
 
 MAX_CHANGES = 200_000  # journal entries kept; older precomputes recount from scratch

@@ -24,7 +24,7 @@ from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from models.objects import Cluster, Pod
+from ..models.objects import Cluster, Pod
 
 from . import interpodaffinity as ipa
 from . import podtopologyspread as pts

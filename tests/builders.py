@@ -15,14 +15,14 @@ import dataclasses
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from models.objects import (
+from podplan.models.objects import (
     Affinity, Cluster, HostPort, Namespace, Node, OwnerRef, Pod, PodAffinityTerm, TopologySpreadConstraint,
     WeightedPodAffinityTerm,
 )
-from models.quantity import resource_value
-from models.selectors import LabelSelector, NodeSelector, NodeSelectorTerm, PreferredSchedulingTerm, Requirement
-from models.taints import Taint, Toleration
-from optimizer.state import ClusterState
+from podplan.models.quantity import resource_value
+from podplan.models.selectors import LabelSelector, NodeSelector, NodeSelectorTerm, PreferredSchedulingTerm, Requirement
+from podplan.models.taints import Taint, Toleration
+from podplan.optimizer.state import ClusterState
 
 DEFAULT_MILLI_CPU_REQUEST = 100  # schedutil.DefaultMilliCPURequest
 DEFAULT_MEMORY_REQUEST = 200 * 1024 * 1024  # schedutil.DefaultMemoryRequest

@@ -14,9 +14,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from builders import container, node_manifest, pod_manifest, workload_manifest
-from cli import main
-from models.errors import PodplanError
-from models.loader import parse_documents
+from podplan.cli import main
+from podplan.models.errors import PodplanError
+from podplan.models.loader import parse_documents
 
 
 def runner() -> CliRunner:

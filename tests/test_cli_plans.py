@@ -11,12 +11,12 @@ import yaml
 from click.testing import CliRunner
 
 from builders import cluster_of, make_node, make_pod, pod_term, selector
-from cli import main
-from models.loader import load_paths
-from optimizer.framework import run_filters
-from optimizer.output import bindings
-from optimizer.registry import FILTER_PLUGINS
-from optimizer.state import ClusterState
+from podplan.cli import main
+from podplan.models.loader import load_paths
+from podplan.optimizer.framework import run_filters
+from podplan.optimizer.output import bindings
+from podplan.optimizer.registry import FILTER_PLUGINS
+from podplan.optimizer.state import ClusterState
 
 INSTANCES = Path(__file__).resolve().parents[1] / "instances"
 FILES = sorted(INSTANCES.glob("*.yaml"))

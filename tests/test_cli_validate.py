@@ -13,8 +13,8 @@ import yaml
 from click.testing import CliRunner
 
 from builders import node_manifest, pod_manifest, workload_manifest
-from cli import main
-from models.loader import load_paths
+from podplan.cli import main
+from podplan.models.loader import load_paths
 
 ROOT = Path(__file__).resolve().parents[1]
 INSTANCES = sorted(p for p in (ROOT / "instances").iterdir() if p.is_dir() or p.suffix in (".yaml", ".yml", ".json"))
@@ -159,11 +159,11 @@ def test_namespaces_without_namespace_objects_warn_when_a_namespace_selector_is_
 
 def test_the_installed_command_runs_in_a_real_process(tmp_path: Path) -> None:
     f = write(tmp_path, node_manifest("n1"), pod_manifest("a", node="gone"))
-    ok = subprocess.run([sys.executable, "-m", "cli", "validate", f], capture_output=True, text=True, cwd=ROOT, check=False)
+    ok = subprocess.run([sys.executable, "-m", "podplan", "validate", f], capture_output=True, text=True, cwd=ROOT, check=False)
     assert ok.returncode == 0 and ok.stderr.startswith("warning: ")
     bad = tmp_path / "bad.yaml"
     bad.write_text("kind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c, resources: {requests: {cpu: 1.2.3}}}]}\n")
-    failed = subprocess.run([sys.executable, "-m", "cli", "validate", str(bad)], capture_output=True, text=True, cwd=ROOT, check=False)
+    failed = subprocess.run([sys.executable, "-m", "podplan", "validate", str(bad)], capture_output=True, text=True, cwd=ROOT, check=False)
     assert failed.returncode == 2 and failed.stdout == ""
     assert failed.stderr == f"error: {bad}[0] Pod/default/p spec.containers[0].resources.requests.cpu: " \
                             "'1.2.3' is not a quantity (expected e.g. 500m, 1.5, 2Gi, 1e3)\n"

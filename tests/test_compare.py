@@ -13,17 +13,17 @@ import yaml
 from click.testing import CliRunner
 
 from builders import cluster_of, make_node, make_pod
-from cli import main
-from models.generate import generate
-from models.loader import load_paths, parse_documents
-from models.objects import Cluster
-from optimizer.compare import compare, differences, render_table, rows, to_dict
-from optimizer.movable import as_pending, movable
-from optimizer.objective import TERMS
-from optimizer.policy import Policy
-from optimizer.report import render_html
-from optimizer.solve import SolverParams
-from optimizer.verify import verify
+from podplan.cli import main
+from podplan.models.generate import generate
+from podplan.models.loader import load_paths, parse_documents
+from podplan.models.objects import Cluster
+from podplan.optimizer.compare import compare, differences, render_table, rows, to_dict
+from podplan.optimizer.movable import as_pending, movable
+from podplan.optimizer.objective import TERMS
+from podplan.optimizer.policy import Policy
+from podplan.optimizer.report import render_html
+from podplan.optimizer.solve import SolverParams
+from podplan.optimizer.verify import verify
 
 ROOT = Path(__file__).resolve().parents[1]
 INSTANCES = sorted((ROOT / "instances").glob("*.yaml"))

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from models.loader import parse_documents
-from optimizer.explain import explain_pod
-from optimizer.state import ClusterState
+from podplan.models.loader import parse_documents
+from podplan.optimizer.explain import explain_pod
+from podplan.optimizer.state import ClusterState
 
 ROOT = Path(__file__).resolve().parents[1].parent / "shared" / "conformance"
 PLUGIN_OF_DIR = {

@@ -10,8 +10,8 @@ import yaml
 from click.testing import CliRunner
 
 from builders import cluster_of, make_node, make_pod, pod_term, req, selector, term
-from cli import main
-from optimizer.explain import explain
+from podplan.cli import main
+from podplan.optimizer.explain import explain
 
 ZONE = "topology.kubernetes.io/zone"
 HOST = "kubernetes.io/hostname"

@@ -15,13 +15,13 @@ from pathlib import Path
 import pytest
 import yaml
 
-from models.errors import PodplanError
-from models.generate import PROFILES, GeneratedInstance, GeneratorError, dump_yaml, generate, generate_instance
-from models.loader import parse_documents
-from models.objects import GANG_ANNOTATION, Cluster
-from models.selectors import selector_matches
-from optimizer.greedy import simulate
-from optimizer.verify import verify
+from podplan.models.errors import PodplanError
+from podplan.models.generate import PROFILES, GeneratedInstance, GeneratorError, dump_yaml, generate, generate_instance
+from podplan.models.loader import parse_documents
+from podplan.models.objects import GANG_ANNOTATION, Cluster
+from podplan.models.selectors import selector_matches
+from podplan.optimizer.greedy import simulate
+from podplan.optimizer.verify import verify
 
 ROOT = Path(__file__).resolve().parents[1]
 REALISTIC = ("web", "batch", "mixed")

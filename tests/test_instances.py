@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from models.loader import load_paths
-from models.objects import Cluster, Pod
-from models.selectors import selector_matches
-from optimizer.greedy import simulate
-from optimizer.verify import verify
+from podplan.models.loader import load_paths
+from podplan.models.objects import Cluster, Pod
+from podplan.models.selectors import selector_matches
+from podplan.optimizer.greedy import simulate
+from podplan.optimizer.verify import verify
 
 INSTANCES = Path(__file__).resolve().parents[1] / "instances"
 FILES = sorted(INSTANCES.glob("*.yaml"))

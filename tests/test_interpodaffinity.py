@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from builders import make_node, make_pod, pod_term, req, selector, state_of
-from models.objects import Node, Pod
-from optimizer.interpodaffinity import (
+from podplan.models.objects import Node, Pod
+from podplan.optimizer.interpodaffinity import (
     ERR_REASON_AFFINITY_RULES_NOT_MATCH,
     ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH,
     ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH,
@@ -21,7 +21,7 @@ from optimizer.interpodaffinity import (
     term_matches,
     term_namespaces,
 )
-from optimizer.state import ClusterState
+from podplan.optimizer.state import ClusterState
 
 AFF = ERR_REASON_AFFINITY_RULES_NOT_MATCH
 ANTI = ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH

@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from builders import node_manifest, pod_manifest, workload_manifest
-from models.loader import load_paths
+from podplan.models.loader import load_paths
 
 
 def write(path: Path, *docs: dict[str, Any] | None) -> Path:

@@ -2,8 +2,8 @@
 import pytest
 
 from builders import feasible_nodes, make_node, make_pod, req, run_filter, run_score, state_of, term
-from optimizer.framework import Reason
-from optimizer.nodeaffinity import PLUGIN, default_normalize_score
+from podplan.optimizer.framework import Reason
+from podplan.optimizer.nodeaffinity import PLUGIN, default_normalize_score
 
 MISMATCH = Reason("NodeAffinity", "node(s) didn't match Pod's node affinity/selector", unresolvable=True)
 

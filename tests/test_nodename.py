@@ -2,9 +2,9 @@
 import pytest
 
 from builders import make_node, make_pod, run_filter, state_of
-from optimizer.framework import Reason
-from optimizer.nodename import PLUGIN as NODE_NAME
-from optimizer.nodeunschedulable import PLUGIN as NODE_UNSCHEDULABLE
+from podplan.optimizer.framework import Reason
+from podplan.optimizer.nodename import PLUGIN as NODE_NAME
+from podplan.optimizer.nodeunschedulable import PLUGIN as NODE_UNSCHEDULABLE
 
 NODES = [make_node("node-a").build(), make_node("node-b").build()]
 

@@ -2,8 +2,8 @@
 import pytest
 
 from builders import make_node, make_pod, run_filter, state_of
-from optimizer.framework import Reason
-from optimizer.nodeports import PLUGIN
+from podplan.optimizer.framework import Reason
+from podplan.optimizer.nodeports import PLUGIN
 
 BUSY = [Reason("NodePorts", "node(s) didn't have free ports for the requested pod ports")]
 

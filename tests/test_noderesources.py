@@ -2,8 +2,8 @@
 import pytest
 
 from builders import make_node, make_pod, run_filter, run_score, state_of
-from optimizer.framework import Reason
-from optimizer.noderesources import BALANCED_PLUGIN, PLUGIN, is_scalar_resource_name
+from podplan.optimizer.framework import Reason
+from podplan.optimizer.noderesources import BALANCED_PLUGIN, PLUGIN, is_scalar_resource_name
 
 SMALL = {"example.com/aaa": 5, "hugepages-2Mi": 5}
 
@@ -141,7 +141,7 @@ def test_plugin_names_and_weights():
 
 def test_pod_level_hugepages_replace_the_containers_hugepages():
     """resourcehelper.PodRequests: hugepages-* are pod-level resources too (IsSupportedPodLevelResource)."""
-    from models.loader import parse_documents
+    from podplan.models.loader import parse_documents
 
     node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n"},
             "status": {"allocatable": {"cpu": "1", "memory": "1Gi", "pods": "10", "hugepages-2Mi": "4"}}}

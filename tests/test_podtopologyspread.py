@@ -6,13 +6,13 @@ import dataclasses
 
 import pytest
 
-from models.objects import Pod, Service, Workload
-from models.selectors import LabelSelector, Requirement
-from optimizer.podtopologyspread import (ERR_REASON_CONSTRAINTS_NOT_MATCH, ERR_REASON_NODE_LABEL_NOT_MATCH, PLUGIN,
+from podplan.models.objects import Pod, Service, Workload
+from podplan.models.selectors import LabelSelector, Requirement
+from podplan.optimizer.podtopologyspread import (ERR_REASON_CONSTRAINTS_NOT_MATCH, ERR_REASON_NODE_LABEL_NOT_MATCH, PLUGIN,
                                          count_matching, default_selector, filter_constraints, go_round,
                                          node_eligible, score_constraints)
-from models.loader import parse_documents
-from optimizer.state import ClusterState
+from podplan.models.loader import parse_documents
+from podplan.optimizer.state import ClusterState
 from tests.builders import make_node, make_pod, run_score, spread, state_of
 from tests.builders import feasible_nodes as plugin_feasible_nodes
 

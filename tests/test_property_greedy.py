@@ -11,9 +11,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from builders import cluster_of, make_node, make_pod, pod_term, selector, spread
-from models.objects import Cluster
-from optimizer.greedy import simulate
-from optimizer.verify import final_state, judge, verify
+from podplan.models.objects import Cluster
+from podplan.optimizer.greedy import simulate
+from podplan.optimizer.verify import final_state, judge, verify
 
 ZONE = "topology.kubernetes.io/zone"
 HOST = "kubernetes.io/hostname"

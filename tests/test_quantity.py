@@ -7,7 +7,7 @@ from fractions import Fraction
 import pytest
 import yaml
 
-from models.quantity import QuantityError, format_resource, parse_quantity, resource_value
+from podplan.models.quantity import QuantityError, format_resource, parse_quantity, resource_value
 
 # (written, cpu millicores, memory bytes)
 TRICKY = [

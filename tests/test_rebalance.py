@@ -11,13 +11,13 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from models.loader import load_paths
-from models.objects import Cluster, Node, Pod, PodDisruptionBudget, Workload
-from optimizer import disruption
-from optimizer.commands_rebalance import evictions_text, plan_document, plan_table, script_text
-from optimizer.movable import MovePolicy, as_pending
-from optimizer.rebalance import RebalanceParams, RebalancePlan, rebalance
-from optimizer.verify import verify
+from podplan.models.loader import load_paths
+from podplan.models.objects import Cluster, Node, Pod, PodDisruptionBudget, Workload
+from podplan.optimizer import disruption
+from podplan.optimizer.commands_rebalance import evictions_text, plan_document, plan_table, script_text
+from podplan.optimizer.movable import MovePolicy, as_pending
+from podplan.optimizer.rebalance import RebalanceParams, RebalancePlan, rebalance
+from podplan.optimizer.verify import verify
 from tests.builders import cluster_of, make_node, make_pod, pod_term, req, selector, spread, term
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -420,7 +420,7 @@ def test_the_table_shows_each_wave_where_replacements_land_and_the_metrics() -> 
 
 
 def test_the_command_prints_json_and_rejects_an_unknown_drain_node() -> None:
-    from cli import main
+    from podplan.cli import main
 
     runner = CliRunner()
     ok = runner.invoke(main, ["rebalance", str(PDB_DRAIN), "--drain", "node-1", "-o", "json"])
@@ -431,7 +431,7 @@ def test_the_command_prints_json_and_rejects_an_unknown_drain_node() -> None:
 
 
 def test_the_command_emits_a_script_that_passes_bash_n(tmp_path: Path) -> None:
-    from cli import main
+    from podplan.cli import main
 
     out = CliRunner().invoke(main, ["rebalance", str(PDB_DRAIN), "--drain", "node-1", "--drain", "node-2",
                                     "--emit", "script"])
@@ -480,7 +480,7 @@ def test_the_script_runs_against_a_stub_kubectl_in_the_planned_order(tmp_path: P
 
 
 def test_a_large_drain_re_places_only_the_drained_nodes_pods(monkeypatch: pytest.MonkeyPatch) -> None:
-    import optimizer.rebalance as rebalance_module
+    import podplan.optimizer.rebalance as rebalance_module
 
     monkeypatch.setattr(rebalance_module, "FOCUS_LIMIT", 2)  # "large" from 3 movable pods on
     pods = [replica("a-0", "n1", "a").build(), replica("b-0", "n2", "b").build(), replica("c-0", "n3", "c").build()]

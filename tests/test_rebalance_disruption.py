@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import pytest
 
-from models.objects import OwnerRef, PodDisruptionBudget, Workload
-from models.selectors import LabelSelector
-from optimizer import disruption
+from podplan.models.objects import OwnerRef, PodDisruptionBudget, Workload
+from podplan.models.selectors import LabelSelector
+from podplan.optimizer import disruption
 from tests.builders import make_pod, selector
 
 WEB = selector(app="web")

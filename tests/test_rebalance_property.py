@@ -9,15 +9,15 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from models.generate import generate
-from models.objects import Cluster, Pod
-from models.loader import parse_documents
-from optimizer.framework import run_filters
-from optimizer.movable import as_pending, movable
-from optimizer.rebalance import SENSE, RebalanceParams, goal_values, level_names, occupied, rebalance
-from optimizer.registry import FILTER_PLUGINS
-from optimizer.state import ClusterState
-from optimizer.verify import verify
+from podplan.models.generate import generate
+from podplan.models.objects import Cluster, Pod
+from podplan.models.loader import parse_documents
+from podplan.optimizer.framework import run_filters
+from podplan.optimizer.movable import as_pending, movable
+from podplan.optimizer.rebalance import SENSE, RebalanceParams, goal_values, level_names, occupied, rebalance
+from podplan.optimizer.registry import FILTER_PLUGINS
+from podplan.optimizer.state import ClusterState
+from podplan.optimizer.verify import verify
 from tests.builders import cluster_of, make_node, make_pod, pod_term, req, selector, spread, term
 from tests.test_rebalance import check_plan
 

@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from models.loader import load_paths
-from optimizer.compare import compare, rows, to_dict
-from optimizer.report import COLORS, write_report
-from optimizer.solve import SolverParams
+from podplan.models.loader import load_paths
+from podplan.optimizer.compare import compare, rows, to_dict
+from podplan.optimizer.report import COLORS, write_report
+from podplan.optimizer.solve import SolverParams
 
 ROOT = Path(__file__).resolve().parents[1]
 BROWSERS = ("chromium", "chromium-browser", "google-chrome")

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from builders import container, pod_manifest
-from models.loader import parse_documents
-from models.objects import Pod
+from podplan.models.loader import parse_documents
+from podplan.models.objects import Pod
 
 Mi = 2**20
 Gi = 2**30

@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 
 from builders import pod_manifest, pod_term, req, selector, term
-from models.loader import parse_documents
-from models.objects import Pod
-from models.selectors import LabelSelector, NodeSelector, NodeSelectorTerm, Requirement, selector_matches
-from optimizer.interpodaffinity import term_namespaces
+from podplan.models.loader import parse_documents
+from podplan.models.objects import Pod
+from podplan.models.selectors import LabelSelector, NodeSelector, NodeSelectorTerm, Requirement, selector_matches
+from podplan.optimizer.interpodaffinity import term_namespaces
 
 WEB = {"app": "web", "tier": "front", "version": "10"}
 

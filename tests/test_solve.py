@@ -7,14 +7,14 @@ from pathlib import Path
 import pytest
 
 from builders import make_node, make_pod, pod_term, req, selector, term
-from models.errors import InputError
-from models.objects import Cluster, Pod, PodGroup, TopologySpreadConstraint, Workload
-from optimizer.gangs import find_gangs
-from optimizer.greedy import simulate
-from optimizer.plan import Plan
-from optimizer.policy import Policy, load_policy
-from optimizer.solve import SolverParams, solve, why_pending
-from optimizer.verify import verify
+from podplan.models.errors import InputError
+from podplan.models.objects import Cluster, Pod, PodGroup, TopologySpreadConstraint, Workload
+from podplan.optimizer.gangs import find_gangs
+from podplan.optimizer.greedy import simulate
+from podplan.optimizer.plan import Plan
+from podplan.optimizer.policy import Policy, load_policy
+from podplan.optimizer.solve import SolverParams, solve, why_pending
+from podplan.optimizer.verify import verify
 
 H = "kubernetes.io/hostname"
 Z = "topology.kubernetes.io/zone"

@@ -10,12 +10,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from builders import make_node, make_pod, pod_term, req, selector, term
-from models.objects import Cluster, PodGroup, TopologySpreadConstraint, Workload
-from optimizer.gangs import find_gangs
-from optimizer.greedy import simulate
-from optimizer.policy import Policy
-from optimizer.solve import SolverParams, solve
-from optimizer.verify import verify
+from podplan.models.objects import Cluster, PodGroup, TopologySpreadConstraint, Workload
+from podplan.optimizer.gangs import find_gangs
+from podplan.optimizer.greedy import simulate
+from podplan.optimizer.policy import Policy
+from podplan.optimizer.solve import SolverParams, solve
+from podplan.optimizer.verify import verify
 
 H = "kubernetes.io/hostname"
 Z = "topology.kubernetes.io/zone"

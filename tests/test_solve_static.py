@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from hypothesis import HealthCheck, given, settings
 
-from models.objects import Cluster
-from optimizer.model import RULES
-from optimizer.problem import build_problem
+from podplan.models.objects import Cluster
+from podplan.optimizer.model import RULES
+from podplan.optimizer.problem import build_problem
 from test_solve_property import clusters
 
 

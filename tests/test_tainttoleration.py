@@ -2,8 +2,8 @@
 import pytest
 
 from builders import make_node, make_pod, run_filter, run_score, state_of
-from optimizer.framework import Reason
-from optimizer.tainttoleration import PLUGIN
+from podplan.optimizer.framework import Reason
+from podplan.optimizer.tainttoleration import PLUGIN
 
 
 def untolerated(key: str, value: str) -> list[Reason]:

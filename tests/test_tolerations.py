@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 
 from builders import pod_manifest
-from models.loader import parse_documents
-from models.taints import Taint, Toleration, first_untolerated
+from podplan.models.loader import parse_documents
+from podplan.models.taints import Taint, Toleration, first_untolerated
 
 KEY1 = Taint("key1", "value1", "NoSchedule")
 

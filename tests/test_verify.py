@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from builders import cluster_of, make_node, make_pod, pod_term, req, selector, spread, term
-from optimizer.policy import Policy
-from optimizer.verify import verify, verify_state
+from podplan.optimizer.policy import Policy
+from podplan.optimizer.verify import verify, verify_state
 
 ZONE = "topology.kubernetes.io/zone"
 HOST = "kubernetes.io/hostname"

@@ -6,9 +6,9 @@ import re
 from typing import Any
 
 from builders import container, node_manifest, pod_manifest, workload_manifest
-from models.loader import parse_documents
-from models.objects import POD_GROUP_LABEL, Cluster, OwnerRef, Pod
-from models.selectors import Requirement
+from podplan.models.loader import parse_documents
+from podplan.models.objects import POD_GROUP_LABEL, Cluster, OwnerRef, Pod
+from podplan.models.selectors import Requirement
 
 WEB = {"app": "web"}
 SAFE = "[bcdfghjklmnpqrstvwxz2456789]"  # kube's rand.SafeEncodeString alphabet

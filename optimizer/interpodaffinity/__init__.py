@@ -23,7 +23,7 @@ Public API (other modules — the verifier, the preference objective — call th
 """
 from __future__ import annotations
 
-from optimizer.framework import Plugin
+from ..framework import Plugin
 
 from .filtering import (
     ERR_REASON_AFFINITY_RULES_NOT_MATCH,

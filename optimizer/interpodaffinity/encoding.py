@@ -28,9 +28,9 @@ from typing import Any
 
 import numpy as np
 
-from models.objects import Pod, PodAffinityTerm
-from optimizer.framework import Reason
-from optimizer.state import NodeInfo
+from ...models.objects import Pod, PodAffinityTerm
+from ..framework import Reason
+from ..state import NodeInfo
 
 from .filtering import (ERR_REASON_AFFINITY_RULES_NOT_MATCH, ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH,
                         ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH, NAME, merged_affinity_term,

@@ -39,10 +39,10 @@ from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from models.objects import Pod, PodAffinityTerm
-from models.selectors import LabelSelector, selector_matches
-from optimizer.framework import Reason
-from optimizer.state import ClusterState, NodeInfo
+from ...models.objects import Pod, PodAffinityTerm
+from ...models.selectors import LabelSelector, selector_matches
+from ..framework import Reason
+from ..state import ClusterState, NodeInfo
 
 NAME = "InterPodAffinity"
 

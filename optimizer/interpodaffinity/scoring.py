@@ -19,9 +19,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from models.objects import Pod, PodAffinityTerm
-from optimizer.framework import MAX_NODE_SCORE
-from optimizer.state import ClusterState, NodeInfo
+from ...models.objects import Pod, PodAffinityTerm
+from ..framework import MAX_NODE_SCORE
+from ..state import ClusterState, NodeInfo
 
 from .filtering import _NO_LABELS, _existing_term_matches, cached, incoming_matcher, merged_affinity_term, node_cache
 

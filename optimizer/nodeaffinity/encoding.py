@@ -11,8 +11,8 @@ from typing import Any
 
 import numpy as np
 
-from optimizer.framework import Reason
-from optimizer.state import NodeInfo
+from ..framework import Reason
+from ..state import NodeInfo
 
 from . import PLUGIN, preferred_score, required_matches
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from models.objects import Node, Pod
+from ...models.objects import Node, Pod
 
 from ..framework import Reason
 from ..state import ClusterState, NodeInfo

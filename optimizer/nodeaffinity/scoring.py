@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from models.objects import Node, Pod
+from ...models.objects import Node, Pod
 
 from ..framework import MAX_NODE_SCORE
 from ..state import ClusterState, NodeInfo

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from models.objects import Pod
+from ...models.objects import Pod
 
 from ..framework import Plugin, Reason
 from ..state import ClusterState, NodeInfo

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from models.objects import HostPort, Pod
+from ...models.objects import HostPort, Pod
 
 from ..framework import Plugin, Reason
 from ..state import ClusterState, NodeInfo

@@ -19,8 +19,8 @@ from typing import Any
 import numpy as np
 from ortools.sat.python import cp_model
 
-from optimizer.framework import Reason
-from optimizer.state import NodeInfo
+from ..framework import Reason
+from ..state import NodeInfo
 
 from .filtering import FIRST_CLASS, NAME, PODS, filter_node, is_scalar_resource_name
 

@@ -18,7 +18,7 @@ from functools import lru_cache
 from dataclasses import dataclass
 from typing import Any
 
-from models.objects import Pod
+from ...models.objects import Pod
 
 from ..framework import Reason
 from ..state import ClusterState, NodeInfo

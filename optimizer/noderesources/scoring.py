@@ -22,7 +22,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from models.objects import Pod
+from ...models.objects import Pod
 
 from ..framework import MAX_NODE_SCORE
 from ..state import ClusterState, NodeInfo

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from models.objects import Node, Pod
-from models.taints import Taint, tolerated
+from ...models.objects import Node, Pod
+from ...models.taints import Taint, tolerated
 
 from ..framework import Plugin, Reason
 from ..state import ClusterState, NodeInfo

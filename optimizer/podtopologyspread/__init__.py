@@ -21,7 +21,7 @@ Public helpers (for the optimizer, the verifier and explain):
 - pre_filter / filter_node, pre_score / score_node / normalize: the plugin's entry points.
 - ERR_REASON_CONSTRAINTS_NOT_MATCH, ERR_REASON_NODE_LABEL_NOT_MATCH: upstream's reason strings.
 """
-from optimizer.framework import Plugin
+from ..framework import Plugin
 
 from .common import (HOSTNAME_KEY, NAME, SYSTEM_DEFAULT_CONSTRAINTS, ZONE_KEY, SpreadConstraint, count_matching,
                      count_on_node, counts_toward, default_selector, filter_constraints, global_min, has_all_keys,

@@ -20,10 +20,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from models.objects import Node, Pod, TopologySpreadConstraint, Workload
-from models.selectors import LabelSelector, Requirement
-from models.taints import first_untolerated
-from optimizer.state import ClusterState, NodeInfo
+from ...models.objects import Node, Pod, TopologySpreadConstraint, Workload
+from ...models.selectors import LabelSelector, Requirement
+from ...models.taints import first_untolerated
+from ..state import ClusterState, NodeInfo
 
 NAME = "PodTopologySpread"
 

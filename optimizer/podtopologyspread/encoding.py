@@ -24,9 +24,9 @@ from typing import Any
 
 import numpy as np
 
-from models.objects import Pod
-from optimizer.framework import Reason
-from optimizer.state import NodeInfo
+from ...models.objects import Pod
+from ..framework import Reason
+from ..state import NodeInfo
 
 from .common import (DO_NOT_SCHEDULE, SCHEDULE_ANYWAY, SpreadConstraint, counts_toward, global_min,
                      has_all_keys, node_eligible, own_constraints, self_match)

@@ -14,9 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from models.objects import Pod
-from optimizer.framework import Reason
-from optimizer.state import ClusterState, NodeInfo
+from ...models.objects import Pod
+from ..framework import Reason
+from ..state import ClusterState, NodeInfo
 
 from .common import (NAME, SpreadConstraint, count_on_node, counts_toward, eligibility_test, filter_constraints,
                      global_min, self_match)

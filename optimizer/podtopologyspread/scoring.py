@@ -19,9 +19,9 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from models.objects import Pod
-from optimizer.framework import MAX_NODE_SCORE
-from optimizer.state import ClusterState, NodeInfo
+from ...models.objects import Pod
+from ..framework import MAX_NODE_SCORE
+from ..state import ClusterState, NodeInfo
 
 from .common import HOSTNAME_KEY, SpreadConstraint, count_on_node, eligibility_test, has_all_keys, score_constraints
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from models.objects import Node, Pod
-from models.taints import Taint, Toleration, first_untolerated, tolerated
+from ...models.objects import Node, Pod
+from ...models.taints import Taint, Toleration, first_untolerated, tolerated
 
 from ..framework import Plugin, Reason
 from ..nodeaffinity.scoring import default_normalize_score

@@ -11,8 +11,8 @@ from typing import Any
 
 import numpy as np
 
-from optimizer.framework import Reason
-from optimizer.state import NodeInfo
+from ..framework import Reason
+from ..state import NodeInfo
 
 from . import count_intolerable_prefer_no_schedule, filter_node, prefer_no_schedule_tolerations, untolerated_taint
 
