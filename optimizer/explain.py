@@ -10,8 +10,8 @@ from dataclasses import dataclass
 
 from ..models.objects import Cluster, Pod
 
-from .framework import Reason, fit_error_message, run_filters, run_scores
-from .registry import FILTER_PLUGINS, SCORE_PLUGINS
+from .framework import Profile, Reason, fit_error_message, run_filters, run_scores
+from .registry import DEFAULT_PROFILE
 from .state import ClusterState
 
 
@@ -41,12 +41,13 @@ class PodExplanation:
         }
 
 
-def explain_pod(pod: Pod, state: ClusterState, candidates: Sequence[str] | None = None) -> PodExplanation:
+def explain_pod(pod: Pod, state: ClusterState, candidates: Sequence[str] | None = None,
+                profile: Profile = DEFAULT_PROFILE) -> PodExplanation:
     """Filter verdicts on every node; scores over `candidates` (default: the feasible nodes)."""
-    verdicts = run_filters(pod, state, FILTER_PLUGINS)
+    verdicts = run_filters(pod, state, profile.filters)
     feasible = [v.node for v in verdicts if v.feasible]
     scored = list(candidates) if candidates is not None else feasible
-    scores = run_scores(pod, state, [state.nodes[n] for n in scored], SCORE_PLUGINS) if scored else {}
+    scores = run_scores(pod, state, [state.nodes[n] for n in scored], profile.scorers) if scored else {}
     nodes = {
         v.node: NodeExplanation(v.feasible, v.reasons,
                                 {plugin: per_node[v.node] for plugin, per_node in scores.items() if v.node in per_node})
@@ -59,15 +60,15 @@ def explain_pod(pod: Pod, state: ClusterState, candidates: Sequence[str] | None 
     return PodExplanation(pod.key, message, nodes)
 
 
-def explain(cluster: Cluster) -> list[PodExplanation]:
+def explain(cluster: Cluster, profile: Profile = DEFAULT_PROFILE) -> list[PodExplanation]:
     state = ClusterState.from_cluster(cluster)
-    return [explain_pod(p, state) for p in cluster.pending]
+    return [explain_pod(p, state, profile=profile) for p in cluster.pending]
 
 
-def final_state_message(pod: Pod, state: ClusterState) -> str | None:
+def final_state_message(pod: Pod, state: ClusterState, profile: Profile = DEFAULT_PROFILE) -> str | None:
     """kube-scheduler's FitError message for `pod` against `state` (a plan's final state), or None when some
     node would accept it there (it stays pending by the optimum's choice: a gang, a higher priority)."""
-    verdicts = run_filters(pod, state, FILTER_PLUGINS)
+    verdicts = run_filters(pod, state, profile.filters)
     if any(v.feasible for v in verdicts):
         return None
     return fit_error_message(len(verdicts), verdicts)

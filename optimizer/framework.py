@@ -1,19 +1,33 @@
-"""The plugin contract every rule module fulfils, after kube-scheduler's framework
-(pkg/scheduler/framework/interface.go): a cheap PreFilter precompute per pod, a per-node Filter
-verdict with upstream's reason strings, and PreScore/Score/NormalizeScore.
+"""The plugin contract every rule package fills in, after kube-scheduler's framework
+(pkg/scheduler/framework/interface.go), and the profile that orders the rules.
 
-Each rule package in optimizer/ exports `PLUGIN: Plugin`. The greedy simulator, the verifier and
-explain call them through `run_filters` / `run_scores`; the CP-SAT encodings live beside them.
+A rule package (optimizer/<plugin>/) exports one `PLUGIN: Plugin` (or a factory of plugins for its arguments)
+stating everything the rest of podplan needs to know about it:
+- Filter: `pre_filter` (PreFilter, computed once per pod) and `filter` (per node, upstream's reason strings);
+  `filter_reads` says what the verdict depends on (the node only, the node's own pods, the whole cluster),
+  which lets the simulator cache it; `pre_filter_skip` / `filter_skipped` are upstream's Skip: known before
+  PreFilter runs, or read off its result.
+- Score: `pre_score`, `score`, `normalize`, the default `weight`, the same Skip conditions and `score_reads`.
+- Batch semantics (every pod of the final state judged with itself removed): `placed_guard` keeps the
+  simulator from binding a pod that breaks a pod already placed; `final_state_judge` judges every pod of a
+  final state without O(pods²) work (the verifier). Both default to the plain predicate.
+- `encoding`: the rule's CP-SAT form (optimizer/model.py builds the model from them).
+- `vector`: the rule's vectorized form over the node arrays (the fast simulator).
+
+The greedy simulator, the verifier, explain and the model builder read these traits from the contract: no
+table keyed by plugin name exists anywhere else. A Profile (optimizer/registry.py: the default one) is the
+ordered list of plugins with their score weights, as a KubeSchedulerConfiguration profile is.
 """
 from __future__ import annotations
 
+import enum
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 from ..models.objects import Pod
 
-from .state import ClusterState, NodeInfo
+from .state import ClusterState, NodeInfo, PodIndex
 
 MAX_NODE_SCORE = 100
 
@@ -34,8 +48,62 @@ ScoreFn = Callable[[Pod, Any, NodeInfo, ClusterState], int]
 NormalizeFn = Callable[[dict[str, int], Any], dict[str, int]]
 
 
+class Reads(enum.Enum):
+    """What a plugin's Filter or Score verdict for (pod, node) depends on besides the pod."""
+
+    NODE = "the node object"  # labels, taints, cordon, name: cacheable per pod spec for the whole run
+    NODE_PODS = "the node's own pods"  # NodeInfo totals: cacheable per pod spec and NodeInfo.generation
+    CLUSTER = "the whole cluster"  # other nodes' pods (topology domains): recomputed per pod
+
+
+class PlacedGuard(Protocol):
+    """Batch semantics in the simulator: kube-scheduler checks only the incoming pod's own rules, so it may
+    bind a pod that breaks a rule of a pod placed earlier. A guard tells which nodes would do that."""
+
+    def prepare(self, pod: Pod) -> Callable[[NodeInfo], tuple[Reason, ...]] | None:
+        """The per-node check for `pod`, or None when it can break nobody."""
+
+    def bound(self, pod: Pod, info: NodeInfo, pre: Any) -> None:
+        """`pod` was just bound to `info`; `pre` is this plugin's PreFilter result for it (None if not run)."""
+
+
+class FinalStateJudge(Protocol):
+    """The verifier's fast path: the plugin's Filter verdict for a pod of a final state judged with itself
+    removed, computed from counts over the whole state made once (the plain path removes and re-adds it)."""
+
+    def filter(self, pod: Pod, info: NodeInfo) -> list[Reason]:
+        ...
+
+
+@dataclass(frozen=True)
+class Encoding:
+    """A rule's CP-SAT form, used by optimizer/problem.py (static feasibility) and optimizer/model.py.
+
+    The callables take the Problem, a PodClass or the ModelContext (typed in the rule's own encoding.py;
+    named loosely here so that the contract does not depend on the solver's modules):
+    - encode(ctx): the rule's constraints and preference terms for one component's model;
+    - static_mask(problem, cls) -> bool per node, or None when the rule never rejects the class: the
+      verdicts that depend only on the node and the existing pods, vectorised;
+    - static_reasons(problem, cls, info) -> the same verdicts as Reasons (explain, why-pending);
+    - upper_bound(problem, cls) -> per node, most pods of the class the node can take by this rule alone;
+    - interactions(problem) -> pairs of classes the rule links (they must be solved together);
+    - existing_terms(problem, policy) -> the rule's preference terms no pending pod can change;
+    - blame(reason) -> (object kind "Node" | "Pod", field) a static verdict comes from (why-pending).
+    """
+
+    encode: Callable[..., None]
+    static_mask: Callable[..., Any] | None = None
+    static_reasons: Callable[..., list[Reason]] | None = None
+    upper_bound: Callable[..., Any] | None = None
+    interactions: Callable[..., list[tuple[int, int]]] | None = None
+    existing_terms: Callable[..., dict[str, int]] | None = None
+    blame: Callable[[Reason], tuple[str, str]] = lambda reason: ("Node", "")
+
+
 @dataclass(frozen=True)
 class Plugin:
+    """One kube-scheduler plugin as podplan models it (see the module docstring for each trait)."""
+
     name: str
     pre_filter: PreFilterFn | None = None
     filter: FilterFn | None = None
@@ -43,6 +111,54 @@ class Plugin:
     score: ScoreFn | None = None
     normalize: NormalizeFn | None = None
     weight: int = 0  # default score weight in kube-scheduler's default profile
+    filter_reads: Reads = Reads.CLUSTER
+    score_reads: Reads = Reads.CLUSTER
+    # upstream's Skip: known from the pod and the snapshot before PreFilter/PreScore runs, or read off its result
+    pre_filter_skip: Callable[[Pod, ClusterState], bool] | None = None
+    filter_skipped: Callable[[Any], bool] | None = None
+    pre_score_skip: Callable[[Pod, ClusterState], bool] | None = None
+    score_skipped: Callable[[Any], bool] | None = None
+    placed_guard: Callable[[ClusterState], PlacedGuard] | None = None
+    final_state_judge: Callable[[ClusterState, PodIndex], FinalStateJudge] | None = None
+    encoding: Encoding | None = None
+    vector: Callable[..., Any] | None = None  # new(state, node arrays) -> the rule's vectorized form
+
+
+@dataclass(frozen=True)
+class Profile:
+    """A scheduling profile: the plugins in Filter order and the Score plugins with their weights.
+
+    `plugins` holds every plugin once, in Filter order (plugins without a Filter, such as
+    NodeResourcesBalancedAllocation, anywhere: their place matters only for the order scores are listed in).
+    """
+
+    plugins: tuple[Plugin, ...]
+    weights: tuple[tuple[str, int], ...] = ()  # overrides of the plugins' default weights (0 disables scoring)
+    scheduler_name: str = "default-scheduler"
+    percentage_of_nodes_to_score: int = 0  # 0: kube-scheduler's adaptive default
+    _weight: dict[str, int] = field(init=False, repr=False, compare=False, hash=False)
+
+    def __post_init__(self) -> None:
+        given = dict(self.weights)
+        object.__setattr__(self, "_weight", {p.name: given.get(p.name, p.weight) for p in self.plugins})
+
+    @property
+    def filters(self) -> tuple[Plugin, ...]:
+        return tuple(p for p in self.plugins if p.filter is not None)
+
+    @property
+    def scorers(self) -> tuple[Plugin, ...]:
+        return tuple(p for p in self.plugins if p.score is not None)
+
+    @property
+    def encodings(self) -> tuple[Encoding, ...]:
+        return tuple(p.encoding for p in self.plugins if p.encoding is not None)
+
+    def weight(self, plugin: Plugin) -> int:
+        return self._weight.get(plugin.name, plugin.weight)
+
+    def plugin(self, name: str) -> Plugin | None:
+        return next((p for p in self.plugins if p.name == name), None)
 
 
 @dataclass(frozen=True)
@@ -89,16 +205,6 @@ def run_scores(pod: Pod, state: ClusterState, candidates: Sequence[NodeInfo],
         raw = {info.name: plugin.score(pod, pre, info, state) for info in candidates}
         out[plugin.name] = plugin.normalize(raw, pre) if plugin.normalize else raw
     return out
-
-
-def weighted_total(scores: dict[str, dict[str, int]], plugins: Sequence[Plugin]) -> dict[str, int]:
-    """The node scores kube-scheduler ranks by: Σ plugin weight × normalized score."""
-    weights = {p.name: p.weight for p in plugins}
-    total: dict[str, int] = {}
-    for name, per_node in scores.items():
-        for node, s in per_node.items():
-            total[node] = total.get(node, 0) + weights.get(name, 0) * s
-    return total
 
 
 def fit_error_message(num_nodes: int, verdicts: Sequence[NodeVerdict]) -> str:

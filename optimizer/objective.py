@@ -16,55 +16,18 @@ This module shares no code with the CP-SAT encoding; the solver must reach the s
 """
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Mapping
+from collections.abc import Hashable, Mapping
 
 from ..models.objects import Cluster, Pod, PodAffinityTerm, WeightedPodAffinityTerm
-from ..models.selectors import LabelSelector
 
 from .interpodaffinity import term_matches
 from .policy import Policy
 from .nodeaffinity.scoring import preferred_score
 from .podtopologyspread.common import SpreadConstraint, counts_toward, node_eligible, own_constraints
-from .state import ClusterState, NodeInfo
+from .state import ClusterState, PodIndex
 from .tainttoleration import count_intolerable_prefer_no_schedule, prefer_no_schedule_tolerations
 
 TERMS = ("node_affinity", "pod_affinity", "pod_anti_affinity", "prefer_no_schedule", "schedule_anyway_skew")
-
-
-class PodIndex:
-    """Every pod of a state by namespace and by label pair, to find a selector's candidates quickly."""
-
-    def __init__(self, state: ClusterState) -> None:
-        self.by_ns: dict[str, list[tuple[Pod, NodeInfo]]] = {}
-        self.by_ns_label: dict[tuple[str, str, str], list[tuple[Pod, NodeInfo]]] = {}
-        self.by_label: dict[tuple[str, str], list[tuple[Pod, NodeInfo]]] = {}
-        self.all: list[tuple[Pod, NodeInfo]] = []
-        for pod, info in state.all_pods():
-            self.add(pod, info)
-
-    def add(self, pod: Pod, info: NodeInfo) -> None:
-        """Index one more pod (the index only grows: build it again after pods leave)."""
-        entry = (pod, info)
-        self.all.append(entry)
-        self.by_ns.setdefault(pod.namespace, []).append(entry)
-        for k, v in pod.labels.items():
-            self.by_ns_label.setdefault((pod.namespace, k, v), []).append(entry)
-            self.by_label.setdefault((k, v), []).append(entry)
-
-    def candidates(self, selector: LabelSelector | None,
-                   namespaces: Iterable[str] | None) -> list[tuple[Pod, NodeInfo]]:
-        """A superset of the pods in `namespaces` (None: all) that `selector` matches; callers test each."""
-        if selector is None:
-            return []
-        if namespaces is None:
-            if not selector.match_labels:
-                return self.all
-            return min((self.by_label.get(pair, []) for pair in selector.match_labels), key=len)
-        ns = list(namespaces)
-        if not selector.match_labels:
-            return [e for n in ns for e in self.by_ns.get(n, [])]
-        lists = [[e for n in ns for e in self.by_ns_label.get((n, k, v), [])] for k, v in selector.match_labels]
-        return min(lists, key=len)
 
 
 def _domain_counts(term: PodAffinityTerm, owner: Pod, index: PodIndex,

@@ -13,9 +13,10 @@ import yaml
 
 from ..models.objects import Cluster, Pod
 
-from .greedy import PRE_FILTER_SKIPS, queue_order
+from .framework import Profile
+from .greedy import queue_order
 from .plan import Plan
-from .registry import FILTER_PLUGINS
+from .registry import DEFAULT_PROFILE
 from .state import ClusterState
 from .verify import Report
 
@@ -77,15 +78,13 @@ def state_manifests(cluster: Cluster, placements: Mapping[str, str]) -> list[dic
     return out
 
 
-def accepts(pod: Pod, node_name: str, state: ClusterState) -> bool:
+def accepts(pod: Pod, node_name: str, state: ClusterState, profile: Profile = DEFAULT_PROFILE) -> bool:
     """Would kube-scheduler's filters let `pod` bind to `node_name` now? Stops at the first rejection and
-    skips a PreFilter known to return Skip (optimizer.greedy.PRE_FILTER_SKIPS)."""
+    skips a PreFilter known to return Skip (Plugin.pre_filter_skip)."""
     info = state.nodes[node_name]
-    for plugin in FILTER_PLUGINS:
-        if plugin.filter is None:
-            continue
-        shortcut = PRE_FILTER_SKIPS.get(plugin.name)
-        if shortcut is not None and shortcut(pod, state):
+    for plugin in profile.filters:
+        assert plugin.filter is not None
+        if plugin.pre_filter_skip is not None and plugin.pre_filter_skip(pod, state):
             continue
         pre = plugin.pre_filter(pod, state) if plugin.pre_filter else None
         if plugin.filter(pod, pre, info, state):

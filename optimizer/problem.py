@@ -31,7 +31,7 @@ from scipy.sparse.csgraph import connected_components
 from ..models.objects import Cluster, Node, Pod
 from ..models.selectors import LabelSelector
 
-from .framework import Reason
+from .framework import Profile, Reason
 from .gangs import Gangs, find_gangs
 from .state import ClusterState
 
@@ -108,6 +108,7 @@ class Problem:
     holders: list[ExistingGroup]  # existing pods with terms/constraints (grouped per node)
     gangs: Gangs
     gang_classes: dict[str, list[int]]
+    profile: Profile  # the rules the problem is built for: their encodings give static feasibility and the model
     components: list[Component]
     node_class: list[int]  # node -> node-equivalence class id
     label_keys: frozenset[str]  # label keys some selector of the input reads
@@ -243,10 +244,9 @@ def _safe(name: str) -> str:
     return name.replace(",", "_").replace("[", "(").replace("]", ")")
 
 
-def build_problem(cluster: Cluster, gang_all: bool = False, decompose: bool = True) -> Problem:
-    """Classes, static feasibility, existing-pod indices, components and node classes for `cluster`."""
-    from .model import STATIC_MASKS, upper_bound_vector  # the rule encodings import this module
-
+def build_problem(cluster: Cluster, profile: Profile, gang_all: bool = False, decompose: bool = True) -> Problem:
+    """Classes, static feasibility, existing-pod indices, components and node classes for `cluster`, under the
+    rules of `profile`."""
     state = ClusterState.from_cluster(cluster)
     nodes = list(cluster.nodes)
     node_index = {n.name: i for i, n in enumerate(nodes)}
@@ -289,19 +289,20 @@ def build_problem(cluster: Cluster, gang_all: bool = False, decompose: bool = Tr
 
     problem = Problem(cluster, state, nodes, node_index, classes, class_of, [], UpperBounds(np.zeros((0, 0))),
                       list(ex_by.values()),
-                      list(hold_by.values()), gangs, {}, [], [], keys)
+                      list(hold_by.values()), gangs, {}, profile, [], [], keys)
     for c in classes:
         if c.gang:
             problem.gang_classes.setdefault(c.gang, []).append(c.index)
 
     # static feasibility and per-(class, node) bounds, one vector over all nodes per class
     matrix = np.zeros((len(classes), len(nodes)), dtype=np.int32)
+    masks = [enc.static_mask for enc in profile.encodings if enc.static_mask is not None]
     for c in classes:
         ub = upper_bound_vector(problem, c)
-        for rule in STATIC_MASKS:
+        for static_mask in masks:
             if not ub.any():
                 break
-            mask = rule(problem, c)
+            mask = static_mask(problem, c)
             if mask is not None:
                 ub[~mask] = 0
         matrix[c.index] = ub
@@ -313,22 +314,28 @@ def build_problem(cluster: Cluster, gang_all: bool = False, decompose: bool = Tr
     return problem
 
 
+def upper_bound_vector(problem: Problem, cls: PodClass) -> np.ndarray:
+    """Per node index: most pods of `cls` the node can take, by every rule that bounds it on its own."""
+    ub = np.full(len(problem.nodes), cls.size, dtype=np.int64)
+    for enc in problem.profile.encodings:
+        if enc.upper_bound is not None:
+            np.minimum(ub, enc.upper_bound(problem, cls), out=ub)
+    return np.maximum(ub, 0).astype(np.int32)
+
+
 def static_reasons(problem: Problem, c: PodClass, node: int) -> list[Reason]:
     """Every static rule's reasons for class `c` on node index `node` (explain / why-pending)."""
-    from .model import STATIC_RULES
-
     info = problem.state.nodes[problem.nodes[node].name]
     out: list[Reason] = []
-    for rule in STATIC_RULES:
-        out.extend(rule(problem, c, info))
+    for enc in problem.profile.encodings:
+        if enc.static_reasons is not None:
+            out.extend(enc.static_reasons(problem, c, info))
     return out
 
 
 def _components(problem: Problem, decompose: bool) -> list[Component]:
     """Connected components of the interaction graph: classes linked to the nodes they may use and to each
     other by `interactions` (sparse graph, scipy's connected_components: it has millions of edges at scale)."""
-    from .model import interactions
-
     n_cls, n_nodes = len(problem.classes), len(problem.nodes)
     rows: list[np.ndarray] = []
     cols: list[np.ndarray] = []
@@ -336,7 +343,11 @@ def _components(problem: Problem, decompose: bool) -> list[Component]:
         if len(feas):
             rows.append(np.full(len(feas), c, dtype=np.int64))
             cols.append(feas.astype(np.int64) + n_cls)
-    pairs = [(a[1], b[1]) for a, b in interactions(problem)]
+    # edges beyond shared nodes: classes a rule links (selectors, domains) and the members of a gang
+    pairs = [pair for enc in problem.profile.encodings if enc.interactions is not None
+             for pair in enc.interactions(problem)]
+    for members in problem.gang_classes.values():
+        pairs.extend(zip(members, members[1:]))
     if not decompose:
         pairs.extend((c, c + 1) for c in range(n_cls - 1))
     if pairs:

@@ -75,12 +75,12 @@ from ..models.objects import Cluster, Node, Pod
 from . import disruption
 from .framework import run_filters
 from .greedy import Scheduler
-from .model import RULES, ModelContext
+from .context import ModelContext
 from .movable import MovePolicy, as_pending, why_immovable
 from .objective import preference_terms
 from .policy import Policy
 from .problem import Problem, build_problem, pod_signature
-from .registry import FILTER_PLUGINS
+from .registry import DEFAULT_PROFILE
 from .state import ClusterState, NodeInfo
 from .verify import judge, verify
 
@@ -318,7 +318,7 @@ def _build(cluster: Cluster, free: list[Pod], params: RebalanceParams, feasibili
     base = replace(cluster, pending=())
     unbound, origin = as_pending(base, free)
     decompose = params.goal not in ("spread",) and params.max_moves is None
-    problem = build_problem(unbound, gang_all=False, decompose=decompose)
+    problem = build_problem(unbound, DEFAULT_PROFILE, gang_all=False, decompose=decompose)
     model = cp_model.CpModel()
     drained = {problem.node_index[d] for d in params.drain if d in problem.node_index}
     ctxs: list[ModelContext] = []
@@ -330,8 +330,8 @@ def _build(cluster: Cluster, free: list[Pod], params: RebalanceParams, feasibili
         ctx = ModelContext(problem, comp, params.policy)
         ctx.model = model  # every component in one model: levels are sums over components
         ctx.make_x()
-        for m in RULES:
-            m.encode(ctx)
+        for enc in problem.profile.encodings:
+            enc.encode(ctx)
         for c in comp.classes:
             cls = problem.classes[c]
             model.add(ctx.placed[c] == cls.size)
@@ -883,7 +883,7 @@ class _Waves:
         choices = {}
         for m in wave:
             new = replace(m.pod, node_name="")
-            choices[m.key] = sum(1 for v in run_filters(new, state, FILTER_PLUGINS) if v.feasible)
+            choices[m.key] = sum(1 for v in run_filters(new, state, DEFAULT_PROFILE.filters) if v.feasible)
         return eviction_order(wave, choices)
 
     def land(self, wave: list[Move]) -> tuple[tuple[str, ...], list[str], list[str], list[int]]:

@@ -37,10 +37,13 @@ from ortools.sat.python import cp_model
 from ..models.objects import Cluster
 
 from .bound import placed_bound, preference_bound
-from .model import TERM_KINDS, Built, Explain, build, existing_terms, term_vars
+from .context import TERM_KINDS, Explain
+from .model import Built, build, existing_terms, term_vars
 from .neighbourhood import candidates
+from .framework import Profile, Reason
 from .plan import Plan
 from .policy import Policy
+from .registry import DEFAULT_PROFILE
 from .problem import Component, Problem, build_problem, static_reasons
 
 # Measured cost of building a component's model and letting CP-SAT presolve it, per (class, node) count
@@ -138,10 +141,6 @@ class _Progress(cp_model.CpSolverSolutionCallback):
               f"{time.perf_counter() - self.started:.1f}s", file=sys.stderr, flush=True)
 
 
-class _Interrupted(Exception):
-    pass
-
-
 def _run(model: cp_model.CpModel, params: SolverParams, limit: float, cb: _Progress | None,
          state: dict[str, Any], extra: dict[str, Any] | None = None) -> tuple[cp_model.CpSolver, int]:
     """One CP-SAT run in a worker thread, so that Ctrl-C in the main thread can stop it cleanly."""
@@ -225,7 +224,7 @@ def _complete_greedy(built: Built, counts: dict[tuple[int, int], int], params: S
 
 def _symmetry_permuted(built: Built, counts: dict[tuple[int, int], int]) -> dict[tuple[int, int], int]:
     """Greedy counts with interchangeable nodes reordered to satisfy the symmetry-breaking order."""
-    groups = getattr(built.ctx, "symmetric_groups", [])
+    groups = built.ctx.symmetric_groups
     if not groups:
         return counts
     out = dict(counts)
@@ -246,7 +245,7 @@ def _solve_component(problem: Problem, comp: Component, built: Built, greedy_cou
     (a stage whose incumbent reaches its cap is skipped, proven); `skip`: levels not searched here."""
     ctx = built.ctx
     model = ctx.model
-    tvars = built.terms  # type: ignore[attr-defined]
+    tvars = built.terms
     incumbent: list[int] | None = None
     greedy_levels: list[int] | None = None
     note = ""
@@ -362,14 +361,14 @@ def plan_from_counts(problem: Problem, counts: dict[tuple[int, int], int]) -> di
 
 
 def solve(cluster: Cluster, params: SolverParams | None = None, policy: Policy | None = None,
-          greedy_plan: Plan | None = None) -> Plan:
+          greedy_plan: Plan | None = None, profile: Profile = DEFAULT_PROFILE) -> Plan:
     """Place every pending pod of `cluster` optimally (see the module docstring); anytime and interruptible."""
     params = params or SolverParams()
     policy = policy or Policy()
     started = time.perf_counter()
     deadline = started + params.time_limit * (1 - params.reserve)
     state: dict[str, Any] = {"timings": defaultdict(float)}
-    problem = build_problem(cluster, gang_all=params.gang, decompose=params.decompose)
+    problem = build_problem(cluster, profile, gang_all=params.gang, decompose=params.decompose)
     state["timings"]["problem"] = time.perf_counter() - started
     greedy_counts = _greedy_counts(problem, greedy_plan) if greedy_plan is not None else None
     sizes = {comp.index: 1 + sum(len(problem.feasible[c]) for c in comp.classes) for comp in problem.components}
@@ -400,7 +399,7 @@ def solve(cluster: Cluster, params: SolverParams | None = None, policy: Policy |
         else:
             t0 = time.perf_counter()
             built = build(problem, comp, policy, params.strategy, symmetry=params.symmetry_breaking)
-            built.terms = term_vars(built.ctx)  # type: ignore[attr-defined]
+            built.terms = term_vars(built.ctx)
             state["timings"]["build"] += time.perf_counter() - t0
             t0 = time.perf_counter()
             results[comp.index] = _solve_component(problem, comp, built, gc, params, comp_deadline, state, started)
@@ -519,7 +518,7 @@ def _solve_large(problem: Problem, comp: Component, policy: Policy, params: Solv
             break  # building and searching another round would overrun the component's share
         t0 = time.perf_counter()
         built = build(problem, comp, policy, params.strategy, symmetry=params.symmetry_breaking, candidates=cands)
-        built.terms = term_vars(built.ctx)  # type: ignore[attr-defined]
+        built.terms = term_vars(built.ctx)
         spent = time.perf_counter() - t0
         state["timings"]["build"] += spent
         per_var = state["per_var"] = max(per_var / 4, spent / max(1, nvars))
@@ -747,29 +746,17 @@ class Blocker:
         return f"{self.plugin} {self.object} {self.field}{why}{where}"
 
 
-_STATIC_FIELDS = {
-    "NodeUnschedulable": ("node", "spec.unschedulable"),
-    "NodeName": ("pod", "spec.nodeName"),
-    "TaintToleration": ("node", "spec.taints"),
-    "NodeAffinity": ("pod", "spec.nodeSelector / spec.affinity.nodeAffinity"),
-    "NodePorts": ("pod", "spec.containers[].ports[].hostPort"),
-    "NodeResourcesFit": ("node", "status.allocatable"),
-    "PodTopologySpread": ("node", "metadata.labels"),
-    "InterPodAffinity": ("pod", "spec.affinity"),
-}
-
-
-def _static_group(pod_key: str, node: str, plugin: str, reason: str) -> tuple[str, str, str]:
-    kind, field_name = _STATIC_FIELDS.get(plugin, ("node", ""))
-    if plugin == "NodeResourcesFit":
-        res = reason.replace("Insufficient ", "") if reason.startswith("Insufficient ") else "pods"
-        field_name = f"status.allocatable.{res}"
+def _static_group(problem: Problem, pod_key: str, node: str, reason: Reason) -> tuple[str, str, str]:
+    """The (plugin, object, field) group of a static verdict: the plugin's encoding names the field."""
+    plugin = problem.profile.plugin(reason.plugin)
+    kind, field_name = plugin.encoding.blame(reason) if plugin is not None and plugin.encoding else ("node", "")
     obj = f"Node/{node}" if kind == "node" else f"Pod/{pod_key}"
-    return (plugin, obj, f"{field_name}|{reason}|{node}")
+    return (reason.plugin, obj, f"{field_name}|{reason.reason}|{node}")
 
 
 def why_pending(cluster: Cluster, plan: Plan, params: SolverParams | None = None, policy: Policy | None = None,
-                pods: list[str] | None = None, time_limit: float = 10.0) -> dict[str, list[Blocker]]:
+                pods: list[str] | None = None, time_limit: float = 10.0,
+                profile: Profile = DEFAULT_PROFILE) -> dict[str, list[Blocker]]:
     """For pods `plan` leaves pending (default: all), the rules that keep each one pending.
 
     Question asked of CP-SAT, per class of identical pending pods: with every other pod where the plan puts
@@ -781,7 +768,7 @@ def why_pending(cluster: Cluster, plan: Plan, params: SolverParams | None = None
     """
     params = params or SolverParams()
     policy = policy or Policy()
-    problem = build_problem(cluster, gang_all=params.gang, decompose=params.decompose)
+    problem = build_problem(cluster, profile, gang_all=params.gang, decompose=params.decompose)
     counts: dict[tuple[int, int], int] = defaultdict(int)
     for key, node in plan.placements.items():
         c, n = problem.class_of.get(key), problem.node_index.get(node)
@@ -812,7 +799,7 @@ def _why_class(problem: Problem, comp: Component, c: int, counts: dict[tuple[int
         if n in feasible or (c, n) not in ctx.x:
             continue
         for r in static_reasons(problem, cls, n):
-            g = _static_group(cls.rep.key, problem.nodes[n].name, r.plugin, r.reason)
+            g = _static_group(problem, cls.rep.key, problem.nodes[n].name, r)
             m.add(ctx.x[(c, n)] == 0).only_enforce_if(ctx.guard(g))
     for (k, n), var in ctx.x.items():
         if k == c:

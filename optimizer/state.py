@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..models.objects import Cluster, Node, Pod, Service, Workload
+from ..models.selectors import LabelSelector
 
 
 MAX_CHANGES = 200_000  # journal entries kept; older precomputes recount from scratch
@@ -147,3 +148,58 @@ class ClusterState:
 
     def node_infos(self) -> list[NodeInfo]:
         return list(self.nodes.values())
+
+
+class PodIndex:
+    """Every pod of a state by namespace and by label pair, to find a selector's candidates quickly."""
+
+    def __init__(self, state: ClusterState) -> None:
+        self.by_ns: dict[str, list[tuple[Pod, NodeInfo]]] = {}
+        self.by_ns_label: dict[tuple[str, str, str], list[tuple[Pod, NodeInfo]]] = {}
+        self.by_label: dict[tuple[str, str], list[tuple[Pod, NodeInfo]]] = {}
+        self.all: list[tuple[Pod, NodeInfo]] = []
+        for pod, info in state.all_pods():
+            self.add(pod, info)
+
+    def add(self, pod: Pod, info: NodeInfo) -> None:
+        """Index one more pod (the index only grows: build it again after pods leave)."""
+        entry = (pod, info)
+        self.all.append(entry)
+        self.by_ns.setdefault(pod.namespace, []).append(entry)
+        for k, v in pod.labels.items():
+            self.by_ns_label.setdefault((pod.namespace, k, v), []).append(entry)
+            self.by_label.setdefault((k, v), []).append(entry)
+
+    def candidates(self, selector: LabelSelector | None,
+                   namespaces: Iterable[str] | None) -> list[tuple[Pod, NodeInfo]]:
+        """A superset of the pods in `namespaces` (None: all) that `selector` matches; callers test each."""
+        if selector is None:
+            return []
+        if namespaces is None:
+            if not selector.match_labels:
+                return self.all
+            return min((self.by_label.get(pair, []) for pair in selector.match_labels), key=len)
+        ns = list(namespaces)
+        if not selector.match_labels:
+            return [e for n in ns for e in self.by_ns.get(n, [])]
+        lists = [[e for n in ns for e in self.by_ns_label.get((n, k, v), [])] for k, v in selector.match_labels]
+        return min(lists, key=len)
+
+
+# Undo logs for precomputed counts that are changed for one pod and put back (the verifier's judges).
+
+
+def subtract(counts: dict[Any, int], key: Any, undo: list[tuple[dict[Any, int], Any, int]]) -> None:
+    """counts[key] -= 1 in place (dropping it at 0, as the plugins never store zero pairs); remembered in undo."""
+    value = counts[key]
+    undo.append((counts, key, value))
+    if value == 1:
+        del counts[key]
+    else:
+        counts[key] = value - 1
+
+
+def restore(undo: list[tuple[dict[Any, int], Any, int]]) -> None:
+    for counts, key, value in reversed(undo):
+        counts[key] = value
+    undo.clear()

@@ -15,7 +15,7 @@ from podplan.cli import main
 from podplan.models.loader import load_paths
 from podplan.optimizer.framework import run_filters
 from podplan.optimizer.output import bindings
-from podplan.optimizer.registry import FILTER_PLUGINS
+from podplan.optimizer.registry import DEFAULT_PROFILE
 from podplan.optimizer.state import ClusterState
 
 INSTANCES = Path(__file__).resolve().parents[1] / "instances"
@@ -49,7 +49,7 @@ def test_emitted_bindings_are_accepted_by_the_filters_in_order(path: Path) -> No
         assert doc["kind"] == "Binding" and doc["apiVersion"] == "v1"
         pod = pending[f"{doc['metadata']['namespace']}/{doc['metadata']['name']}"]
         target = doc["target"]["name"]
-        (verdict,) = run_filters(pod, state, FILTER_PLUGINS, [state.nodes[target]])
+        (verdict,) = run_filters(pod, state, DEFAULT_PROFILE.filters, [state.nodes[target]])
         assert verdict.feasible, (pod.key, target, verdict.reasons)
         state.add(pod, target)
     assert len(docs) == len(json.loads(run("simulate", str(path), "-o", "json")[1])["placements"])

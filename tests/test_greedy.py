@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 from builders import cluster_of, make_node, make_pod, pod_term, req, selector, spread, term
-from podplan.optimizer.greedy import (ERR_REASON_BREAKS_AFFINITY, ERR_REASON_BREAKS_SPREAD, num_feasible_nodes_to_find,
-                              queue_order, simulate)
+from podplan.optimizer.greedy import num_feasible_nodes_to_find, queue_order, simulate
+from podplan.optimizer.interpodaffinity.batch import ERR_REASON_BREAKS_AFFINITY
+from podplan.optimizer.podtopologyspread.batch import ERR_REASON_BREAKS_SPREAD
 from podplan.optimizer.verify import verify
 
 ZONE = "topology.kubernetes.io/zone"

@@ -15,7 +15,7 @@ from podplan.models.loader import parse_documents
 from podplan.optimizer.framework import run_filters
 from podplan.optimizer.movable import as_pending, movable
 from podplan.optimizer.rebalance import SENSE, RebalanceParams, goal_values, level_names, occupied, rebalance
-from podplan.optimizer.registry import FILTER_PLUGINS
+from podplan.optimizer.registry import DEFAULT_PROFILE
 from podplan.optimizer.state import ClusterState
 from podplan.optimizer.verify import verify
 from tests.builders import cluster_of, make_node, make_pod, pod_term, req, selector, spread, term
@@ -114,7 +114,7 @@ def first_fit_decreasing(cluster: Cluster) -> int | None:
     where: dict[str, str] = {}
     for pod in sorted(unbound.pending, key=lambda p: (-p.requests.get("cpu", 0), -p.requests.get("memory", 0))):
         for info in state.nodes.values():
-            if run_filters(pod, state, FILTER_PLUGINS, [info])[0].feasible:
+            if run_filters(pod, state, DEFAULT_PROFILE.filters, [info])[0].feasible:
                 state.add(pod, info.name)
                 where[pod.key] = info.name
                 break

@@ -5,8 +5,8 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 
 from podplan.models.objects import Cluster
-from podplan.optimizer.model import RULES
 from podplan.optimizer.problem import build_problem
+from podplan.optimizer.registry import DEFAULT_PROFILE
 from test_solve_property import clusters
 
 
@@ -14,11 +14,14 @@ from test_solve_property import clusters
 @given(clusters())
 def test_static_masks_agree_with_static_reasons(case: tuple[Cluster, bool]) -> None:
     cluster, gang_all = case
-    problem = build_problem(cluster, gang_all)
+    problem = build_problem(cluster, DEFAULT_PROFILE, gang_all)
     for cls in problem.classes:
-        for rule in RULES:
+        for plugin in DEFAULT_PROFILE.plugins:
+            rule = plugin.encoding
+            if rule is None or rule.static_mask is None or rule.static_reasons is None:
+                continue
             mask = rule.static_mask(problem, cls)
             for n, node in enumerate(problem.nodes):
                 slow = not rule.static_reasons(problem, cls, problem.state.nodes[node.name])
                 fast = True if mask is None else bool(mask[n])
-                assert fast == slow, (rule.__name__, cls.name, node.name)
+                assert fast == slow, (plugin.name, cls.name, node.name)

@@ -23,7 +23,8 @@ Public API (other modules — the verifier, the preference objective — call th
 """
 from __future__ import annotations
 
-from ..framework import Plugin
+from ..framework import Encoding, Plugin
+from . import batch, encoding
 
 from .filtering import (
     ERR_REASON_AFFINITY_RULES_NOT_MATCH,
@@ -52,6 +53,19 @@ PLUGIN = Plugin(
     score=score,
     normalize=normalize,
     weight=WEIGHT,
+    # upstream's Skip, read off the snapshot's HavePodsWithRequiredAntiAffinityList / HavePodsWithAffinityList
+    pre_filter_skip=lambda pod, state: not (pod.affinity.pod_required or pod.affinity.anti_required)
+    and not state.nodes_with_required_anti_affinity,
+    filter_skipped=lambda pre: pre is None,
+    pre_score_skip=lambda pod, state: not (pod.affinity.pod_preferred or pod.affinity.anti_preferred)
+    and not state.nodes_with_affinity,
+    score_skipped=lambda pre: pre is None,
+    placed_guard=batch.Guard,
+    final_state_judge=batch.Judge,
+    encoding=Encoding(encode=encoding.encode, static_mask=encoding.static_mask,
+                      static_reasons=encoding.static_reasons, upper_bound=encoding.upper_bound_vector,
+                      interactions=encoding.interactions, existing_terms=encoding.existing_terms,
+                      blame=lambda reason: ("pod", "spec.affinity")),
 )
 
 __all__ = [

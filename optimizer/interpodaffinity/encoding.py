@@ -31,6 +31,9 @@ import numpy as np
 from ...models.objects import Pod, PodAffinityTerm
 from ..framework import Reason
 from ..state import NodeInfo
+from ..problem import PodClass, Problem
+from ..context import ModelContext
+from ..policy import Policy
 
 from .filtering import (ERR_REASON_AFFINITY_RULES_NOT_MATCH, ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH,
                         ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH, NAME, merged_affinity_term,
@@ -46,25 +49,25 @@ Pred = Callable[[Pod], bool]
 
 # -- predicates ------------------------------------------------------------------------------------------
 
-def _nsl(problem: Any) -> Any:
+def _nsl(problem: Problem) -> Any:
     return problem.state.namespace_labels
 
 
-def anti_pred(problem: Any, owner: Pod, t: PodAffinityTerm) -> Pred:
+def anti_pred(problem: Problem, owner: Pod, t: PodAffinityTerm) -> Pred:
     """Does a pod conflict with `owner`'s required anti-affinity term, in either direction of the check?"""
     nsl = _nsl(problem)
     return lambda q: (term_matches(t, owner, q, nsl, owner_incoming=True)
                       or term_matches(t, owner, q, nsl, owner_incoming=False))
 
 
-def pref_pred(problem: Any, owner: Pod, t: PodAffinityTerm) -> Pred:
+def pref_pred(problem: Problem, owner: Pod, t: PodAffinityTerm) -> Pred:
     """Does a pod count for `owner`'s preferred term (as optimizer.objective judges it: the term's own
     namespaceSelector against the other pod's namespace labels)?"""
     nsl = _nsl(problem)
     return lambda q: term_matches(t, owner, q, nsl)
 
 
-def all_terms_pred(problem: Any, owner: Pod) -> tuple[Pred | None, bool]:
+def all_terms_pred(problem: Problem, owner: Pod) -> tuple[Pred | None, bool]:
     """podMatchesAllAffinityTerms over owner's required affinity (merged as the incoming pod's), and
     whether owner matches its own terms."""
     terms = tuple(merged_affinity_term(t, owner, _nsl(problem)) for t in owner.affinity.pod_required)
@@ -74,7 +77,7 @@ def all_terms_pred(problem: Any, owner: Pod) -> tuple[Pred | None, bool]:
     return pred, pred(owner)
 
 
-def _class_info(problem: Any, cls: Any) -> dict[str, Any]:
+def _class_info(problem: Problem, cls: PodClass) -> dict[str, Any]:
     key = ("ipa", cls.index)
     found = problem.cache.get(key)
     if found is not None:
@@ -99,7 +102,7 @@ def _class_info(problem: Any, cls: Any) -> dict[str, Any]:
     return info
 
 
-def _existing_anti_index(problem: Any) -> dict[int, set[tuple[str, str]]]:
+def _existing_anti_index(problem: Problem) -> dict[int, set[tuple[str, str]]]:
     """class -> (key, value) domains an existing pod's required anti-affinity term closes to it."""
     found = problem.cache.get("ipa.existing_anti")
     if found is not None:
@@ -121,7 +124,7 @@ def _existing_anti_index(problem: Any) -> dict[int, set[tuple[str, str]]]:
     return found
 
 
-def _domain_has(problem: Any, existing: dict[int, int], key: str, value: str) -> int:
+def _domain_has(problem: Problem, existing: dict[int, int], key: str, value: str) -> int:
     """Existing matching pods in domain key=value (per-domain totals cached per count map)."""
     ck = ("ipa.domain_totals", id(existing), key)
     totals = problem.cache.get(ck)
@@ -137,7 +140,7 @@ def _domain_has(problem: Any, existing: dict[int, int], key: str, value: str) ->
 
 # -- static ----------------------------------------------------------------------------------------------
 
-def static_reasons(problem: Any, cls: Any, info: NodeInfo) -> list[Reason]:
+def static_reasons(problem: Problem, cls: PodClass, info: NodeInfo) -> list[Reason]:
     rep = cls.rep
     a = rep.affinity
     if not (a.pod_required or a.anti_required) and cls.index not in _existing_anti_index(problem):
@@ -165,7 +168,7 @@ def static_reasons(problem: Any, cls: Any, info: NodeInfo) -> list[Reason]:
     return out
 
 
-def _domains_with(problem: Any, existing: dict[int, int], key: str) -> np.ndarray:
+def _domains_with(problem: Problem, existing: dict[int, int], key: str) -> np.ndarray:
     """Per node: does its `key` domain hold one of the `existing` pods (False where the key is missing)."""
     codes, names = problem.codes(key)
     hit = np.zeros(len(names) + 1, dtype=bool)  # last slot: the missing key (-1)
@@ -175,7 +178,7 @@ def _domains_with(problem: Any, existing: dict[int, int], key: str) -> np.ndarra
     return hit[codes]
 
 
-def static_mask(problem: Any, cls: Any) -> np.ndarray | None:
+def static_mask(problem: Problem, cls: PodClass) -> np.ndarray | None:
     """Vector form of static_reasons: False where any of its reasons applies."""
     rep = cls.rep
     a = rep.affinity
@@ -203,7 +206,7 @@ def static_mask(problem: Any, cls: Any) -> np.ndarray | None:
     return mask
 
 
-def upper_bound_vector(problem: Any, cls: Any) -> np.ndarray:
+def upper_bound_vector(problem: Problem, cls: PodClass) -> np.ndarray:
     ub = np.full(len(problem.nodes), cls.size, dtype=np.int64)
     if not cls.rep.affinity.anti_required:
         return ub
@@ -215,7 +218,7 @@ def upper_bound_vector(problem: Any, cls: Any) -> np.ndarray:
 
 # -- interaction graph -----------------------------------------------------------------------------------
 
-def _existing_first_pod_holders(problem: Any) -> list[Any]:
+def _existing_first_pod_holders(problem: Problem) -> list[Any]:
     """Existing pods whose required affinity held in the input only through the first-pod rule."""
     key = "ipa.first_pod_holders"
     found = problem.cache.get(key)
@@ -251,7 +254,7 @@ def _pref_terms(pod: Pod) -> list[tuple[str, int, int, PodAffinityTerm]]:
             + [(PREF_ANTI, i, w.weight, w.term) for i, w in enumerate(a.anti_preferred)])
 
 
-def _holder_pref(problem: Any) -> list[tuple[Any, str, int, int, PodAffinityTerm, Pred, list[int]]]:
+def _holder_pref(problem: Problem) -> list[tuple[Any, str, int, int, PodAffinityTerm, Pred, list[int]]]:
     key = "ipa.holder_pref"
     found = problem.cache.get(key)
     if found is None:
@@ -268,7 +271,7 @@ def _holder_pref(problem: Any) -> list[tuple[Any, str, int, int, PodAffinityTerm
     return found
 
 
-def interactions(problem: Any) -> list[tuple[int, int]]:
+def interactions(problem: Problem) -> list[tuple[int, int]]:
     edges: list[tuple[int, int]] = []
     for cls in problem.classes:
         rep = cls.rep
@@ -293,14 +296,14 @@ def interactions(problem: Any) -> list[tuple[int, int]]:
 
 # -- encoding --------------------------------------------------------------------------------------------
 
-def encode(ctx: Any) -> None:
+def encode(ctx: ModelContext) -> None:
     _encode_anti(ctx)
     _encode_affinity(ctx)
     _encode_existing_first_pod(ctx)
     _encode_preferred(ctx)
 
 
-def _encode_anti(ctx: Any) -> None:
+def _encode_anti(ctx: ModelContext) -> None:
     p = ctx.problem
     done: set[tuple] = set()
     for a in ctx.classes:
@@ -325,7 +328,7 @@ def _encode_anti(ctx: Any) -> None:
                     ctx.hard(ctx.model.add(la + lb <= 1), group)
 
 
-def _encode_affinity(ctx: Any) -> None:
+def _encode_affinity(ctx: ModelContext) -> None:
     p = ctx.problem
     for a in ctx.classes:
         cls = p.classes[a]
@@ -366,7 +369,7 @@ def _encode_affinity(ctx: Any) -> None:
                 ctx.hard(ct, group)
 
 
-def _encode_existing_first_pod(ctx: Any) -> None:
+def _encode_existing_first_pod(ctx: ModelContext) -> None:
     p = ctx.problem
     for h, pred, targets in _existing_first_pod_holders(p):
         targets = [t for t in targets if t in ctx.class_set]
@@ -386,7 +389,7 @@ def _encode_existing_first_pod(ctx: Any) -> None:
             ctx.hard(ctx.model.add(sum(xs) >= 1).only_enforce_if(alone.Not()), group)
 
 
-def _encode_preferred(ctx: Any) -> None:
+def _encode_preferred(ctx: ModelContext) -> None:
     p = ctx.problem
     pol = ctx.policy
     mult = {PREF_AFF: pol.pod_affinity, PREF_ANTI: pol.pod_anti_affinity}
@@ -453,7 +456,7 @@ def _encode_preferred(ctx: Any) -> None:
             ctx.add_term(kind, -m * k_pods * viol)
 
 
-def existing_terms(problem: Any, policy: Any) -> dict[str, int]:
+def existing_terms(problem: Problem, policy: Policy) -> dict[str, int]:
     """Existing pods' preferred terms whose verdict no pending pod can change: constants."""
     out = {PREF_AFF: 0, PREF_ANTI: 0}
     mult = {PREF_AFF: policy.pod_affinity, PREF_ANTI: policy.pod_anti_affinity}

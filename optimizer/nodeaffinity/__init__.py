@@ -13,15 +13,29 @@ Knowing differences:
 """
 from __future__ import annotations
 
-from ..framework import Plugin
+from ..framework import Encoding, Plugin, Reads
+from . import encoding
 from .filtering import (ERR_REASON_CONFLICT, ERR_REASON_POD, ERR_REASON_PRE_FILTER_RESULT, NAME, PreFilterState,
                         filter_node, pre_filter, required_matches)
 from .scoring import default_normalize_score, normalize, pre_score, preferred_score, score
 
 WEIGHT = 2
 
-PLUGIN = Plugin(name=NAME, pre_filter=pre_filter, filter=filter_node, pre_score=pre_score, score=score,
-                normalize=normalize, weight=WEIGHT)
+PLUGIN = Plugin(
+    name=NAME,
+    pre_filter=pre_filter,
+    filter=filter_node,
+    pre_score=pre_score,
+    score=score,
+    normalize=normalize,
+    weight=WEIGHT,
+    filter_reads=Reads.NODE,
+    score_reads=Reads.NODE,
+    filter_skipped=lambda pre: getattr(pre, "skip", False),
+    encoding=Encoding(encode=encoding.encode, static_mask=encoding.static_mask,
+                      static_reasons=encoding.static_reasons, existing_terms=encoding.existing_terms,
+                      blame=lambda reason: ("pod", "spec.nodeSelector / spec.affinity.nodeAffinity")),
+)
 
 __all__ = ["PLUGIN", "NAME", "WEIGHT", "ERR_REASON_POD", "ERR_REASON_CONFLICT", "ERR_REASON_PRE_FILTER_RESULT",
            "PreFilterState", "required_matches", "preferred_score", "default_normalize_score"]

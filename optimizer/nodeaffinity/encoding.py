@@ -13,21 +13,25 @@ import numpy as np
 
 from ..framework import Reason
 from ..state import NodeInfo
+from ..problem import PodClass, Problem
+from ..context import ModelContext
+from ..policy import Policy
 
-from . import PLUGIN, preferred_score, required_matches
+from .filtering import filter_node, pre_filter, required_matches
+from .scoring import preferred_score
 
 TERM = "node_affinity"
 
 
-def static_reasons(problem: Any, cls: Any, info: NodeInfo) -> list[Reason]:
+def static_reasons(problem: Problem, cls: PodClass, info: NodeInfo) -> list[Reason]:
     key = ("nodeaffinity.pre", cls.index)
     pre = problem.cache.get(key)
     if pre is None:
-        pre = problem.cache[key] = PLUGIN.pre_filter(cls.rep, problem.state)
-    return PLUGIN.filter(cls.rep, pre, info, problem.state)
+        pre = problem.cache[key] = pre_filter(cls.rep, problem.state)
+    return filter_node(cls.rep, pre, info, problem.state)
 
 
-def static_mask(problem: Any, cls: Any) -> np.ndarray | None:
+def static_mask(problem: Problem, cls: PodClass) -> np.ndarray | None:
     rep = cls.rep
     required = rep.affinity.node_required
     if not rep.node_selector and required is None:
@@ -45,7 +49,7 @@ def static_mask(problem: Any, cls: Any) -> np.ndarray | None:
     return problem.mask_by_groups(("nodeaffinity", by_name, ordered), sig, lambda i: required_matches(rep, nodes[i]))
 
 
-def encode(ctx: Any) -> None:
+def encode(ctx: ModelContext) -> None:
     m = ctx.policy.node_affinity
     if not m:
         return
@@ -60,7 +64,7 @@ def encode(ctx: Any) -> None:
                 ctx.add_term(TERM, m * w * ctx.x[(c, n)])
 
 
-def existing_terms(problem: Any, policy: Any) -> dict[str, int]:
+def existing_terms(problem: Problem, policy: Policy) -> dict[str, int]:
     total = 0
     for g in problem.existing:
         if g.rep.affinity.node_preferred:

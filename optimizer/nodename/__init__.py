@@ -1,33 +1,20 @@
-"""NodeName: a pod that names a node in spec.nodeName fits only that node.
+"""NodeName: a pod that names a node in spec.nodeName fits only that node (Filter only).
 
-Reproduces kubernetes/kubernetes pkg/scheduler/framework/plugins/nodename/node_name.go (Filter only,
-UnschedulableAndUnresolvable). Knowing difference: none in the predicate. In podplan a pending pod has
-node_name "" and so passes every node; a pod whose spec.nodeName is set is an existing pod, so this
-filter matters mostly to the verifier, which judges final states where a pod sits where it names.
+Reproduces kubernetes/kubernetes pkg/scheduler/framework/plugins/nodename/node_name.go; the predicate is in
+.filtering, the CP-SAT form in .encoding.
 """
 from __future__ import annotations
 
-from typing import Any
+from ..framework import Encoding, Plugin, Reads
+from . import encoding
+from .filtering import ERR_REASON, NAME, filter_node, fits
 
-from ...models.objects import Pod
+PLUGIN = Plugin(
+    name=NAME,
+    filter=filter_node,
+    filter_reads=Reads.NODE,
+    encoding=Encoding(encode=encoding.encode, static_mask=encoding.static_mask,
+                      static_reasons=encoding.static_reasons, blame=lambda reason: ("pod", "spec.nodeName")),
+)
 
-from ..framework import Plugin, Reason
-from ..state import ClusterState, NodeInfo
-
-NAME = "NodeName"
-
-ERR_REASON = "node(s) didn't match the requested node name"
-
-
-def fits(pod: Pod, node_name: str) -> bool:
-    """Upstream nodename.Fits: no requested name, or the requested name is this node."""
-    return not pod.node_name or pod.node_name == node_name
-
-
-def filter_node(pod: Pod, pre: Any, node_info: NodeInfo, state: ClusterState) -> list[Reason]:
-    if fits(pod, node_info.name):
-        return []
-    return [Reason(NAME, ERR_REASON, unresolvable=True)]
-
-
-PLUGIN = Plugin(name=NAME, filter=filter_node)
+__all__ = ["PLUGIN", "NAME", "ERR_REASON", "fits"]

@@ -8,19 +8,21 @@ import numpy as np
 
 from ..framework import Reason
 from ..state import NodeInfo
+from ..problem import PodClass, Problem
+from ..context import ModelContext
 
-from . import filter_node, fits
+from .filtering import filter_node, fits
 
 
-def static_reasons(problem: Any, cls: Any, info: NodeInfo) -> list[Reason]:
+def static_reasons(problem: Problem, cls: PodClass, info: NodeInfo) -> list[Reason]:
     return filter_node(cls.rep, None, info, problem.state)
 
 
-def static_mask(problem: Any, cls: Any) -> np.ndarray | None:
+def static_mask(problem: Problem, cls: PodClass) -> np.ndarray | None:
     if not cls.rep.node_name:
         return None
     return np.fromiter((fits(cls.rep, n.name) for n in problem.nodes), bool, len(problem.nodes))
 
 
-def encode(ctx: Any) -> None:
+def encode(ctx: ModelContext) -> None:
     """Nothing dynamic."""

@@ -16,11 +16,13 @@ import numpy as np
 
 from ..framework import Reason
 from ..state import NodeInfo
+from ..problem import PodClass, Problem
+from ..context import ModelContext
 
-from . import NAME, filter_node, fits_ports, sanitize
+from .filtering import NAME, filter_node, fits_ports, sanitize
 
 
-def static_reasons(problem: Any, cls: Any, info: NodeInfo) -> list[Reason]:
+def static_reasons(problem: Problem, cls: PodClass, info: NodeInfo) -> list[Reason]:
     return filter_node(cls.rep, None, info, problem.state)
 
 
@@ -28,11 +30,11 @@ def _ports(pod: Any) -> set[tuple[str, str, int]]:
     return {sanitize(hp) for hp in pod.host_ports if hp.port > 0}
 
 
-def upper_bound_vector(problem: Any, cls: Any) -> np.ndarray:
+def upper_bound_vector(problem: Problem, cls: PodClass) -> np.ndarray:
     return np.full(len(problem.nodes), 1 if _ports(cls.rep) else cls.size, dtype=np.int64)
 
 
-def static_mask(problem: Any, cls: Any) -> np.ndarray | None:
+def static_mask(problem: Problem, cls: PodClass) -> np.ndarray | None:
     if not cls.rep.host_ports:
         return None
     infos = [problem.state.nodes[n.name] for n in problem.nodes]
@@ -42,7 +44,7 @@ def static_mask(problem: Any, cls: Any) -> np.ndarray | None:
     return problem.mask_by_groups("nodeports", used, lambda i: fits_ports(cls.rep.host_ports, infos[i]))
 
 
-def encode(ctx: Any) -> None:
+def encode(ctx: ModelContext) -> None:
     p = ctx.problem
     ports = {c: _ports(p.classes[c].rep) for c in ctx.classes}
     if not any(ports.values()):

@@ -8,7 +8,8 @@ NodeResourcesBalancedAllocation.
 """
 from __future__ import annotations
 
-from ..framework import Plugin
+from ..framework import Encoding, Plugin, Reads, Reason
+from . import encoding
 from .filtering import (ERR_REASON_INSUFFICIENT, ERR_REASON_TOO_MANY_PODS, NAME, InsufficientResource, filter_node,
                         fits, insufficient_resources, is_extended_resource_name, is_scalar_resource_name, pre_filter)
 from .scoring import (DEFAULT_RESOURCES, PreScoreState, balanced_allocation_score, balanced_pre_score,
@@ -19,11 +20,31 @@ BALANCED_NAME = "NodeResourcesBalancedAllocation"
 WEIGHT = 1
 BALANCED_WEIGHT = 1
 
-PLUGIN = Plugin(name=NAME, pre_filter=pre_filter, filter=filter_node, pre_score=fit_pre_score, score=fit_score,
-                normalize=identity, weight=WEIGHT)
+
+
+def _blame(reason: Reason) -> tuple[str, str]:
+    """The allocatable field a static NodeResourcesFit verdict comes from (why-pending)."""
+    resource = reason.reason.removeprefix("Insufficient ") if reason.reason.startswith("Insufficient ") else "pods"
+    return ("node", f"status.allocatable.{resource}")
+
+
+PLUGIN = Plugin(
+    name=NAME,
+    pre_filter=pre_filter,
+    filter=filter_node,
+    pre_score=fit_pre_score,
+    score=fit_score,
+    normalize=identity,
+    weight=WEIGHT,
+    filter_reads=Reads.NODE_PODS,
+    score_reads=Reads.NODE_PODS,
+    encoding=Encoding(encode=encoding.encode, static_mask=encoding.static_mask,
+                      static_reasons=encoding.static_reasons, upper_bound=encoding.upper_bound_vector,
+                      blame=_blame),
+)
 
 BALANCED_PLUGIN = Plugin(name=BALANCED_NAME, pre_score=balanced_pre_score, score=balanced_score,
-                         normalize=identity, weight=BALANCED_WEIGHT)
+                         normalize=identity, weight=BALANCED_WEIGHT, score_reads=Reads.NODE_PODS)
 
 __all__ = ["PLUGIN", "BALANCED_PLUGIN", "NAME", "BALANCED_NAME", "ERR_REASON_TOO_MANY_PODS", "ERR_REASON_INSUFFICIENT",
            "InsufficientResource", "insufficient_resources", "fits", "is_extended_resource_name",

@@ -21,6 +21,8 @@ from ortools.sat.python import cp_model
 
 from ..framework import Reason
 from ..state import NodeInfo
+from ..problem import PodClass, Problem
+from ..context import ModelContext
 
 from .filtering import FIRST_CLASS, NAME, PODS, filter_node, is_scalar_resource_name
 
@@ -32,11 +34,11 @@ def checked(requests: dict[str, int]) -> list[str]:
     return [r for r, q in requests.items() if q > 0 and (r in FIRST_CLASS or is_scalar_resource_name(r))]
 
 
-def static_reasons(problem: Any, cls: Any, info: NodeInfo) -> list[Reason]:
+def static_reasons(problem: Problem, cls: PodClass, info: NodeInfo) -> list[Reason]:
     return filter_node(cls.rep, None, info, problem.state)
 
 
-def free(problem: Any, node: int) -> dict[str, int]:
+def free(problem: Problem, node: int) -> dict[str, int]:
     key = ("noderesources.free", node)
     found = problem.cache.get(key)
     if found is None:
@@ -48,7 +50,7 @@ def free(problem: Any, node: int) -> dict[str, int]:
     return found
 
 
-def free_vector(problem: Any, resource: str) -> np.ndarray:
+def free_vector(problem: Problem, resource: str) -> np.ndarray:
     """Per node index: allocatable minus the existing pods' requests of `resource` (pods: pod slots left);
     0 on nodes that do not list the resource, as `free` says."""
     key = ("noderesources.free_vector", resource)
@@ -59,7 +61,7 @@ def free_vector(problem: Any, resource: str) -> np.ndarray:
     return found
 
 
-def _checked(problem: Any, cls: Any) -> list[tuple[str, int]]:
+def _checked(problem: Problem, cls: PodClass) -> list[tuple[str, int]]:
     reqs = problem.cache.get(("noderesources.checked", cls.index))
     if reqs is None:
         reqs = problem.cache[("noderesources.checked", cls.index)] = [
@@ -67,7 +69,7 @@ def _checked(problem: Any, cls: Any) -> list[tuple[str, int]]:
     return reqs
 
 
-def upper_bound_vector(problem: Any, cls: Any) -> np.ndarray:
+def upper_bound_vector(problem: Problem, cls: PodClass) -> np.ndarray:
     """Per node: how many pods of the class fit in the room the existing pods leave."""
     ub = np.minimum(free_vector(problem, PODS), cls.size)
     for r, q in _checked(problem, cls):
@@ -75,14 +77,14 @@ def upper_bound_vector(problem: Any, cls: Any) -> np.ndarray:
     return np.maximum(ub, 0)
 
 
-def static_mask(problem: Any, cls: Any) -> np.ndarray:
+def static_mask(problem: Problem, cls: PodClass) -> np.ndarray:
     mask = free_vector(problem, PODS) >= 1
     for r, q in _checked(problem, cls):
         mask &= free_vector(problem, r) >= q
     return mask
 
 
-def encode(ctx: Any) -> None:
+def encode(ctx: ModelContext) -> None:
     p = ctx.problem
     for n in ctx.comp.nodes:
         cs = ctx.by_node[n]
@@ -105,7 +107,7 @@ def encode(ctx: Any) -> None:
                      (NAME, node, f"status.allocatable.{r}"))
 
 
-def strategy_level(ctx: Any, strategy: str) -> cp_model.IntVar | None:
+def strategy_level(ctx: ModelContext, strategy: str) -> cp_model.IntVar | None:
     """The tie-break level variable (maximised), or None when the component has nothing to place."""
     p = ctx.problem
     nodes = [n for n in ctx.comp.nodes if ctx.by_node[n]]

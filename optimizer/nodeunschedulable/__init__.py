@@ -1,37 +1,21 @@
 """NodeUnschedulable: a cordoned node (spec.unschedulable) takes only pods that tolerate
-node.kubernetes.io/unschedulable:NoSchedule.
+node.kubernetes.io/unschedulable:NoSchedule (Filter only).
 
-Reproduces kubernetes/kubernetes pkg/scheduler/framework/plugins/nodeunschedulable/node_unschedulable.go
-(Filter only, UnschedulableAndUnresolvable). No knowing difference.
+Reproduces kubernetes/kubernetes pkg/scheduler/framework/plugins/nodeunschedulable/node_unschedulable.go; the
+predicate is in .filtering, the CP-SAT form in .encoding.
 """
 from __future__ import annotations
 
-from typing import Any
+from ..framework import Encoding, Plugin, Reads
+from . import encoding
+from .filtering import ERR_REASON_UNSCHEDULABLE, NAME, TAINT_NODE_UNSCHEDULABLE, filter_node, fits
 
-from ...models.objects import Node, Pod
-from ...models.taints import Taint, tolerated
+PLUGIN = Plugin(
+    name=NAME,
+    filter=filter_node,
+    filter_reads=Reads.NODE,
+    encoding=Encoding(encode=encoding.encode, static_mask=encoding.static_mask,
+                      static_reasons=encoding.static_reasons, blame=lambda reason: ("node", "spec.unschedulable")),
+)
 
-from ..framework import Plugin, Reason
-from ..state import ClusterState, NodeInfo
-
-NAME = "NodeUnschedulable"
-
-ERR_REASON_UNSCHEDULABLE = "node(s) were unschedulable"
-
-TAINT_NODE_UNSCHEDULABLE = "node.kubernetes.io/unschedulable"
-
-# The taint a pod must tolerate to land on a cordoned node (v1.TaintNodeUnschedulable, NoSchedule, no value).
-_UNSCHEDULABLE_TAINT = Taint(TAINT_NODE_UNSCHEDULABLE, "", "NoSchedule")
-
-
-def fits(pod: Pod, node: Node) -> bool:
-    return not node.unschedulable or tolerated(_UNSCHEDULABLE_TAINT, pod.tolerations)
-
-
-def filter_node(pod: Pod, pre: Any, node_info: NodeInfo, state: ClusterState) -> list[Reason]:
-    if fits(pod, node_info.node):
-        return []
-    return [Reason(NAME, ERR_REASON_UNSCHEDULABLE, unresolvable=True)]
-
-
-PLUGIN = Plugin(name=NAME, filter=filter_node)
+__all__ = ["PLUGIN", "NAME", "ERR_REASON_UNSCHEDULABLE", "TAINT_NODE_UNSCHEDULABLE", "fits"]

@@ -8,15 +8,17 @@ import numpy as np
 
 from ..framework import Reason
 from ..state import NodeInfo
+from ..problem import PodClass, Problem
+from ..context import ModelContext
 
-from . import filter_node, fits
+from .filtering import filter_node, fits
 
 
-def static_reasons(problem: Any, cls: Any, info: NodeInfo) -> list[Reason]:
+def static_reasons(problem: Problem, cls: PodClass, info: NodeInfo) -> list[Reason]:
     return filter_node(cls.rep, None, info, problem.state)
 
 
-def static_mask(problem: Any, cls: Any) -> np.ndarray | None:
+def static_mask(problem: Problem, cls: PodClass) -> np.ndarray | None:
     anyone = problem.cache.get("nodeunschedulable.any")
     if anyone is None:
         anyone = problem.cache["nodeunschedulable.any"] = any(n.unschedulable for n in problem.nodes)
@@ -26,5 +28,5 @@ def static_mask(problem: Any, cls: Any) -> np.ndarray | None:
     return problem.mask_by_groups("unschedulable", lambda i: nodes[i].unschedulable, lambda i: fits(cls.rep, nodes[i]))
 
 
-def encode(ctx: Any) -> None:
+def encode(ctx: ModelContext) -> None:
     """Nothing dynamic: static_reasons already kept the class off the node."""

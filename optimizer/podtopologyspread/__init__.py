@@ -23,6 +23,8 @@ Public helpers (for the optimizer, the verifier and explain):
 """
 from ..framework import Plugin
 
+from ..framework import Encoding, Plugin
+from . import batch, encoding
 from .common import (HOSTNAME_KEY, NAME, SYSTEM_DEFAULT_CONSTRAINTS, ZONE_KEY, SpreadConstraint, count_matching,
                      count_on_node, counts_toward, default_selector, filter_constraints, global_min, has_all_keys,
                      node_eligible, required_node_affinity_matches, score_constraints, self_match)
@@ -38,6 +40,13 @@ PLUGIN = Plugin(
     score=score_node,
     normalize=normalize,
     weight=2,
+    filter_skipped=lambda pre: pre is None,
+    score_skipped=lambda pre: getattr(pre, "skipped", False),
+    placed_guard=batch.Guard,
+    final_state_judge=batch.Judge,
+    encoding=Encoding(encode=encoding.encode, static_mask=encoding.static_mask,
+                      static_reasons=encoding.static_reasons, interactions=encoding.interactions,
+                      existing_terms=encoding.existing_terms, blame=lambda reason: ("node", "metadata.labels")),
 )
 
 __all__ = [

@@ -27,6 +27,9 @@ import numpy as np
 from ...models.objects import Pod
 from ..framework import Reason
 from ..state import NodeInfo
+from ..problem import PodClass, Problem
+from ..context import ModelContext
+from ..policy import Policy
 
 from .common import (DO_NOT_SCHEDULE, SCHEDULE_ANYWAY, SpreadConstraint, counts_toward, global_min,
                      has_all_keys, node_eligible, own_constraints, self_match)
@@ -41,7 +44,7 @@ def hard_constraints(pod: Pod) -> tuple[SpreadConstraint, ...]:
     return own_constraints(pod, DO_NOT_SCHEDULE)
 
 
-def static_reasons(problem: Any, cls: Any, info: NodeInfo) -> list[Reason]:
+def static_reasons(problem: Problem, cls: PodClass, info: NodeInfo) -> list[Reason]:
     cons = hard_constraints(cls.rep)
     if cons and not has_all_keys(info.node.labels, cons):
         return [Reason(NAME, ERR_REASON_NODE_LABEL_NOT_MATCH, unresolvable=True)]
@@ -56,7 +59,7 @@ def _index(pod: Pod, c: SpreadConstraint) -> int:
     return 0
 
 
-def eligible_nodes(problem: Any, c: SpreadConstraint, pod: Pod, cons: tuple[SpreadConstraint, ...]) -> list[int]:
+def eligible_nodes(problem: Problem, c: SpreadConstraint, pod: Pod, cons: tuple[SpreadConstraint, ...]) -> list[int]:
     key = ("spread.eligible", c, pod.namespace, pod.affinity.node_required, tuple(sorted(pod.node_selector.items())),
            pod.tolerations, cons)
     found = problem.cache.get(key)
@@ -65,7 +68,7 @@ def eligible_nodes(problem: Any, c: SpreadConstraint, pod: Pod, cons: tuple[Spre
     return found
 
 
-def _eligible_mask(problem: Any, c: SpreadConstraint, pod: Pod, cons: tuple[SpreadConstraint, ...]) -> np.ndarray:
+def _eligible_mask(problem: Problem, c: SpreadConstraint, pod: Pod, cons: tuple[SpreadConstraint, ...]) -> np.ndarray:
     """has_all_keys(cons) and node_eligible(c, pod, .) per node, evaluated once per group of nodes equal in
     everything they read (the keys, the pod's node-affinity keys, taints, the name when matchFields pins it)."""
     nodes = problem.nodes
@@ -84,14 +87,14 @@ def _eligible_mask(problem: Any, c: SpreadConstraint, pod: Pod, cons: tuple[Spre
                                   lambda i: has_all_keys(nodes[i].labels, cons) and node_eligible(c, pod, nodes[i]))
 
 
-def _targets(ctx_or_problem: Any, sel: Any, ns: str) -> tuple[Any, dict[int, int]]:
+def _targets(ctx_or_problem: ModelContext | Problem, sel: Any, ns: str) -> tuple[Any, dict[int, int]]:
     pred = (lambda q, sel=sel, ns=ns: counts_toward(sel, ns, q))
     existing = (ctx_or_problem.problem if hasattr(ctx_or_problem, "problem") else ctx_or_problem) \
         .existing_matching(("spread", sel, ns), pred, sel)
     return pred, existing
 
 
-def _domain_counts(ctx: Any, targets: list[int], existing: dict[int, int], key: str, nodes: list[int]):
+def _domain_counts(ctx: ModelContext, targets: list[int], existing: dict[int, int], key: str, nodes: list[int]):
     """value -> (x terms, constant) of matching pods on the eligible `nodes`."""
     values, _ = ctx.problem.domains(key)
     among = set(nodes)
@@ -101,7 +104,7 @@ def _domain_counts(ctx: Any, targets: list[int], existing: dict[int, int], key: 
     return out
 
 
-def _matching_classes(problem: Any, sel: Any, ns: str) -> list[int]:
+def _matching_classes(problem: Problem, sel: Any, ns: str) -> list[int]:
     key = ("spread.classes", sel, ns)
     found = problem.cache.get(key)
     if found is None:
@@ -109,13 +112,13 @@ def _matching_classes(problem: Any, sel: Any, ns: str) -> list[int]:
     return found
 
 
-def _class_holders(problem: Any):
+def _class_holders(problem: Problem):
     for cls in problem.classes:
         for c in hard_constraints(cls.rep):
             yield cls, c
 
 
-def interactions(problem: Any) -> list[tuple[int, int]]:
+def interactions(problem: Problem) -> list[tuple[int, int]]:
     edges: list[tuple[int, int]] = []
     for cls in problem.classes:
         for c in own_constraints(cls.rep, DO_NOT_SCHEDULE) + own_constraints(cls.rep, SCHEDULE_ANYWAY):
@@ -133,7 +136,7 @@ def interactions(problem: Any) -> list[tuple[int, int]]:
     return edges
 
 
-def static_mask(problem: Any, cls: Any) -> np.ndarray | None:
+def static_mask(problem: Problem, cls: PodClass) -> np.ndarray | None:
     cons = hard_constraints(cls.rep)
     if not cons:
         return None
@@ -143,13 +146,13 @@ def static_mask(problem: Any, cls: Any) -> np.ndarray | None:
     return mask
 
 
-def encode(ctx: Any) -> None:
+def encode(ctx: ModelContext) -> None:
     _encode_hard(ctx)
     if ctx.policy.schedule_anyway_skew:
         _encode_soft(ctx)
 
 
-def _encode_hard(ctx: Any) -> None:
+def _encode_hard(ctx: ModelContext) -> None:
     p = ctx.problem
     for a in ctx.classes:
         rep = p.classes[a].rep
@@ -194,7 +197,7 @@ def _encode_hard(ctx: Any) -> None:
             ctx.hard(ctx.model.add(sum(xs) + const - mn <= c.max_skew), group)
 
 
-def _minimum(ctx: Any, counts: dict, min_domains: int, name: str) -> Any:
+def _minimum(ctx: ModelContext, counts: dict, min_domains: int, name: str) -> Any:
     if len(counts) < min_domains or not counts:
         return 0
     hi = min(const for _, const in counts.values()) + sum(ctx.problem.classes[c].size for c in ctx.classes)
@@ -204,7 +207,7 @@ def _minimum(ctx: Any, counts: dict, min_domains: int, name: str) -> Any:
     return mn
 
 
-def _broken_in_input(problem: Any, c: SpreadConstraint, pod: Pod, node: int, nodes: list[int],
+def _broken_in_input(problem: Problem, c: SpreadConstraint, pod: Pod, node: int, nodes: list[int],
                      existing: dict[int, int]) -> bool:
     """Was the existing pod's hard constraint already broken in the input state (itself removed)?"""
     values, _ = problem.domains(c.topology_key)
@@ -220,7 +223,7 @@ def _broken_in_input(problem: Any, c: SpreadConstraint, pod: Pod, node: int, nod
 
 # -- ScheduleAnyway --------------------------------------------------------------------------------------
 
-def _groups(problem: Any) -> dict[tuple, list[tuple[str, Any]]]:
+def _groups(problem: Problem) -> dict[tuple, list[tuple[str, Any]]]:
     """(namespace, key, selector, maxSkew) -> holders [("class", index) | ("pod", ExistingGroup)]."""
     key = "spread.groups"
     found = problem.cache.get(key)
@@ -248,7 +251,7 @@ def _holder_constraint(pod: Pod, g: tuple) -> SpreadConstraint:
                 if (c.topology_key, c.selector, c.max_skew) == (key, sel, skew))
 
 
-def _soft_nodes(problem: Any, g: tuple, pod: Pod) -> list[int]:
+def _soft_nodes(problem: Problem, g: tuple, pod: Pod) -> list[int]:
     c = _holder_constraint(pod, g)
     key = ("spread.soft", g, pod.affinity.node_required, tuple(sorted(pod.node_selector.items())), pod.tolerations,
            c.node_affinity_policy, c.node_taints_policy)
@@ -258,14 +261,14 @@ def _soft_nodes(problem: Any, g: tuple, pod: Pod) -> list[int]:
     return found
 
 
-def group_involves(problem: Any, g: tuple, holders: list) -> list[int]:
+def group_involves(problem: Problem, g: tuple, holders: list) -> list[int]:
     ns, key, sel, skew = g
     classes = {h[1] for h in holders if h[0] == "class"}
     classes |= set(_matching_classes(problem, sel, ns))
     return sorted(classes)
 
 
-def _encode_soft(ctx: Any) -> None:
+def _encode_soft(ctx: ModelContext) -> None:
     p = ctx.problem
     m = ctx.policy.schedule_anyway_skew
     for g, holders in _groups(p).items():
@@ -324,7 +327,7 @@ def _encode_soft(ctx: Any) -> None:
             ctx.add_term(TERM, -m * excess)
 
 
-def existing_terms(problem: Any, policy: Any) -> dict[str, int]:
+def existing_terms(problem: Problem, policy: Policy) -> dict[str, int]:
     """Groups no pending pod can join or change: their skew penalty is a constant."""
     total = 0
     for g, holders in _groups(problem).items():

@@ -1,70 +1,30 @@
-"""TaintToleration: a node's NoSchedule/NoExecute taints must all be tolerated; PreferNoSchedule taints
-the pod does not tolerate lower the node's score (weight 3 in the default profile).
+"""TaintToleration: a node's NoSchedule/NoExecute taints must all be tolerated; PreferNoSchedule taints the
+pod does not tolerate lower the node's score (weight 3 in the default profile).
 
-Reproduces kubernetes/kubernetes pkg/scheduler/framework/plugins/tainttoleration/taint_toleration.go:
-Filter reports the first untolerated taint (v1helper.FindMatchingUntoleratedTaint) as
-UnschedulableAndUnresolvable; Score counts intolerable PreferNoSchedule taints, judged only against the
-tolerations whose effect is PreferNoSchedule or empty; NormalizeScore is DefaultNormalizeScore reversed.
-No knowing difference.
+Reproduces kubernetes/kubernetes pkg/scheduler/framework/plugins/tainttoleration/taint_toleration.go; the
+predicate and score are in .filtering, the CP-SAT form in .encoding.
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from ..framework import Encoding, Plugin, Reads
+from . import encoding
+from .filtering import (ERR_REASON_UNTOLERATED, NAME, WEIGHT, count_intolerable_prefer_no_schedule, filter_node,
+                        normalize, pre_score, prefer_no_schedule_tolerations, score, untolerated_reason,
+                        untolerated_taint)
 
-from ...models.objects import Node, Pod
-from ...models.taints import Taint, Toleration, first_untolerated, tolerated
+PLUGIN = Plugin(
+    name=NAME,
+    filter=filter_node,
+    pre_score=pre_score,
+    score=score,
+    normalize=normalize,
+    weight=WEIGHT,
+    filter_reads=Reads.NODE,
+    score_reads=Reads.NODE,
+    encoding=Encoding(encode=encoding.encode, static_mask=encoding.static_mask,
+                      static_reasons=encoding.static_reasons, existing_terms=encoding.existing_terms,
+                      blame=lambda reason: ("node", "spec.taints")),
+)
 
-from ..framework import Plugin, Reason
-from ..nodeaffinity.scoring import default_normalize_score
-from ..state import ClusterState, NodeInfo
-
-NAME = "TaintToleration"
-WEIGHT = 3
-
-# Upstream formats the reason with the taint's key and value: "node(s) had untolerated taint {%s: %s}".
-ERR_REASON_UNTOLERATED = "node(s) had untolerated taint {{{key}: {value}}}"
-
-FILTER_EFFECTS = ("NoSchedule", "NoExecute")
-PREFER_NO_SCHEDULE = "PreferNoSchedule"
-
-
-def untolerated_reason(taint: Taint) -> str:
-    return ERR_REASON_UNTOLERATED.format(key=taint.key, value=taint.value)
-
-
-def untolerated_taint(pod: Pod, node: Node) -> Taint | None:
-    """The first NoSchedule/NoExecute taint of the node that none of the pod's tolerations tolerates."""
-    return first_untolerated(node.taints, pod.tolerations, FILTER_EFFECTS)
-
-
-def filter_node(pod: Pod, pre: Any, node_info: NodeInfo, state: ClusterState) -> list[Reason]:
-    taint = untolerated_taint(pod, node_info.node)
-    if taint is None:
-        return []
-    return [Reason(NAME, untolerated_reason(taint), unresolvable=True)]
-
-
-def prefer_no_schedule_tolerations(pod: Pod) -> tuple[Toleration, ...]:
-    """Upstream getAllTolerationPreferNoSchedule: an empty effect means every effect, so it counts too."""
-    return tuple(t for t in pod.tolerations if not t.effect or t.effect == PREFER_NO_SCHEDULE)
-
-
-def count_intolerable_prefer_no_schedule(node: Node, tolerations: tuple[Toleration, ...]) -> int:
-    return sum(1 for taint in node.taints if taint.effect == PREFER_NO_SCHEDULE and not tolerated(taint, tolerations))
-
-
-def pre_score(pod: Pod, state: ClusterState, feasible: Sequence[NodeInfo]) -> tuple[Toleration, ...]:
-    return prefer_no_schedule_tolerations(pod)
-
-
-def score(pod: Pod, pre: tuple[Toleration, ...] | None, node_info: NodeInfo, state: ClusterState) -> int:
-    tolerations = pre if pre is not None else prefer_no_schedule_tolerations(pod)
-    return count_intolerable_prefer_no_schedule(node_info.node, tolerations)
-
-
-def normalize(scores: dict[str, int], pre: Any) -> dict[str, int]:
-    return default_normalize_score(scores, reverse=True)
-
-
-PLUGIN = Plugin(name=NAME, filter=filter_node, pre_score=pre_score, score=score, normalize=normalize, weight=WEIGHT)
+__all__ = ["PLUGIN", "NAME", "WEIGHT", "ERR_REASON_UNTOLERATED", "count_intolerable_prefer_no_schedule",
+           "prefer_no_schedule_tolerations", "untolerated_reason", "untolerated_taint"]

@@ -13,17 +13,20 @@ import numpy as np
 
 from ..framework import Reason
 from ..state import NodeInfo
+from ..problem import PodClass, Problem
+from ..context import ModelContext
+from ..policy import Policy
 
-from . import count_intolerable_prefer_no_schedule, filter_node, prefer_no_schedule_tolerations, untolerated_taint
+from .filtering import count_intolerable_prefer_no_schedule, filter_node, prefer_no_schedule_tolerations, untolerated_taint
 
 TERM = "prefer_no_schedule"
 
 
-def static_reasons(problem: Any, cls: Any, info: NodeInfo) -> list[Reason]:
+def static_reasons(problem: Problem, cls: PodClass, info: NodeInfo) -> list[Reason]:
     return filter_node(cls.rep, None, info, problem.state)
 
 
-def static_mask(problem: Any, cls: Any) -> np.ndarray | None:
+def static_mask(problem: Problem, cls: PodClass) -> np.ndarray | None:
     nodes = problem.nodes
     anyone = problem.cache.get("tainttoleration.any")
     if anyone is None:
@@ -34,7 +37,7 @@ def static_mask(problem: Any, cls: Any) -> np.ndarray | None:
                                   lambda i: untolerated_taint(cls.rep, nodes[i]) is None)
 
 
-def encode(ctx: Any) -> None:
+def encode(ctx: ModelContext) -> None:
     m = ctx.policy.prefer_no_schedule
     if not m:
         return
@@ -47,7 +50,7 @@ def encode(ctx: Any) -> None:
                 ctx.add_term(TERM, -m * k * ctx.x[(c, n)])
 
 
-def existing_terms(problem: Any, policy: Any) -> dict[str, int]:
+def existing_terms(problem: Problem, policy: Policy) -> dict[str, int]:
     total = 0
     for g in problem.existing:
         tols = prefer_no_schedule_tolerations(g.rep)
