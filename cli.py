@@ -1,24 +1,25 @@
 """podplan: batch placement optimizer for Kubernetes (also `kubectl podplan`).
 
-Every command reads manifests (files, directories, `-` for stdin) through one path:
-YAML -> Cluster -> (greedy | CP-SAT) -> Plan -> verify -> output.
-Bad input: one line on stderr naming file, document, object and field, exit code 2.
+The commands are thin: load the input -> run the pipeline (optimizer.pipeline) -> render (optimizer.render).
+Bad input: one line on stderr naming file, document, object and field, exit code 2. An invalid plan is a bug:
+exit 3, never printed. Ctrl-C: the best plan so far is printed, exit 130.
 """
 from __future__ import annotations
 
 import sys
-from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import click
 
 from .models.errors import PlanInvalidError, PodplanError
+from .models.loader import load_paths
 from .models.objects import Cluster
-from .optimizer.cli_options import load_input, solver_options
+from .optimizer.runner import Interrupt
 
 OUTPUTS = click.Choice(["table", "json", "yaml"])
 EMITS = click.Choice(["plan", "state", "bindings"])
+EXIT_INTERRUPTED = 130
 
 
 class Group(click.Group):
@@ -33,6 +34,10 @@ class Group(click.Group):
         except PodplanError as exc:
             click.echo(f"error: {exc}", err=True)
             sys.exit(2)
+        except KeyboardInterrupt:
+            # Ctrl-C before any plan existed (reading the input): nothing to print
+            click.echo("interrupted: no plan was made yet", err=True)
+            sys.exit(EXIT_INTERRUPTED)
 
 
 @click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})
@@ -47,6 +52,14 @@ def emit(text: str) -> None:
     click.echo(text.rstrip("\n"))
 
 
+def load_input(files: Sequence[str]) -> Cluster:
+    """Load the input (stdin when no file is given) and print its warnings on stderr; they never stop the run."""
+    cluster = load_paths(files or ("-",))
+    for w in cluster.warnings:
+        click.echo(f"warning: {w}", err=True)
+    return cluster
+
+
 def files_argument(f: Callable[..., Any]) -> Callable[..., Any]:
     return click.argument("files", nargs=-1, type=click.Path(allow_dash=True))(f)
 
@@ -56,80 +69,43 @@ def output_option(f: Callable[..., Any]) -> Callable[..., Any]:
                         help="Output format.")(f)
 
 
-# ------------------------------------------------------------------------------------------------ validate
+def solver_options(time_limit: float, time_help: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """--time-limit, --workers, --seed, --gang, --strategy, --policy (solve, compare)."""
+    options = [
+        click.option("--time-limit", type=click.FloatRange(min=0.1), default=time_limit, show_default=True,
+                     help=time_help),
+        click.option("--workers", type=click.IntRange(min=1), default=2, show_default=True,
+                     help="CP-SAT search workers."),
+        click.option("--seed", type=int, default=0, show_default=True,
+                     help="Seed of CP-SAT and of the greedy tie-break."),
+        click.option("--gang", is_flag=True,
+                     help="Every workload (Deployment, ReplicaSet, StatefulSet, Job) all-or-nothing."),
+        click.option("--strategy", type=click.Choice(["spread", "pack"]), default="spread", show_default=True,
+                     help="Tie-break after pods placed and preference: balance load, or use the fewest nodes."),
+        click.option("--policy", "policy_file", type=click.Path(dir_okay=False), default=None,
+                     help="YAML policy file with the preference multipliers."),
+    ]
+
+    def decorate(f: Callable[..., Any]) -> Callable[..., Any]:
+        for option in reversed(options):
+            f = option(f)
+        return f
+
+    return decorate
 
 
-def summary(cluster: Cluster) -> dict[str, Any]:
-    zones = Counter(n.labels.get("topology.kubernetes.io/zone", "<none>") for n in cluster.nodes)
-    every = cluster.pods + cluster.pending
-    rules: Counter[str] = Counter()
-    for p in every:
-        a = p.affinity
-        rules["nodeSelector"] += bool(p.node_selector)
-        rules["requiredNodeAffinity"] += a.node_required is not None
-        rules["preferredNodeAffinity"] += bool(a.node_preferred)
-        rules["requiredPodAffinity"] += bool(a.pod_required)
-        rules["preferredPodAffinity"] += bool(a.pod_preferred)
-        rules["requiredPodAntiAffinity"] += bool(a.anti_required)
-        rules["preferredPodAntiAffinity"] += bool(a.anti_preferred)
-        rules["tolerations"] += bool(p.tolerations)
-        rules["hostPorts"] += bool(p.host_ports)
-        rules["spreadDoNotSchedule"] += any(c.when_unsatisfiable == "DoNotSchedule" for c in p.spread_constraints)
-        rules["spreadScheduleAnyway"] += any(c.when_unsatisfiable == "ScheduleAnyway" for c in p.spread_constraints)
-    rules["taintedNodes"] = sum(1 for n in cluster.nodes if n.taints)
-    rules["unschedulableNodes"] = sum(1 for n in cluster.nodes if n.unschedulable)
-    rules["podDisruptionBudgets"] = len(cluster.pdbs)
-    rules["podGroups"] = len(cluster.pod_groups)
-    return {
-        "nodes": len(cluster.nodes),
-        "nodesByZone": dict(sorted(zones.items())),
-        "existingPods": len(cluster.pods),
-        "pendingPods": len(cluster.pending),
-        "workloads": [{"workload": w.key, "replicas": w.replicas,
-                       "pending": sum(1 for p in cluster.pending if p.workload == w.key)} for w in cluster.workloads],
-        "rules": {k: v for k, v in rules.items() if v},
-        "skipped": dict(cluster.skipped),
-        "warnings": len(cluster.warnings),
-    }
+def emit_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option("--emit", "emit_kind", type=EMITS, default="plan", show_default=True,
+                        help="plan: placements and pending pods; state: the final state as manifests; "
+                             "bindings: v1 Bindings.")(f)
 
 
-@main.command()
-@files_argument
-@output_option
-def validate(files: Sequence[str], output: str) -> None:
-    """Load manifests, check every object, and summarize what the input holds."""
-    from .optimizer.output import dump, table
+def print_plan(cluster: Cluster, plan: Any, output: str, emit_kind: str, policy: Any = None) -> None:
+    """Verify (the gate), then print in the requested form."""
+    from .optimizer.pipeline import check
+    from .optimizer.render.plans import bindings, dump, plan_document, plan_table, state_manifests
 
-    s = summary(load_input(files))
-    if output != "table":
-        emit(dump(s, output))
-        return
-    lines = [table(("ZONE", "NODES"), list(s["nodesByZone"].items())), "",
-             f"pods: {s['existingPods']} existing, {s['pendingPods']} pending"]
-    if s["workloads"]:
-        lines += ["", table(("WORKLOAD", "REPLICAS", "PENDING"),
-                            [(w["workload"], w["replicas"], w["pending"]) for w in s["workloads"]])]
-    if s["rules"]:
-        lines += ["", table(("RULE", "PODS/OBJECTS"), list(s["rules"].items()))]
-    if s["skipped"]:
-        lines += ["", "skipped kinds: " + ", ".join(f"{k} ({v})" for k, v in sorted(s["skipped"].items()))]
-    emit("\n".join(lines))
-
-
-# ------------------------------------------------------------------------------------- plans (shared output)
-
-
-def print_plan(cluster: Cluster, plan: Any, output: str, emit_kind: str, multipliers: Any = None) -> None:
-    """Verify, then print. An invalid plan is a bug: it raises PlanInvalidError and is never printed."""
-    from .optimizer.output import bindings, dump, plan_document, plan_table, state_manifests
-    from .optimizer.verify import verify
-
-    report = verify(cluster, plan.placements, multipliers)
-    if not report.ok:
-        bad = [v for v in report.violations if not v.preexisting]
-        first = bad[0]
-        raise PlanInvalidError(f"the {plan.status} plan failed verification: {len(bad)} violation(s), first: "
-                               f"{first.pod} on {first.node}: {first.plugin}: {first.reason}")
+    report = check(cluster, plan, policy)
     if emit_kind == "state":
         emit(dump(state_manifests(cluster, plan.placements), "json" if output == "json" else "yaml"))
     elif emit_kind == "bindings":
@@ -145,48 +121,69 @@ def print_plan(cluster: Cluster, plan: Any, output: str, emit_kind: str, multipl
         emit(dump(plan_document(cluster, plan, report), output))
 
 
+def finish(interrupt: Interrupt) -> None:
+    """Exit 130 after printing the best plan so far when Ctrl-C was pressed."""
+    if interrupt.is_set():
+        click.echo("interrupted: the best plan found so far is printed", err=True)
+        sys.exit(EXIT_INTERRUPTED)
+
+
+# ------------------------------------------------------------------------------------------------ commands
+
+
 @main.command()
 @files_argument
 @output_option
-@click.option("--emit", "emit_kind", type=EMITS, default="plan", show_default=True,
-              help="plan: placements and pending pods; state: the final state as manifests; bindings: v1 Bindings.")
+def validate(files: Sequence[str], output: str) -> None:
+    """Load manifests, check every object, and summarize what the input holds."""
+    from .optimizer.render.inputs import summary, summary_table
+    from .optimizer.render.plans import dump
+
+    s = summary(load_input(files))
+    emit(summary_table(s) if output == "table" else dump(s, output))
+
+
+@main.command()
+@files_argument
+@output_option
+@emit_option
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the tie-break among equal nodes.")
 @click.option("--percentage-of-nodes-to-score", type=click.IntRange(0, 100), default=0, show_default=True,
               help="kube-scheduler's percentageOfNodesToScore (0: its adaptive default).")
 def simulate(files: Sequence[str], output: str, emit_kind: str, seed: int, percentage_of_nodes_to_score: int) -> None:
     """Place pending pods one at a time, as kube-scheduler would."""
-    from .optimizer.greedy import simulate as run
+    from .optimizer.pipeline import greedy_plan
 
     cluster = load_input(files)
-    plan = run(cluster, seed, percentage_of_nodes_to_score=percentage_of_nodes_to_score)
+    with Interrupt().install() as interrupt:
+        plan = greedy_plan(cluster, seed, percentage_of_nodes_to_score=percentage_of_nodes_to_score,
+                           interrupt=interrupt)
     print_plan(cluster, plan, output, emit_kind)
+    finish(interrupt)
 
 
 @main.command()
 @files_argument
 @output_option
-@click.option("--emit", "emit_kind", type=EMITS, default="plan", show_default=True,
-              help="plan: placements and pending pods; state: the final state as manifests; bindings: v1 Bindings.")
-@solver_options(30.0, "Wall seconds for the whole solve, greedy warm start included.")
+@emit_option
+@solver_options(30.0, "Wall seconds for the whole command: reading, greedy warm start, search, output.")
 @click.pass_context
 def solve(ctx: click.Context, files: Sequence[str], output: str, emit_kind: str, time_limit: float, workers: int,
           seed: int, gang: bool, strategy: str, policy_file: str | None) -> None:
     """Place all pending pods at once, optimally (CP-SAT), never worse than kube-scheduler's greedy."""
-    from .optimizer.gangs import find_gangs
-    from .optimizer.greedy import simulate as run_greedy
+    from .optimizer.pipeline import Deadline, optimal_plan
     from .optimizer.policy import load_policy
-    from .optimizer.solve import SolverParams
-    from .optimizer.solve import solve as run_solve
+    from .optimizer.runner import SolverParams
 
+    deadline = Deadline.start(time_limit)
     policy = load_policy(policy_file)
     cluster = load_input(files)
-    greedy = run_greedy(cluster, seed, gangs=find_gangs(cluster, gang))
-    # The greedy warm start counts against --time-limit; CP-SAT keeps at least a tenth of it.
-    left = max(0.1 * time_limit, time_limit - greedy.wall_seconds)
-    params = SolverParams(time_limit=left, workers=workers, seed=seed, gang=gang, strategy=strategy,
+    params = SolverParams(time_limit=time_limit, workers=workers, seed=seed, gang=gang, strategy=strategy,
                           log_progress=sys.stderr.isatty() or ctx.obj["verbose"])
-    plan = run_solve(cluster, params, policy, greedy)
+    with Interrupt().install() as interrupt:
+        plan, _ = optimal_plan(cluster, params, policy, deadline=deadline, interrupt=interrupt)
     print_plan(cluster, plan, output, emit_kind, policy)
+    finish(interrupt)
 
 
 @main.command()
@@ -194,34 +191,13 @@ def solve(ctx: click.Context, files: Sequence[str], output: str, emit_kind: str,
 @output_option
 def verify(files: Sequence[str], output: str) -> None:
     """Judge a final state (pods with spec.nodeName) with every Filter; exit 1 on any violation."""
-    from .optimizer.output import dump, table
+    from .optimizer.render.inputs import verify_document, verify_table
+    from .optimizer.render.plans import dump
     from .optimizer.verify import verify_state
 
     cluster = load_input(files)
     report = verify_state(cluster)
-    counted = [v for v in report.violations if not v.preexisting]
-    static = [v for v in report.violations if v.preexisting]
-    doc = {"ok": report.ok, "pods": len(cluster.pods),
-           "violations": [{"pod": v.pod, "node": v.node, "plugin": v.plugin, "reason": v.reason} for v in counted],
-           "static_pod_violations": [{"pod": v.pod, "node": v.node, "plugin": v.plugin, "reason": v.reason}
-                                     for v in static],
-           "preference": report.preference, "terms": dict(report.terms)}
-    if output != "table":
-        emit(dump(doc, output))
-    else:
-        lines = []
-        if counted:
-            lines.append(table(("POD", "NODE", "PLUGIN", "REASON"),
-                               [(v.pod, v.node, v.plugin, v.reason) for v in counted]))
-            lines.append("")
-        if static:
-            lines.append("not counted (static pods: the kubelet runs them without kube-scheduler):")
-            lines.append(table(("POD", "NODE", "PLUGIN", "REASON"), [(v.pod, v.node, v.plugin, v.reason) for v in static]))
-            lines.append("")
-        lines.append(f"{'OK' if report.ok else 'INVALID'}: {len(cluster.pods)} pods judged, {len(counted)} violation(s)"
-                     + (f", {len(static)} of static pods not counted" if static else ""))
-        lines.append(f"preference: {report.preference} (" + ", ".join(f"{k} {v}" for k, v in report.terms.items()) + ")")
-        emit("\n".join(lines))
+    emit(verify_table(cluster, report) if output == "table" else dump(verify_document(cluster, report), output))
     if not report.ok:
         sys.exit(1)
 
@@ -237,63 +213,71 @@ def verify(files: Sequence[str], output: str) -> None:
 def explain(files: Sequence[str], output: str, why_pending: bool, time_limit: float, gang: bool) -> None:
     """Every node's verdict for every pending pod: all failing plugins, and each plugin's score."""
     from .optimizer.explain import explain as run
-    from .optimizer.output import dump, table
+    from .optimizer.render.inputs import explain_table, why_pending_document, why_pending_table
+    from .optimizer.render.plans import dump
 
     cluster = load_input(files)
-    if why_pending:
-        explain_why_pending(cluster, output, time_limit, gang)
+    if not why_pending:
+        pods = run(cluster)
+        emit(explain_table(pods) if output == "table" else dump({"pods": [p.to_dict() for p in pods]}, output))
         return
-    pods = run(cluster)
-    if output != "table":
-        emit(dump({"pods": [p.to_dict() for p in pods]}, output))
-        return
-    blocks = []
-    for p in pods:
-        rows = []
-        for name, n in p.nodes.items():
-            verdict = "feasible" if n.feasible else "; ".join(f"{r.plugin}: {r.reason}" for r in n.reasons)
-            scores = " ".join(f"{k}={v}" for k, v in n.scores.items())
-            rows.append((name, verdict, scores))
-        blocks.append(f"{p.pod}: {p.message}\n" + table(("NODE", "VERDICT", "SCORES"), rows))
-    emit("\n\n".join(blocks) if blocks else "no pending pods")
-
-
-def explain_why_pending(cluster: Cluster, output: str, time_limit: float, gang: bool) -> None:
-    from .optimizer.gangs import find_gangs
-    from .optimizer.greedy import simulate as run_greedy
-    from .optimizer.output import dump, table
-    from .optimizer.solve import SolverParams, why_pending
-    from .optimizer.solve import solve as run_solve
-    from .optimizer.verify import verify as run_verify
+    from .optimizer.pipeline import Deadline, optimal_plan
+    from .optimizer.runner import SolverParams
+    from .optimizer.solve import why_pending as blockers_of
 
     params = SolverParams(time_limit=time_limit, gang=gang)
-    plan = run_solve(cluster, params, None, run_greedy(cluster, 0, gangs=find_gangs(cluster, gang)))
-    if not run_verify(cluster, plan.placements).ok:
-        raise PlanInvalidError(f"the {plan.status} plan failed verification")
-    blockers = why_pending(cluster, plan, params)
-    doc = {"status": plan.status,
-           "pending": [{"pod": k, "reason": plan.pending[k],
-                        "blockers": [{"plugin": b.plugin, "object": b.object, "field": b.field,
-                                      "reason": b.reason, "nodes": list(b.nodes)} for b in blockers.get(k, [])]}
-                       for k in plan.pending]}
-    if output != "table":
-        emit(dump(doc, output))
-        return
-    if not plan.pending:
-        emit(f"status: {plan.status}: the optimum places every pending pod")
-        return
-    def nodes(names: list[str]) -> str:
-        return ", ".join(names[:3]) + (f" (+{len(names) - 3})" if len(names) > 3 else "") if names else "-"
-
-    rows = [(p["pod"], b["plugin"], b["object"], b["field"], b["reason"], nodes(b["nodes"]))
-            for p in doc["pending"] for b in p["blockers"]]
-    emit(f"status: {plan.status}\n" + table(("PENDING POD", "PLUGIN", "OBJECT", "FIELD", "REASON", "NODES"), rows))
+    plan, _ = optimal_plan(cluster, params, deadline=Deadline.start(time_limit))
+    doc = why_pending_document(plan, blockers_of(cluster, plan, params))
+    emit(why_pending_table(doc) if output == "table" else dump(doc, output))
 
 
-from .optimizer.commands_compare import compare_command, generate_command  # noqa: E402
+@main.command("compare")
+@files_argument
+@solver_options(10.0, "Wall seconds for the whole comparison (with movable pods: half for the optimum, half "
+                      "for the re-placement, which starts from the optimum).")
+@output_option
+@click.option("--report", "report_dir", type=click.Path(file_okay=False), default=None,
+              help="Also write DIR/report.html: charts and tables, self-contained.")
+def compare(files: Sequence[str], time_limit: float, workers: int, seed: int, gang: bool, strategy: str,
+            policy_file: str | None, output: str, report_dir: str | None) -> None:
+    """Greedy (kube-scheduler) against the optimum, side by side; and, when running pods can move,
+    the current placement against an optimal re-placement."""
+    from .optimizer.compare import compare as run
+    from .optimizer.pipeline import Deadline
+    from .optimizer.policy import load_policy
+    from .optimizer.render.compare import render_table, to_dict
+    from .optimizer.render.plans import dump
+    from .optimizer.runner import SolverParams
 
-main.add_command(compare_command)
-main.add_command(generate_command)
+    deadline = Deadline.start(time_limit)
+    policy = load_policy(policy_file)
+    cluster = load_input(files)
+    params = SolverParams(time_limit=time_limit, workers=workers, seed=seed, gang=gang, strategy=strategy,
+                          log_progress=sys.stderr.isatty())
+    with Interrupt().install() as interrupt:
+        doc = to_dict(run(cluster, params, policy, deadline=deadline, interrupt=interrupt))
+    if report_dir is not None:
+        from .optimizer.render.report import write_report
+
+        click.echo(f"report: {write_report(doc, report_dir)}", err=True)
+    emit(render_table(doc) if output == "table" else dump(doc, output))
+    finish(interrupt)
+
+
+@main.command("generate")
+@click.option("--nodes", type=int, required=True, help="Number of nodes.")
+@click.option("--pods", type=int, required=True, help="Pods the input describes (existing + pending).")
+@click.option("--seed", type=int, default=0, show_default=True, help="Same arguments and seed, same manifests.")
+@click.option("--profile", type=click.Choice(["web", "batch", "mixed", "adversarial"]), default="mixed",
+              show_default=True, help="Workload mix; adversarial: greedy strands pods a full placement holds.")
+@click.option("--utilization", type=float, default=0.7, show_default=True,
+              help="Fraction of allocatable cpu all pods together request.")
+def generate(nodes: int, pods: int, seed: int, profile: str, utilization: float) -> None:
+    """Print a realistic cluster as multi-document YAML (node pools, zones, DaemonSets, workloads)."""
+    from .models.generate import dump_yaml, generate as make
+
+    dump_yaml(make(nodes, pods, seed, profile, utilization), sys.stdout)
+
 
 from .optimizer.commands_rebalance import rebalance_command  # noqa: E402
 

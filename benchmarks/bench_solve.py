@@ -48,7 +48,8 @@ def run_one(nodes: int, pods: int, time_limit: float, workers: int, seed: int, p
     from podplan.models.loader import parse_documents
     from podplan.optimizer.gangs import find_gangs
     from podplan.optimizer.greedy import simulate
-    from podplan.optimizer.solve import SolverParams, solve
+    from podplan.optimizer.runner import SolverParams
+    from podplan.optimizer.solve import solve
     from podplan.optimizer.verify import verify
 
     t0 = time.perf_counter()

@@ -101,7 +101,8 @@ def child(case: Case, solver: str, workers: int) -> dict[str, Any]:
     from podplan.models.loader import parse_documents
     from podplan.optimizer.gangs import find_gangs
     from podplan.optimizer.greedy import simulate
-    from podplan.optimizer.solve import SolverParams, solve
+    from podplan.optimizer.runner import SolverParams
+    from podplan.optimizer.solve import solve
     from podplan.optimizer.verify import verify
 
     t0 = time.perf_counter()

@@ -19,9 +19,8 @@ from ..models.errors import PlanInvalidError
 from ..models.objects import Cluster, Pod
 from ..models.selectors import LabelSelector
 
-from .cli_options import load_input
 from .movable import MovePolicy
-from .output import table
+from .render.plans import table
 from .rebalance import DRAIN, GOALS, RebalanceParams, RebalancePlan, Wave, rebalance, state_report
 
 EMITS = ("plan", "evictions", "script")
@@ -304,7 +303,7 @@ def rebalance_command(files: Sequence[str], goal: str | None, drain: Sequence[st
                       time_limit: float, workers: int, seed: int, evict_local_storage: bool,
                       evict_system_critical: bool, policy_file: str | None, output: str, emit_kind: str) -> None:
     """Plan evictions that move running pods to a better state, in PodDisruptionBudget-safe waves."""
-    from ..cli import emit  # cli imports this module at its end
+    from ..cli import emit, load_input  # cli imports this module at its end (moved into cli.py next)
 
     from .policy import load_policy
 

@@ -16,26 +16,24 @@ Only status, bound, gap, time and pending reasons come from the plans themselves
 """
 from __future__ import annotations
 
+import time
+
 import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from dataclasses import dataclass, field
 
 from ..models.errors import PlanInvalidError
 from ..models.objects import Cluster, Pod
 from ..models.selectors import LabelSelector
 
-from .gangs import find_gangs
-from .greedy import simulate
 from .movable import MovePolicy, as_pending, movable
-from .objective import TERMS
-from .output import table
 from .plan import Plan
 from .podtopologyspread.common import SpreadConstraint, counts_toward, node_eligible, own_constraints
 from .policy import Policy
 from .problem import pod_signature, visible_label_keys
-from .solve import SolverParams, solve
+from .pipeline import Deadline, optimal_plan
+from .runner import NEVER, Interrupt, SolverParams, Status
 from .state import ClusterState
 from .verify import Report, final_state, verify
 
@@ -46,7 +44,6 @@ TERM_TITLES = {"node_affinity": "node affinity", "pod_affinity": "pod affinity",
                "schedule_anyway_skew": "ScheduleAnyway skew"}
 CURRENT_STATUS = "INPUT"  # the current column is the input, not a plan
 PENDING_IN_INPUT = "pending in the input (not scheduled yet)"
-PAIRS = ((GREEDY, OPTIMAL), (CURRENT, REPLACEMENT))
 
 
 @dataclass(frozen=True)
@@ -257,166 +254,34 @@ def differences(pods: Sequence[Pod], a: Mapping[str, str], b: Mapping[str, str])
 
 
 def compare(cluster: Cluster, params: SolverParams | None = None, policy: Policy | None = None,
-            move_policy: MovePolicy = MovePolicy()) -> Comparison:
-    """Greedy vs optimal on the pending pods, and current vs optimal re-placement when pods are movable."""
+            move_policy: MovePolicy = MovePolicy(), *, deadline: Deadline | None = None,
+            interrupt: Interrupt = NEVER) -> Comparison:
+    """Greedy vs optimal on the pending pods, and current vs optimal re-placement when pods are movable.
+
+    Time: the whole comparison fits in `deadline` (default: params.time_limit from now). With movable pods the
+    plain optimum gets the first half of what is left and the re-placement the rest; the re-placement starts
+    from the plain optimum (every running pod where it is, the pending pods where the optimum puts them), so it
+    can only do better: it has strictly more freedom.
+    """
     params = params or SolverParams()
     policy = policy or Policy()
     m = policy
-    greedy = simulate(cluster, params.seed, gangs=find_gangs(cluster, params.gang))
-    optimal = solve(cluster, params, policy, greedy)
-    columns = [judge_column(GREEDY, cluster, greedy, m), judge_column(OPTIMAL, cluster, optimal, m)]
-    diffs = {(GREEDY, OPTIMAL): differences(cluster.pending, greedy.placements, optimal.placements)}
+    deadline = deadline or Deadline.start(params.time_limit)
     nodes = {n.name for n in cluster.nodes}
     moving = [p for p in movable(cluster, move_policy) if p.node_name in nodes]
+    first = deadline if not moving else Deadline(time.perf_counter(), deadline.left() / 2)
+    optimal, greedy = optimal_plan(cluster, params, policy, deadline=first, interrupt=interrupt)
+    columns = [judge_column(GREEDY, cluster, greedy, m), judge_column(OPTIMAL, cluster, optimal, m)]
+    diffs = {(GREEDY, OPTIMAL): differences(cluster.pending, greedy.placements, optimal.placements)}
     if moving:
         unbound, origin = as_pending(cluster, moving)
         current = Plan(origin, {p.key: PENDING_IN_INPUT for p in cluster.pending}, CURRENT_STATUS)
         current_col = judge_column(CURRENT, unbound, current, m, must_verify=False)
-        hint = Plan({**origin, **greedy.placements},
-                    dict(greedy.pending), "GREEDY", wall_seconds=greedy.wall_seconds)
-        hint_ok = current_col.report.ok and verify(unbound, hint.placements, m).ok
-        replaced = solve(unbound, params, policy, hint if hint_ok else None)
+        start = Plan({**origin, **optimal.placements}, dict(optimal.pending), Status.FEASIBLE)
+        start_ok = current_col.report.ok and verify(unbound, start.placements, m).ok
+        replaced, _ = optimal_plan(unbound, params, policy, deadline=deadline, interrupt=interrupt,
+                                   warm_start=start if start_ok else None)
         columns += [current_col, judge_column(REPLACEMENT, unbound, replaced, m)]
         diffs[(CURRENT, REPLACEMENT)] = differences(unbound.pending, origin, replaced.placements)
     return Comparison(tuple(n.name for n in cluster.nodes), usage(ClusterState.from_cluster(cluster)),
                       tuple(columns), diffs, len(moving), m)
-
-
-# ----------------------------------------------------------------------------------------------- rendering
-
-
-def _r(x: float) -> float:
-    return round(x, 4)
-
-
-def column_dict(c: Column) -> dict[str, Any]:
-    r = c.report
-    reasons = Counter(c.pending.values())
-    return {
-        "name": c.name,
-        "title": c.title,
-        "status": c.status,
-        "to_place": sum(c.to_place.values()),
-        "placed": r.placed,
-        "placed_by_priority": {str(p): {"placed": r.placed_by_priority.get(p, 0), "of": n}
-                               for p, n in c.to_place.items()},
-        "pending": sum(c.to_place.values()) - r.placed,
-        "pending_reasons": dict(reasons.most_common()),
-        "pending_pods": [{"pod": k, "reason": v} for k, v in c.pending.items()],
-        "placements": dict(c.placements),  # pod -> node, the pods this column had to place
-        "running": c.running,
-        "violations": c.violations,
-        "preference": r.preference,
-        "terms": {k: r.terms.get(k, 0) for k in TERMS},
-        "schedule_anyway": [{"constraint": g.label, "namespace": g.namespace, "topology_key": g.topology_key,
-                             "selector": g.selector, "max_skew": g.max_skew, "skew": g.skew, "excess": g.excess}
-                            for g in c.skew],
-        "nodes_used": c.nodes_used,
-        "nodes_used_without_daemonsets": c.nodes_used_apps,
-        "cpu": {k: _r(v) for k, v in asdict(c.usage.cpu_stats).items()},
-        "memory": {k: _r(v) for k, v in asdict(c.usage.memory_stats).items()},
-        "bound": c.bound or None,
-        "gap": c.gap,
-        "wall_seconds": None if c.wall_seconds is None else round(c.wall_seconds, 3),
-        "notes": list(c.notes),
-    }
-
-
-def to_dict(cmp: Comparison) -> dict[str, Any]:
-    """The `-o json` document; the HTML report renders the same numbers."""
-    names = [c.name for c in cmp.columns]
-    return {
-        "columns": [column_dict(c) for c in cmp.columns],
-        "movable_pods": cmp.movable,
-        "multipliers": asdict(cmp.multipliers),
-        "differences": [{"between": list(pair), "count": len(diffs),
-                         "pods": [{"pod": d.pod, pair[0]: d.a or None, pair[1]: d.b or None} for d in diffs]}
-                        for pair, diffs in cmp.differences.items()],
-        "nodes": [{"node": n, "before": {"cpu": _r(cmp.before.cpu[n]), "memory": _r(cmp.before.memory[n])},
-                   **{c: {"cpu": _r(cmp.column(c).usage.cpu[n]), "memory": _r(cmp.column(c).usage.memory[n])}  # type: ignore[union-attr]
-                      for c in names}}
-                  for n in cmp.nodes],
-    }
-
-
-def pct(x: float) -> str:
-    return f"{100 * x:.1f}%"
-
-
-def fmt_gap(gap: float | None) -> str:
-    return "-" if gap is None else f"{gap:.2%}"
-
-
-def fmt_bound(bound: Mapping[str, object] | None) -> str:
-    if not bound:
-        return "-"
-    parts = [f"placed {bound.get('placed')}"]
-    if bound.get("preference") is not None:
-        parts.append(f"preference {bound['preference']}")
-    return ", ".join(parts)
-
-
-def fmt_seconds(s: float | None) -> str:
-    return "-" if s is None else f"{s:.2f}s"
-
-
-def rows(doc: Mapping[str, Any]) -> list[tuple[str, list[str]]]:
-    """The comparison's rows (label, one cell per column), shared by the text table and the HTML report."""
-    cols = doc["columns"]
-    prios: list[str] = []
-    for c in cols:
-        prios += [p for p in c["placed_by_priority"] if p not in prios]
-    prios.sort(key=int, reverse=True)
-    out: list[tuple[str, list[str]]] = [("status", [c["status"] for c in cols]),
-                                        ("pods placed", [f"{c['placed']}/{c['to_place']}" for c in cols])]
-    for p in prios:
-        out.append((f"  priority {p}", [f"{c['placed_by_priority'][p]['placed']}/{c['placed_by_priority'][p]['of']}"
-                                        if p in c["placed_by_priority"] else "-" for c in cols]))
-    out.append(("pods pending", [str(c["pending"]) for c in cols]))
-    out.append(("pods running (final state)", [str(c["running"]) for c in cols]))
-    out.append(("violations", [str(c["violations"]) for c in cols]))
-    out.append(("preference score", [str(c["preference"]) for c in cols]))
-    for t in TERMS:
-        out.append((f"  {TERM_TITLES[t]}", [str(c["terms"][t]) for c in cols]))
-    labels: list[str] = []
-    for c in cols:
-        labels += [g["constraint"] for g in c["schedule_anyway"] if g["constraint"] not in labels]
-    for label in labels:
-        cells = []
-        for c in cols:
-            g = next((g for g in c["schedule_anyway"] if g["constraint"] == label), None)
-            cells.append("-" if g is None else f"skew {g['skew']} (excess {g['excess']})")
-        out.append((f"    {label}", cells))
-    out.append(("nodes used", [str(c["nodes_used"]) for c in cols]))
-    out.append(("  without DaemonSet pods", [str(c["nodes_used_without_daemonsets"]) for c in cols]))
-    for res in ("cpu", "memory"):
-        out.append((f"{res} utilization max/mean/stddev",
-                    [f"{pct(c[res]['max'])} / {pct(c[res]['mean'])} / {pct(c[res]['stddev'])}" for c in cols]))
-    out.append(("bound", [fmt_bound(c["bound"]) for c in cols]))
-    out.append(("gap", [fmt_gap(c["gap"]) for c in cols]))
-    out.append(("time", [fmt_seconds(c["wall_seconds"]) for c in cols]))
-    return out
-
-
-def render_table(doc: Mapping[str, Any]) -> str:
-    """The `-o table` text: the comparison rows, pending reasons, then the pods whose node differs."""
-    cols = doc["columns"]
-    lines = [table(["", *(c["title"].upper() for c in cols)], [(label, *cells) for label, cells in rows(doc)])]
-    reasons: list[str] = []
-    for c in cols:
-        reasons += [r for r in c["pending_reasons"] if r not in reasons]
-    if reasons:
-        lines += ["", table(["WHY PENDING", *(c["title"].upper() for c in cols)],
-                            [(r, *(str(c["pending_reasons"].get(r, 0)) for c in cols)) for r in reasons])]
-    for d in doc["differences"]:
-        a, b = d["between"]
-        head = f"{TITLES[a]} vs {TITLES[b]}: {d['count']} pod(s) on a different node (identical replicas paired up)"
-        if not d["pods"]:
-            lines += ["", head.replace(f"{d['count']} pod(s)", "no pod")]
-            continue
-        lines += ["", head, table(["POD", TITLES[a].upper(), TITLES[b].upper()],
-                                  [(p["pod"], p[a] or "(pending)", p[b] or "(pending)") for p in d["pods"]])]
-    if doc["movable_pods"]:
-        lines += ["", f"movable pods re-placed: {doc['movable_pods']} (owned by a controller, not DaemonSet, "
-                      "not mirror; see optimizer/movable.py)"]
-    return "\n".join(lines)

@@ -51,6 +51,7 @@ from .framework import NodeVerdict, PlacedGuard, Plugin, Profile, Reads, Reason,
 from .gangs import Gangs
 from .plan import Plan
 from .registry import DEFAULT_PROFILE
+from .runner import NEVER, Interrupt, Status
 from .state import ClusterState, NodeInfo
 
 MIN_FEASIBLE_NODES_TO_FIND = 100
@@ -276,24 +277,36 @@ class Scheduler:
         return tied[self.rng.randrange(len(tied))] if len(tied) > 1 else tied[0]
 
 
+NOT_SCHEDULED = "not scheduled: the simulation was stopped before this pod's turn ({why})"
+
+
 def simulate(cluster: Cluster, seed: int = 0, *, gangs: Gangs | None = None,
              percentage_of_nodes_to_score: int = 0, protect_placed: bool = True,
-             profile: Profile = DEFAULT_PROFILE) -> Plan:
+             profile: Profile = DEFAULT_PROFILE, interrupt: Interrupt = NEVER, deadline: float | None = None) -> Plan:
     """kube-scheduler on the pending pods of `cluster`, one at a time.
 
     With gangs (coscheduling's Permit semantics): a gang that ends below its minimum releases all its pods,
     and the pass is repeated without it, until every gang left is whole. protect_placed=False is
     kube-scheduler exactly, whose plans may break placed pods' spread or first-pod affinity (see above).
+    Ctrl-C (`interrupt`) or `deadline` (perf_counter seconds) stop the loop: the pods bound so far are the plan,
+    the others stay pending with NOT_SCHEDULED (a partial plan the search completes). A stopped pass that
+    leaves a gang short returns nothing placed, as the gang's Permit would have held its pods.
     """
     started = time.perf_counter()
     gangs = gangs or Gangs({}, {})
     dropped: set[str] = set()
+    stopped = ""
     while True:
         state = ClusterState.from_cluster(cluster)
         sched = Scheduler(state, seed, percentage_of_nodes_to_score, profile, protect_placed=protect_placed)
         placements: dict[str, str] = {}
         pending: dict[str, str] = {}
         for pod in queue_order(cluster.pending):
+            if not stopped and (interrupt.is_set() or deadline is not None and time.perf_counter() > deadline):
+                stopped = "interrupted" if interrupt.is_set() else "its share of the time limit was used"
+            if stopped:
+                pending[pod.key] = NOT_SCHEDULED.format(why=stopped)
+                continue
             gang = gangs.of.get(pod.key, "")
             if gang in dropped:
                 pending[pod.key] = f"gang {gang} cannot reach its minimum of {gangs.minimum[gang]} pods"
@@ -304,11 +317,16 @@ def simulate(cluster: Cluster, seed: int = 0, *, gangs: Gangs | None = None,
             else:
                 placements[pod.key] = node
         short = _short_gangs(cluster, placements, gangs) - dropped
+        if stopped and short:
+            pending = {p.key: NOT_SCHEDULED.format(why=stopped) for p in cluster.pending}
+            placements = {}
+            break
         if not short:
             break
         dropped |= short
-    return Plan(placements=placements, pending=pending, status="GREEDY",
-                wall_seconds=time.perf_counter() - started, seed=seed)
+    notes = (f"stopped after {len(placements)} of {len(cluster.pending)} pods were placed: {stopped}",) if stopped else ()
+    return Plan(placements=placements, pending=pending, status=Status.GREEDY,
+                wall_seconds=time.perf_counter() - started, seed=seed, notes=notes)
 
 
 def _short_gangs(cluster: Cluster, placements: dict[str, str], gangs: Gangs) -> set[str]:

@@ -6,12 +6,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .runner import Status
+
 
 @dataclass(frozen=True)
 class Plan:
     placements: dict[str, str]  # pending pod key ("ns/name") -> node name
     pending: dict[str, str]  # pending pod key -> why it stays pending
-    status: str = "FEASIBLE"  # OPTIMAL | FEASIBLE | GREEDY_FALLBACK | GREEDY (simulate) | INFEASIBLE
+    status: Status = Status.FEASIBLE
     bound: dict[str, object] = field(default_factory=dict)  # proven bounds per objective level
     gap: float | None = None
     wall_seconds: float = 0.0

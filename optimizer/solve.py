@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import random
 import sys
-import threading
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -38,70 +37,30 @@ from ..models.objects import Cluster
 
 from .bound import placed_bound, preference_bound
 from .context import TERM_KINDS, Explain
+from .framework import Profile, Reason
 from .model import Built, build, existing_terms, term_vars
 from .neighbourhood import candidates
-from .framework import Profile, Reason
 from .plan import Plan
 from .policy import Policy
-from .registry import DEFAULT_PROFILE
 from .problem import Component, Problem, build_problem, static_reasons
+from .registry import DEFAULT_PROFILE
+from .runner import (NEVER, Interrupt, Level, LevelResult, Progress, SolverParams, Status, complete, lexicographic,
+                     run)
 
 # Measured cost of building a component's model and letting CP-SAT presolve it, per (class, node) count
 # variable (1,000 nodes / 350k variables: 46 s to build on 2 cores): a model is only built when it fits in
 # its time share; otherwise the incumbent is kept.
 SECONDS_PER_VARIABLE = 2.0e-4
-# Largest component that gets the exact full model (CP-SAT proves its own bound), and the size of the
-# restricted models larger components are searched in (measured: see notes/readme-solve.md).
-FULL_MODEL_VARIABLES = 40_000
-NEIGHBOURHOOD_VARIABLES = 25_000
-
-OPTIMAL = "OPTIMAL"
-FEASIBLE = "FEASIBLE"
-GREEDY_FALLBACK = "GREEDY_FALLBACK"
-INFEASIBLE = "INFEASIBLE"
-
-
-@dataclass(frozen=True)
-class SolverParams:
-    """Everything that steers a solve, in one place.
-
-    time_limit: wall seconds for the whole solve (model building included); honoured within 10 %.
-    workers: CP-SAT search workers (num_workers). seed: CP-SAT random_seed.
-    gang: --gang, every workload all-or-nothing. strategy: "spread" | "pack" tie-break.
-    log_progress: one line per improving solution on stderr (objective, bound, gap, elapsed).
-    log_search: CP-SAT's own log (log_search_progress) on stderr, to study presolve and the search.
-    decompose: solve independent components separately. symmetry_breaking: order interchangeable nodes.
-    full_model_variables: a component with more (class, node) count variables is searched in restricted
-      models (neighbourhoods of about neighbourhood_variables variables) around the incumbent, with bounds
-      from optimizer.bound; at most this many, it gets the exact full model and CP-SAT's own bound.
-    use_hint: warm start and floor from the greedy plan. debug_hints: check every stage's hint is a solution (tests).
-    stage_shares: share of the remaining time each level may use (placed, preference, strategy); a stage
-      that proves its level early hands its time on.
-    """
-
-    time_limit: float = 10.0
-    workers: int = 2
-    seed: int = 0
-    gang: bool = False
-    strategy: str = "spread"
-    log_progress: bool = False
-    log_search: bool = False
-    decompose: bool = True
-    symmetry_breaking: bool = True
-    use_hint: bool = True
-    debug_hints: bool = False
-    full_model_variables: int = FULL_MODEL_VARIABLES
-    neighbourhood_variables: int = NEIGHBOURHOOD_VARIABLES
-    stage_shares: tuple[float, float, float] = (0.4, 0.75, 1.0)
-    reserve: float = 0.05  # share of the time limit kept for building the plan after the last stage
 
 
 @dataclass
-class LevelResult:
-    name: str
-    value: int
-    bound: float
-    optimal: bool
+class SolveState:
+    """What one solve carries across its components: Ctrl-C, where the time went, what rounds learned."""
+
+    interrupt: Interrupt
+    timings: dict[str, float] = field(default_factory=lambda: defaultdict(float))
+    rounds: int = 0  # neighbourhood rounds, all components together
+    seconds_per_variable: float = SECONDS_PER_VARIABLE  # measured by the rounds built so far
 
 
 @dataclass
@@ -123,101 +82,21 @@ class ComponentResult:
     classes: list[int] = field(default_factory=list)
 
 
-class _Progress(cp_model.CpSolverSolutionCallback):
-    """Prints improving solutions on stderr; CP-SAT itself keeps the incumbent."""
-
-    def __init__(self, label: str, started: float, enabled: bool):
-        super().__init__()
-        self.label = label
-        self.started = started
-        self.enabled = enabled
-
-    def on_solution_callback(self) -> None:
-        if not self.enabled:
-            return
-        obj, bound = self.objective_value, self.best_objective_bound
-        gap = abs(bound - obj) / max(1.0, abs(bound))
-        print(f"  [{self.label}] objective {obj:.0f}  bound {bound:.0f}  gap {gap:.2%}  "
-              f"{time.perf_counter() - self.started:.1f}s", file=sys.stderr, flush=True)
-
-
-def _run(model: cp_model.CpModel, params: SolverParams, limit: float, cb: _Progress | None,
-         state: dict[str, Any], extra: dict[str, Any] | None = None) -> tuple[cp_model.CpSolver, int]:
-    """One CP-SAT run in a worker thread, so that Ctrl-C in the main thread can stop it cleanly."""
-    solver = cp_model.CpSolver()
-    sp = solver.parameters
-    sp.max_time_in_seconds = max(0.01, limit)
-    sp.num_workers = max(1, params.workers)
-    sp.random_seed = params.seed
-    sp.log_search_progress = params.log_search
-    if params.log_search:
-        sp.log_to_stdout = False
-        solver.log_callback = lambda line: print(line, file=sys.stderr)
-    for k, v in (extra or {}).items():
-        setattr(sp, k, v)
-    out: dict[str, int] = {}
-
-    def work() -> None:
-        out["status"] = solver.solve(model, cb) if cb is not None else solver.solve(model)
-
-    t = threading.Thread(target=work, daemon=True)
-    t.start()
-    try:
-        while t.is_alive():
-            t.join(0.1)
-    except KeyboardInterrupt:
-        state["interrupted"] = True
-        solver.stop_search()
-        t.join()
-    return solver, out.get("status", cp_model.UNKNOWN)
-
-
-def _set_hint(model: cp_model.CpModel, values: list[int]) -> None:
-    proto = model.proto
-    proto.clear_solution_hint()
-    proto.solution_hint.vars.extend(range(len(values)))
-    proto.solution_hint.values.extend(values)
-
-
-def _check_hint(model: cp_model.CpModel, params: SolverParams) -> None:
-    """Tests: the complete hint must be a feasible solution of the model as it stands.
-
-    (debug_crash_on_bad_hint is no oracle here: CP-SAT's presolve can lose a feasible complete hint, which
-    is exactly why every stage carries the incumbent's objective as a floor and keeps the incumbent.)
-    """
-    solver = cp_model.CpSolver()
-    solver.parameters.fix_variables_to_their_hinted_value = True
-    solver.parameters.num_workers = 1
-    solver.parameters.max_time_in_seconds = 10
-    status = solver.solve(model)
-    if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        raise AssertionError(f"the stage's complete hint is not a solution of the model: {solver.status_name(status)}")
-
-
 def _complete_greedy(built: Built, counts: dict[tuple[int, int], int], params: SolverParams,
-                     limit: float, state: dict[str, Any]) -> tuple[list[int] | None, str]:
+                     limit: float, state: SolveState) -> tuple[list[int] | None, str]:
     """Greedy's counts completed into a full assignment of the model (best P for those counts)."""
     ctx = built.ctx
     for key in counts:
         if key not in ctx.x or counts[key] > ctx.ub[key]:
             return None, "greedy placed a pod where the static rules forbid it"
-    clone = ctx.model.clone()
-    proto = clone.proto
-    for key, var in ctx.x.items():
-        v = counts.get(key, 0)
-        d = proto.variables[var.index].domain
-        if len(d) != 2:
-            return None, "unexpected domain"
-        d[0] = v
-        d[1] = v
-    clone.maximize(built.level_vars[built.level_names.index("preference")])
-    solver, status = _run(clone, params, limit, None, state)
-    if status == cp_model.OPTIMAL or status == cp_model.FEASIBLE:
-        values = list(solver.response_proto.solution)
-        if params.symmetry_breaking is False or status == cp_model.OPTIMAL:
-            return values, ""
-        return values, "greedy completion not proven best for P"
-    if status == cp_model.INFEASIBLE:
+    fixed = {var.index: counts.get(key, 0) for key, var in ctx.x.items()}
+    done = complete(ctx.model, fixed, params, limit, interrupt=state.interrupt,
+                    objective=built.level_vars[built.level_names.index("preference")])
+    if done.values is not None:
+        if params.symmetry_breaking is False or done.status is Status.OPTIMAL:
+            return done.values, ""
+        return done.values, "greedy completion not proven best for P"
+    if done.status is Status.INFEASIBLE:
         return None, "greedy's plan breaks a final-state rule (e.g. an earlier pod's spread or first-pod affinity)"
     return None, "greedy completion ran out of time"
 
@@ -239,7 +118,7 @@ def _symmetry_permuted(built: Built, counts: dict[tuple[int, int], int]) -> dict
 
 
 def _solve_component(problem: Problem, comp: Component, built: Built, greedy_counts: dict[tuple[int, int], int] | None,
-                     params: SolverParams, deadline: float, state: dict[str, Any], started: float,
+                     params: SolverParams, deadline: float, state: SolveState, started: float,
                      caps: dict[str, int] | None = None, skip: frozenset[str] = frozenset()) -> ComponentResult:
     """The staged lexicographic search of one built model. `caps`: level values known to be upper bounds
     (a stage whose incumbent reaches its cap is skipped, proven); `skip`: levels not searched here."""
@@ -255,56 +134,28 @@ def _solve_component(problem: Problem, comp: Component, built: Built, greedy_cou
         incumbent, note = _complete_greedy(built, counts, params, budget, state)
         if incumbent is not None:
             greedy_levels = [incumbent[v.index] for v in built.level_vars]
-    levels: list[LevelResult] = []
     n_levels = len(built.level_vars)
+    stages = []
     for i, (name, var) in enumerate(zip(built.level_names, built.level_vars)):
-        if state.get("interrupted"):
-            break
-        trivially = _trivial_bound(problem, built, i)
-        if trivially is None and caps is not None:
-            trivially = caps.get(name)
-        if incumbent is not None and trivially is not None and incumbent[var.index] >= trivially:
-            levels.append(LevelResult(name, incumbent[var.index], trivially, True))
-            model.add(var >= incumbent[var.index])
-            continue
-        if incumbent is not None and name in skip:
-            levels.append(LevelResult(name, incumbent[var.index], float("inf"), False))
-            continue
-        now = time.perf_counter()
+        cap = _trivial_bound(problem, built, i)
+        if cap is None and caps is not None:
+            cap = caps.get(name)
         share = params.stage_shares[min(i, len(params.stage_shares) - 1)] if i < n_levels - 1 else 1.0
-        limit = max(0.05, (deadline - now) * share)
-        model.maximize(var)
-        extra: dict[str, Any] = {}
-        if incumbent is not None:
-            _set_hint(model, incumbent)
-            floor = model.add(var >= incumbent[var.index])
-            if params.debug_hints:
-                _check_hint(model, params)
-        else:
-            floor = None
-            if greedy_counts is not None and params.use_hint:
-                model.proto.clear_solution_hint()
-                for key, v in ctx.x.items():
-                    model.add_hint(v, min(greedy_counts.get(key, 0), ctx.ub[key]))
-                extra["repair_hint"] = True
-        cb = _Progress(f"{comp.index}:{name}", started, params.log_progress)
-        solver, status = _run(model, params, limit, cb, state, extra)
-        if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-            incumbent = list(solver.response_proto.solution)
-            value = incumbent[var.index]
-            bound = solver.best_objective_bound
-            levels.append(LevelResult(name, value, bound, status == cp_model.OPTIMAL))
-        elif incumbent is not None:
-            value = incumbent[var.index]
-            bound = solver.best_objective_bound if status != cp_model.UNKNOWN else float("inf")
-            levels.append(LevelResult(name, value, max(bound, value), False))
-        else:
-            if status == cp_model.INFEASIBLE:
-                raise RuntimeError(f"component {comp.index}: the model is infeasible at level {name}; "
-                                   "leaving every pod pending must always be feasible: a bug in an encoding")
-            break  # no solution at all yet: nothing to fix
-        del floor
-        model.add(var >= value)
+        stages.append(Level(name, var, "max", cap=cap, skip=name in skip, share=share))
+
+    def repair(model: cp_model.CpModel) -> None:
+        # no complete incumbent: greedy's counts as a partial hint, repaired by CP-SAT
+        for key, v in ctx.x.items():
+            model.add_hint(v, min(greedy_counts.get(key, 0), ctx.ub[key]))  # type: ignore[union-attr]
+
+    done = lexicographic(
+        model, stages, params, deadline, incumbent=incumbent, interrupt=state.interrupt,
+        progress=lambda name: Progress(f"{comp.index}:{name}", started, params.log_progress),
+        repair=repair if greedy_counts is not None and params.use_hint else None, check_hint=params.debug_hints)
+    if done.stopped == "infeasible":
+        raise RuntimeError(f"component {comp.index}: the model is infeasible; leaving every pod pending must "
+                           "always be feasible: a bug in an encoding")
+    incumbent, levels = done.values, done.levels
     counts: dict[tuple[int, int], int] = {}
     terms = {k: 0 for k in TERM_KINDS}
     by_prio: dict[int, int] = defaultdict(int)
@@ -361,15 +212,15 @@ def plan_from_counts(problem: Problem, counts: dict[tuple[int, int], int]) -> di
 
 
 def solve(cluster: Cluster, params: SolverParams | None = None, policy: Policy | None = None,
-          greedy_plan: Plan | None = None, profile: Profile = DEFAULT_PROFILE) -> Plan:
+          greedy_plan: Plan | None = None, profile: Profile = DEFAULT_PROFILE, interrupt: Interrupt = NEVER) -> Plan:
     """Place every pending pod of `cluster` optimally (see the module docstring); anytime and interruptible."""
     params = params or SolverParams()
     policy = policy or Policy()
     started = time.perf_counter()
     deadline = started + params.time_limit * (1 - params.reserve)
-    state: dict[str, Any] = {"timings": defaultdict(float)}
+    state = SolveState(interrupt)
     problem = build_problem(cluster, profile, gang_all=params.gang, decompose=params.decompose)
-    state["timings"]["problem"] = time.perf_counter() - started
+    state.timings["problem"] = time.perf_counter() - started
     greedy_counts = _greedy_counts(problem, greedy_plan) if greedy_plan is not None else None
     sizes = {comp.index: 1 + sum(len(problem.feasible[c]) for c in comp.classes) for comp in problem.components}
     # time shares by the size of the model actually built; small components first, their unused time rolls on
@@ -386,7 +237,7 @@ def solve(cluster: Cluster, params: SolverParams | None = None, policy: Policy |
         if greedy_counts is not None:
             cls = set(comp.classes)
             gc = {k: v for k, v in greedy_counts.items() if k[0] in cls}
-        if state.get("interrupted"):
+        if state.interrupt.is_set():
             results[comp.index] = _kept(problem, comp, gc, "interrupted before this component was searched")
         elif sizes[comp.index] > params.full_model_variables:
             results[comp.index] = _solve_large(problem, comp, policy, params, gc, comp_deadline, state, started)
@@ -400,10 +251,10 @@ def solve(cluster: Cluster, params: SolverParams | None = None, policy: Policy |
             t0 = time.perf_counter()
             built = build(problem, comp, policy, params.strategy, symmetry=params.symmetry_breaking)
             built.terms = term_vars(built.ctx)
-            state["timings"]["build"] += time.perf_counter() - t0
+            state.timings["build"] += time.perf_counter() - t0
             t0 = time.perf_counter()
             results[comp.index] = _solve_component(problem, comp, built, gc, params, comp_deadline, state, started)
-            state["timings"]["search"] += time.perf_counter() - t0
+            state.timings["search"] += time.perf_counter() - t0
             models[comp.index] = built
     _more_time(problem, policy, params, results, models, sizes, deadline, state, started)
     # components that did not get a proof from CP-SAT get the relaxation bounds of optimizer.bound
@@ -432,18 +283,18 @@ def _proven(r: ComponentResult) -> bool:
 
 
 def _more_time(problem: Problem, policy: Policy, params: SolverParams, results: dict[int, ComponentResult],
-               models: dict[int, Built], sizes: dict[int, int], deadline: float, state: dict[str, Any],
+               models: dict[int, Built], sizes: dict[int, int], deadline: float, state: SolveState,
                started: float) -> None:
     """Time left after every component had its share goes to the unproven ones, smallest first, each
     continuing from its incumbent (which stays the floor)."""
-    while not state.get("interrupted"):
+    while not state.interrupt.is_set():
         todo = sorted((i for i, r in results.items() if not _proven(r) and (i in models or r.rounds)),
                       key=lambda i: sizes[i])
         if not todo or deadline - time.perf_counter() < 1.0:
             return
         for j, i in enumerate(todo):
             now = time.perf_counter()
-            if deadline - now < 1.0 or state.get("interrupted"):
+            if deadline - now < 1.0 or state.interrupt.is_set():
                 return
             share = now + (deadline - now) / (len(todo) - j)
             comp = problem.components[i]
@@ -453,7 +304,7 @@ def _more_time(problem: Problem, policy: Policy, params: SolverParams, results: 
                 new = _solve_component(problem, comp, models[i], old.counts, params, share, state, started)
             else:
                 new = _solve_large(problem, comp, policy, params, old.counts, share, state, started)
-            state["timings"]["search"] += time.perf_counter() - t0
+            state.timings["search"] += time.perf_counter() - t0
             if _lex_key(problem, new) >= _lex_key(problem, old) and (new.levels or new.rounds):
                 new.greedy_levels, new.greedy_pref, new.greedy_note = old.greedy_levels, old.greedy_pref, old.greedy_note
                 results[i] = new
@@ -469,7 +320,7 @@ def _kept(problem: Problem, comp: Component, gc: dict[tuple[int, int], int] | No
 
 
 def _relaxation_bounds(problem: Problem, comp: Component, r: ComponentResult, policy: Policy, params: SolverParams,
-                       deadline: float, state: dict[str, Any]) -> None:
+                       deadline: float, state: SolveState) -> None:
     """Fill r.placed_bound and r.pref_bound from optimizer.bound (valid for the full model)."""
     t0 = time.perf_counter()
     total = {q: 0 for q in {problem.classes[c].priority for c in comp.classes}}
@@ -482,7 +333,7 @@ def _relaxation_bounds(problem: Problem, comp: Component, r: ComponentResult, po
         limit = max(0.05, min(10.0, deadline - time.perf_counter()))
         r.placed_bound, _ = placed_bound(problem, comp, limit, params.workers)
     r.pref_bound = preference_bound(problem, comp, policy, all_placed)
-    state["timings"]["bound"] += time.perf_counter() - t0
+    state.timings["bound"] += time.perf_counter() - t0
 
 
 def _lex_key(problem: Problem, r: ComponentResult) -> tuple[tuple[int, ...], int]:
@@ -492,7 +343,7 @@ def _lex_key(problem: Problem, r: ComponentResult) -> tuple[tuple[int, ...], int
 
 
 def _solve_large(problem: Problem, comp: Component, policy: Policy, params: SolverParams,
-                 gc: dict[tuple[int, int], int] | None, deadline: float, state: dict[str, Any],
+                 gc: dict[tuple[int, int], int] | None, deadline: float, state: SolveState,
                  started: float) -> ComponentResult:
     """Large-neighbourhood search: rounds of restricted models (optimizer.neighbourhood) around the incumbent,
     greedy's plan first; each round's hint and floor is the incumbent, so no round ends below it."""
@@ -505,9 +356,9 @@ def _solve_large(problem: Problem, comp: Component, policy: Policy, params: Solv
         total[problem.classes[c].priority] += problem.classes[c].size
     pref_cap_all = preference_bound(problem, comp, policy, True)
     full_size = sum(len(problem.feasible[c]) for c in comp.classes)
-    per_var = state.get("per_var", SECONDS_PER_VARIABLE)  # measured by earlier rounds, if any
+    per_var = state.seconds_per_variable  # measured by earlier rounds, if any
     rounds = 0
-    while not state.get("interrupted"):
+    while not state.interrupt.is_set():
         now = time.perf_counter()
         remaining = deadline - now
         fixed = len(incumbent)
@@ -520,8 +371,8 @@ def _solve_large(problem: Problem, comp: Component, policy: Policy, params: Solv
         built = build(problem, comp, policy, params.strategy, symmetry=params.symmetry_breaking, candidates=cands)
         built.terms = term_vars(built.ctx)
         spent = time.perf_counter() - t0
-        state["timings"]["build"] += spent
-        per_var = state["per_var"] = max(per_var / 4, spent / max(1, nvars))
+        state.timings["build"] += spent
+        per_var = state.seconds_per_variable = max(per_var / 4, spent / max(1, nvars))
         remaining = deadline - time.perf_counter()
         round_deadline = time.perf_counter() + max(min(remaining, 5.0), remaining * 0.5)
         all_placed = best is not None and all(best.placed_by_priority.get(q, 0) >= k for q, k in total.items())
@@ -530,7 +381,7 @@ def _solve_large(problem: Problem, comp: Component, policy: Policy, params: Solv
         t0 = time.perf_counter()
         r = _solve_component(problem, comp, built, incumbent, params, round_deadline, state, started,
                              caps=caps, skip=frozenset({"strategy"}) if remaining > 20 else frozenset())
-        state["timings"]["search"] += time.perf_counter() - t0
+        state.timings["search"] += time.perf_counter() - t0
         rounds += 1
         if nvars >= full_size and first is None:
             return r  # the candidates were every feasible pair: this was the full model, with CP-SAT's proof
@@ -555,12 +406,12 @@ def _solve_large(problem: Problem, comp: Component, policy: Policy, params: Solv
     if first is not None:
         best.greedy_levels, best.greedy_pref, best.greedy_note = first.greedy_levels, first.greedy_pref, first.greedy_note
     best.levels = []  # a restricted model's levels prove nothing: bounds come from optimizer.bound
-    state["rounds"] = state.get("rounds", 0) + rounds
+    state.rounds += rounds
     return best
 
 
 def _assemble(problem: Problem, cluster: Cluster, params: SolverParams, policy: Policy, greedy_plan: Plan | None,
-              results: list[ComponentResult], started: float, state: dict[str, Any]) -> Plan:
+              results: list[ComponentResult], started: float, state: SolveState) -> Plan:
     """One plan from the components' results, with the bound and gap of the lexicographic objective.
 
     Per component, placed is proven when CP-SAT proved the full model's placed level or when the placed
@@ -640,15 +491,15 @@ def _assemble(problem: Problem, cluster: Cluster, params: SolverParams, policy: 
     else:
         missing = sum(max(0, k - by_prio.get(q, 0)) for q, k in placed_bound_by_prio.items())
         gap = missing / max(1, sum(placed_bound_by_prio.values()))
-    status = OPTIMAL if placed_proven and pref_proven else FEASIBLE
-    timings = state.get("timings", {})
+    status = Status.OPTIMAL if placed_proven and pref_proven else Status.FEASIBLE
+    timings = state.timings
     notes = [f"{len(problem.classes)} pod classes, {len(problem.components)} components, "
              f"{sum(len(f) for f in problem.feasible)} (class, node) variables",
              f"objective: placed {placed} {dict(sorted(by_prio.items(), reverse=True))}, preference {preference} "
              f"{terms}",
              "time: " + ", ".join(f"{k} {v:.1f}s" for k, v in timings.items())
-             + (f", {state['rounds']} neighbourhood rounds" if state.get("rounds") else "")]
-    if state.get("interrupted"):
+             + (f", {state.rounds} neighbourhood rounds" if state.rounds else "")]
+    if state.interrupt.is_set():
         notes.append("interrupted: best plan found so far")
     greedy_notes = {r.greedy_note for r in results if r.greedy_note}
     notes.extend(f"greedy warm start: {n}" for n in sorted(greedy_notes))
@@ -671,7 +522,7 @@ def _assemble(problem: Problem, cluster: Cluster, params: SolverParams, policy: 
     if greedy_plan is not None:
         worse = _worse_than_greedy(problem, results, by_prio, preference, sum(const.values()), greedy_plan)
         if worse:
-            return Plan(dict(greedy_plan.placements), dict(greedy_plan.pending), GREEDY_FALLBACK, bound, gap, wall,
+            return Plan(dict(greedy_plan.placements), dict(greedy_plan.pending), Status.GREEDY_FALLBACK, bound, gap, wall,
                         params.workers, params.seed, tuple(notes) + (f"greedy fallback: {worse}",))
     return plan
 
@@ -811,15 +662,14 @@ def _why_class(problem: Problem, comp: Component, c: int, counts: dict[tuple[int
     lits = [lit for _, lit in guards]
     group_of = {lit.index: g for g, lit in guards}
 
+    single = SolverParams(workers=1, seed=params.seed)
+
     def infeasible_with(active: list[Any]) -> tuple[bool, list[int]]:
         m.clear_assumptions()
         m.add_assumptions(active)
-        solver = cp_model.CpSolver()
-        solver.parameters.num_workers = 1
-        solver.parameters.max_time_in_seconds = time_limit
-        status = solver.solve(m)
-        if status == cp_model.INFEASIBLE:
-            return True, list(solver.sufficient_assumptions_for_infeasibility())
+        done = run(m, single, time_limit)
+        if done.status is Status.INFEASIBLE:
+            return True, list(done.solver.sufficient_assumptions_for_infeasibility())
         return False, []
 
     ok, core = infeasible_with(lits)

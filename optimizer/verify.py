@@ -111,7 +111,8 @@ def final_state(cluster: Cluster, placements: Mapping[str, str]) -> ClusterState
     return ClusterState.from_cluster(cluster, [(p, p.node_name) for p in cluster.pods] + placed)
 
 
-def verify(cluster: Cluster, placements: Mapping[str, str], multipliers: Policy | None = None) -> Report:
+def verify(cluster: Cluster, placements: Mapping[str, str], multipliers: Policy | None = None,
+           profile: Profile = DEFAULT_PROFILE) -> Report:
     """Violations of the final state and its preference terms (see optimizer.objective)."""
     pending = {p.key: p for p in cluster.pending}
     violations: list[Violation] = []
@@ -124,11 +125,12 @@ def verify(cluster: Cluster, placements: Mapping[str, str], multipliers: Policy 
         if key in pending and node not in nodes:
             violations.append(Violation(key, node, "Plan", "node is not in the input"))
     state = final_state(cluster, good)
-    verdicts = judge_all(state)
+    verdicts = judge_all(state, profile=profile)
     # An existing pod in violation: was it already, by the same plugin, before anything was placed?
     suspects = [pod for pod, _ in state.all_pods() if verdicts[pod.key] and pod.key not in good]
     before_state = ClusterState.from_cluster(cluster)
-    before = judge_all(before_state, [p for p in suspects if p.key in before_state.node_of]) if suspects else {}
+    before = judge_all(before_state, [p for p in suspects if p.key in before_state.node_of], profile) \
+        if suspects else {}
     for pod, info in state.all_pods():
         reasons = verdicts[pod.key]
         if not reasons:
@@ -144,11 +146,11 @@ def verify(cluster: Cluster, placements: Mapping[str, str], multipliers: Policy 
     return Report(tuple(violations), terms, len(good), dict(sorted(by_priority.items(), reverse=True)))
 
 
-def verify_state(cluster: Cluster, multipliers: Policy | None = None) -> Report:
+def verify_state(cluster: Cluster, multipliers: Policy | None = None, profile: Profile = DEFAULT_PROFILE) -> Report:
     """`podplan verify`: the input IS the final state (pods with spec.nodeName); every violation counts, but
     those of static pods (placed by the kubelet, never judged by kube-scheduler), reported as preexisting."""
     state = ClusterState.from_cluster(cluster)
-    verdicts = judge_all(state)
+    verdicts = judge_all(state, profile=profile)
     violations = [Violation(pod.key, info.name, r.plugin, r.reason, pod.mirror)
                   for pod, info in state.all_pods() for r in verdicts[pod.key]]
     terms = preference_terms(cluster, state, multipliers or Policy())

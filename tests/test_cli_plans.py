@@ -14,7 +14,7 @@ from builders import cluster_of, make_node, make_pod, pod_term, selector
 from podplan.cli import main
 from podplan.models.loader import load_paths
 from podplan.optimizer.framework import run_filters
-from podplan.optimizer.output import bindings
+from podplan.optimizer.render.plans import bindings
 from podplan.optimizer.registry import DEFAULT_PROFILE
 from podplan.optimizer.state import ClusterState
 

@@ -17,12 +17,13 @@ from podplan.cli import main
 from podplan.models.generate import generate
 from podplan.models.loader import load_paths, parse_documents
 from podplan.models.objects import Cluster
-from podplan.optimizer.compare import compare, differences, render_table, rows, to_dict
+from podplan.optimizer.compare import compare, differences
+from podplan.optimizer.render.compare import render_table, rows, to_dict
 from podplan.optimizer.movable import as_pending, movable
 from podplan.optimizer.objective import TERMS
 from podplan.optimizer.policy import Policy
-from podplan.optimizer.report import render_html
-from podplan.optimizer.solve import SolverParams
+from podplan.optimizer.render.report import render_html
+from podplan.optimizer.runner import SolverParams
 from podplan.optimizer.verify import verify
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -17,9 +17,10 @@ import pytest
 from PIL import Image
 
 from podplan.models.loader import load_paths
-from podplan.optimizer.compare import compare, rows, to_dict
-from podplan.optimizer.report import COLORS, write_report
-from podplan.optimizer.solve import SolverParams
+from podplan.optimizer.compare import compare
+from podplan.optimizer.render.compare import rows, to_dict
+from podplan.optimizer.render.report import COLORS, write_report
+from podplan.optimizer.runner import SolverParams
 
 ROOT = Path(__file__).resolve().parents[1]
 BROWSERS = ("chromium", "chromium-browser", "google-chrome")

@@ -13,7 +13,8 @@ from podplan.optimizer.gangs import find_gangs
 from podplan.optimizer.greedy import simulate
 from podplan.optimizer.plan import Plan
 from podplan.optimizer.policy import Policy, load_policy
-from podplan.optimizer.solve import SolverParams, solve, why_pending
+from podplan.optimizer.runner import SolverParams
+from podplan.optimizer.solve import solve, why_pending
 from podplan.optimizer.verify import verify
 
 H = "kubernetes.io/hostname"

@@ -14,7 +14,8 @@ from podplan.models.objects import Cluster, PodGroup, TopologySpreadConstraint, 
 from podplan.optimizer.gangs import find_gangs
 from podplan.optimizer.greedy import simulate
 from podplan.optimizer.policy import Policy
-from podplan.optimizer.solve import SolverParams, solve
+from podplan.optimizer.runner import SolverParams
+from podplan.optimizer.solve import solve
 from podplan.optimizer.verify import verify
 
 H = "kubernetes.io/hostname"

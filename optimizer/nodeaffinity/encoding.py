@@ -7,7 +7,6 @@ existing pods add a constant.
 """
 from __future__ import annotations
 
-from typing import Any
 
 import numpy as np
 

@@ -2,7 +2,6 @@
 variable in practice; it is kept so every filter of the default profile has its encoding."""
 from __future__ import annotations
 
-from typing import Any
 
 import numpy as np
 

@@ -14,7 +14,6 @@ Strategy level (maximised after P; a tie-break, not part of the verifier's judge
 """
 from __future__ import annotations
 
-from typing import Any
 
 import numpy as np
 from ortools.sat.python import cp_model

@@ -2,7 +2,6 @@
 variables: a class gets no x on a cordoned node unless it tolerates node.kubernetes.io/unschedulable."""
 from __future__ import annotations
 
-from typing import Any
 
 import numpy as np
 

@@ -21,8 +21,6 @@ Public helpers (for the optimizer, the verifier and explain):
 - pre_filter / filter_node, pre_score / score_node / normalize: the plugin's entry points.
 - ERR_REASON_CONSTRAINTS_NOT_MATCH, ERR_REASON_NODE_LABEL_NOT_MATCH: upstream's reason strings.
 """
-from ..framework import Plugin
-
 from ..framework import Encoding, Plugin
 from . import batch, encoding
 from .common import (HOSTNAME_KEY, NAME, SYSTEM_DEFAULT_CONSTRAINTS, ZONE_KEY, SpreadConstraint, count_matching,

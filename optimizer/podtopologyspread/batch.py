@@ -17,7 +17,7 @@ from typing import Any
 
 from ...models.objects import Pod
 from ..framework import Reason
-from ..state import ClusterState, NodeInfo, PodIndex, restore, subtract
+from ..state import ClusterState, NodeInfo, PodIndex, restore
 from .common import (NAME, SpreadConstraint, counts_toward, eligibility_test, filter_constraints, global_min,
                      has_all_keys, node_eligible, self_match)
 from .filtering import PreFilterState, filter_node

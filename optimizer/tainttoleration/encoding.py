@@ -6,8 +6,6 @@ not tolerate), per pod, so a linear term on x; existing pods add a constant.
 """
 from __future__ import annotations
 
-from collections import defaultdict
-from typing import Any
 
 import numpy as np
 

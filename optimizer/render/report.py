@@ -22,7 +22,7 @@ import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first
 from matplotlib.figure import Figure  # noqa: E402
 
 from .compare import TITLES, fmt_gap, pct, rows  # noqa: E402
-from .objective import TERMS  # noqa: E402
+from ..objective import TERMS  # noqa: E402
 
 COLORS = {"greedy": "#e07b39", "optimal": "#2563a8", "current": "#7c8591", "replacement": "#2f9e5a"}
 BEFORE = "#c9ced6"

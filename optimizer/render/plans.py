@@ -11,14 +11,14 @@ from typing import Any
 
 import yaml
 
-from ..models.objects import Cluster, Pod
+from ...models.objects import Cluster, Pod
 
-from .framework import Profile
-from .greedy import queue_order
-from .plan import Plan
-from .registry import DEFAULT_PROFILE
-from .state import ClusterState
-from .verify import Report
+from ..framework import Profile
+from ..greedy import queue_order
+from ..plan import Plan
+from ..registry import DEFAULT_PROFILE
+from ..state import ClusterState
+from ..verify import Report
 
 
 def plan_document(cluster: Cluster, plan: Plan, report: Report) -> dict[str, Any]:
@@ -124,6 +124,13 @@ def bindings(cluster: Cluster, placements: Mapping[str, str]) -> tuple[list[dict
     return docs, stuck
 
 
+class _Dumper(yaml.SafeDumper):
+    """PyYAML's safe dumper that also writes str subclasses (the Status enum) as plain strings."""
+
+
+_Dumper.add_multi_representer(str, lambda dumper, value: dumper.represent_str(str(value)))
+
+
 def dump(data: Any, fmt: str) -> str:
     """JSON or YAML text; a list of manifests becomes a multi-document YAML stream or a v1 List in JSON."""
     if fmt == "json":
@@ -131,8 +138,8 @@ def dump(data: Any, fmt: str) -> str:
             data = {"apiVersion": "v1", "kind": "List", "items": data}
         return json.dumps(data, indent=2, sort_keys=False)
     if isinstance(data, list):
-        return yaml.safe_dump_all(data, sort_keys=False)
-    return yaml.safe_dump(data, sort_keys=False)
+        return yaml.dump_all(data, Dumper=_Dumper, sort_keys=False)
+    return yaml.dump(data, Dumper=_Dumper, sort_keys=False)
 
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:

@@ -1,0 +1,382 @@
+"""One CP-SAT runner for every search podplan makes: solve's components, rebalance's target, the relaxation
+bounds and why-pending's assumption cores.
+
+- `SolverParams`: everything that steers a search, in one dataclass.
+- `Status`: the one status vocabulary of plans and searches.
+- `Interrupt`: Ctrl-C as a flag. A SIGINT handler sets it and stops the CP-SAT run under way, so no
+  KeyboardInterrupt ever unwinds through the solver's callbacks; long Python loops (greedy, model building)
+  poll it and hand back what they have.
+- `run`: one CP-SAT solve in a worker thread, with a hint, parameters and an optional progress line per
+  improving solution.
+- `complete`: a partial assignment (some variables fixed) completed into a full solution of a model, by
+  propagation and a short search: how an incumbent from outside CP-SAT (greedy's plan, the running state)
+  becomes a complete hint.
+- `lexicographic`: levels maximised or minimised one after the other, each with the previous best solution
+  as a complete hint and its value as a floor, then fixed for the next level.
+"""
+from __future__ import annotations
+
+import enum
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from ortools.sat.python import cp_model, cp_model_helper
+
+# Largest component that gets the exact full model (CP-SAT proves its own bound), and the size of the
+# restricted models larger components are searched in (measured: README "solve" section).
+FULL_MODEL_VARIABLES = 40_000
+NEIGHBOURHOOD_VARIABLES = 25_000
+
+
+class Status(enum.StrEnum):
+    """How a plan or a search ended. Plans of `simulate` are GREEDY; a solve whose search ended below greedy
+    returns greedy's plan as GREEDY_FALLBACK; a rebalance with no valid target state is NO_TARGET."""
+
+    OPTIMAL = "OPTIMAL"
+    FEASIBLE = "FEASIBLE"
+    INFEASIBLE = "INFEASIBLE"
+    UNKNOWN = "UNKNOWN"
+    GREEDY = "GREEDY"
+    GREEDY_FALLBACK = "GREEDY_FALLBACK"
+    NO_TARGET = "NO_TARGET"
+
+
+_FROM_CP_SAT = {cp_model.OPTIMAL: Status.OPTIMAL, cp_model.FEASIBLE: Status.FEASIBLE,
+                cp_model.INFEASIBLE: Status.INFEASIBLE}
+
+
+@dataclass(frozen=True)
+class SolverParams:
+    """Everything that steers a search, in one place.
+
+    time_limit: wall seconds for the whole command (loading, greedy, search, verification and output).
+    workers: CP-SAT search workers (num_workers). seed: CP-SAT random_seed and greedy's tie-break.
+    gang: --gang, every workload all-or-nothing. strategy: "spread" | "pack" tie-break.
+    log_progress: one line per improving solution on stderr (objective, bound, gap, elapsed).
+    log_search: CP-SAT's own log (log_search_progress) on stderr, to study presolve and the search.
+    decompose: solve independent components separately. symmetry_breaking: order interchangeable nodes.
+    full_model_variables: a component with more (class, node) count variables is searched in restricted
+      models (neighbourhoods of about neighbourhood_variables variables) around the incumbent, with bounds
+      from optimizer.bound; at most this many, it gets the exact full model and CP-SAT's own bound.
+    use_hint: warm start and floor from the greedy plan. debug_hints: check every stage's hint is a solution (tests).
+    stage_shares: share of the remaining time each level may use (placed, preference, strategy); a stage
+      that proves its level early hands its time on.
+    reserve: share of the search's time kept for assembling the plan after the last stage.
+    deterministic: CP-SAT's workers interleaved in a fixed order (interleave_search), so that the same input
+      and seed give the same plan whatever --workers, as long as the search ends before the time limit.
+    """
+
+    time_limit: float = 10.0
+    workers: int = 2
+    seed: int = 0
+    gang: bool = False
+    strategy: str = "spread"
+    log_progress: bool = False
+    log_search: bool = False
+    decompose: bool = True
+    symmetry_breaking: bool = True
+    use_hint: bool = True
+    debug_hints: bool = False
+    full_model_variables: int = FULL_MODEL_VARIABLES
+    neighbourhood_variables: int = NEIGHBOURHOOD_VARIABLES
+    stage_shares: tuple[float, float, float] = (0.4, 0.75, 1.0)
+    reserve: float = 0.05
+    deterministic: bool = True
+
+
+class Interrupt:
+    """Ctrl-C as a flag (see the module docstring). `install()` routes SIGINT here for the duration of a
+    command; without it, `is_set` stays False and a KeyboardInterrupt behaves as usual."""
+
+    def __init__(self) -> None:
+        self._event = threading.Event()
+        self._solvers: set[cp_model.CpSolver] = set()
+        self._lock = threading.Lock()
+
+    def is_set(self) -> bool:
+        return self._event.is_set()
+
+    def stop(self) -> None:
+        """Set the flag and stop every CP-SAT run under way (safe from a signal handler)."""
+        self._event.set()
+        with self._lock:
+            for solver in list(self._solvers):
+                solver.stop_search()
+
+    @contextmanager
+    def running(self, solver: cp_model.CpSolver) -> Iterator[None]:
+        with self._lock:
+            self._solvers.add(solver)
+        try:
+            if self.is_set():
+                solver.stop_search()
+            yield
+        finally:
+            with self._lock:
+                self._solvers.discard(solver)
+
+    @contextmanager
+    def install(self) -> Iterator["Interrupt"]:
+        """SIGINT sets this flag while the block runs (main thread only; elsewhere a no-op)."""
+        if threading.current_thread() is not threading.main_thread():
+            yield self
+            return
+        previous = signal.signal(signal.SIGINT, lambda signum, frame: self.stop())
+        try:
+            yield self
+        finally:
+            signal.signal(signal.SIGINT, previous)
+
+
+NEVER = Interrupt()  # for callers that cannot be interrupted (tests, library use)
+
+
+class Progress(cp_model.CpSolverSolutionCallback):
+    """Prints improving solutions on stderr; CP-SAT itself keeps the incumbent."""
+
+    def __init__(self, label: str, started: float, enabled: bool):
+        super().__init__()
+        self.label = label
+        self.started = started
+        self.enabled = enabled
+
+    def on_solution_callback(self) -> None:
+        if not self.enabled:
+            return
+        obj, bound = self.objective_value, self.best_objective_bound
+        print(f"  [{self.label}] objective {obj:.0f}  bound {bound:.0f}  gap {abs(bound - obj):.0f}  "
+              f"{time.perf_counter() - self.started:.1f}s", file=sys.stderr, flush=True)
+
+
+@dataclass
+class Run:
+    """One finished CP-SAT run: its status, the solution's values (None without one) and the solver."""
+
+    status: Status
+    solver: cp_model.CpSolver
+    values: list[int] | None = None
+
+    @property
+    def found(self) -> bool:
+        return self.values is not None
+
+    @property
+    def bound(self) -> float:
+        return self.solver.best_objective_bound
+
+
+def set_hint(model: cp_model.CpModel, values: Sequence[int]) -> None:
+    """A complete hint: `values` are the first len(values) variables of the model, in index order."""
+    proto = model.proto
+    proto.clear_solution_hint()
+    proto.solution_hint.vars.extend(range(len(values)))
+    proto.solution_hint.values.extend(values)
+
+
+def run(model: cp_model.CpModel, params: SolverParams, limit: float, *, interrupt: Interrupt = NEVER,
+        progress: Progress | None = None, extra: dict[str, Any] | None = None) -> Run:
+    """One CP-SAT run in a worker thread: the main thread stays free to take Ctrl-C (Interrupt)."""
+    solver = cp_model.CpSolver()
+    sp = solver.parameters
+    sp.max_time_in_seconds = max(0.01, limit)
+    sp.num_workers = max(1, params.workers)
+    sp.random_seed = params.seed
+    if params.deterministic and params.workers > 1:
+        sp.interleave_search = True
+    sp.log_search_progress = params.log_search
+    if params.log_search:
+        sp.log_to_stdout = False
+        solver.log_callback = lambda line: print(line, file=sys.stderr)
+    for k, v in (extra or {}).items():
+        setattr(sp, k, v)
+    out: dict[str, int] = {}
+
+    def work() -> None:
+        out["status"] = solver.solve(model, progress) if progress is not None else solver.solve(model)
+
+    with interrupt.running(solver):
+        t = threading.Thread(target=work, daemon=True)
+        t.start()
+        while t.is_alive():
+            t.join(0.1)
+    status = _FROM_CP_SAT.get(out.get("status", cp_model.UNKNOWN), Status.UNKNOWN)
+    values = list(solver.response_proto.solution) if status in (Status.OPTIMAL, Status.FEASIBLE) else None
+    return Run(status, solver, values)
+
+
+def complete(model: cp_model.CpModel, fixed: dict[int, int], params: SolverParams, limit: float, *,
+             interrupt: Interrupt = NEVER, objective: Any = None, maximize: bool = True) -> Run:
+    """A full solution of `model` with the variables `fixed` ({index: value}) at those values (their domain
+    narrowed in a clone), optimising `objective` if given (else none). INFEASIBLE: those values break a
+    constraint."""
+    clone = model.clone()
+    proto = clone.proto
+    clone.clear_objective()
+    for index, value in fixed.items():
+        domain = proto.variables[index].domain
+        if len(domain) == 2:  # an interval: narrowed in place (cheaper than a constraint)
+            domain[0] = value
+            domain[1] = value
+        else:
+            clone.add(clone.get_int_var_from_proto_index(index) == value)
+    if objective is not None:
+        target = _cloned(clone, objective)
+        if maximize:
+            clone.maximize(target)
+        else:
+            clone.minimize(target)
+    single = SolverParams(workers=params.workers, seed=params.seed, deterministic=params.deterministic)
+    return run(clone, single, limit, interrupt=interrupt)
+
+
+def _cloned(clone: cp_model.CpModel, var: Any) -> Any:
+    """The clone's variable of the same index (a level variable of the original model)."""
+    return clone.get_int_var_from_proto_index(var.index)
+
+
+# ------------------------------------------------------------------------------------------ lexicographic
+
+
+@dataclass
+class Level:
+    """One objective level. `expr` is a variable or linear expression, or a callable that builds it (adding
+    its variables to the model when its stage starts), or an int when nothing the model decides changes it.
+    `cap`: a value known to be the level's best (a stage whose incumbent reaches it is proven without search);
+    `skip`: leave the level unsearched when an incumbent exists; `share`: of the time left for this stage."""
+
+    name: str
+    expr: Any
+    sense: str = "max"  # "max" | "min"
+    cap: int | None = None
+    skip: bool = False
+    share: float | None = None  # None: an equal share of the time left among the remaining levels
+
+
+@dataclass
+class LevelResult:
+    name: str
+    value: int
+    bound: float
+    optimal: bool
+
+
+@dataclass
+class Lexicographic:
+    """The outcome of a staged search: the best complete solution found, each level's value and bound."""
+
+    values: list[int] | None
+    levels: list[LevelResult] = field(default_factory=list)
+    stopped: str = ""  # why the stages ended early ("" when every level ran)
+
+
+def lexicographic(model: cp_model.CpModel, levels: Sequence[Level], params: SolverParams, deadline: float, *,
+                  incumbent: list[int] | None = None, interrupt: Interrupt = NEVER,
+                  progress: Callable[[str], Progress | None] = lambda name: None,
+                  repair: Callable[[cp_model.CpModel], None] | None = None, floor: bool = True,
+                  stop_when_unimproved: bool = False, check_hint: bool = False) -> Lexicographic:
+    """Optimise `levels` one after the other (see Level). Each stage hints the incumbent (completed over the
+    variables the level added) and, with `floor`, requires the level to be at least as good as the
+    incumbent's value; then the level is fixed at its optimum (or at least at the value reached) for the next.
+    Without an incumbent, `repair` may put a partial hint on the model (CP-SAT's repair_hint is set).
+    `stop_when_unimproved`: a stage that finds no solution within its time ends the search (the incumbent
+    stands for every later level). INFEASIBLE at the first stage without an incumbent: no solution exists
+    (values None, stopped "infeasible")."""
+    out = Lexicographic(incumbent)
+    for i, level in enumerate(levels):
+        if interrupt.is_set():
+            out.stopped = "interrupted"
+            break
+        expr = level.expr() if callable(level.expr) else level.expr
+        if isinstance(expr, int):
+            out.levels.append(LevelResult(level.name, expr, expr, True))  # nothing the model decides
+            continue
+        maximize = level.sense == "max"
+        values = out.values
+        if values is not None and len(values) < len(model.proto.variables):
+            # the level added variables: complete the incumbent over them (propagation and a short search)
+            left = max(0.05, (deadline - time.perf_counter()) * 0.2)
+            done = complete(model, dict(enumerate(values)), params, left, interrupt=interrupt)
+            values = out.values = done.values or values
+        current = _value(expr, values) if values is not None and len(values) == len(model.proto.variables) else None
+        if current is not None and level.cap is not None and (current >= level.cap if maximize else current <= level.cap):
+            out.levels.append(LevelResult(level.name, current, level.cap, True))
+            _fix(model, expr, current, maximize, optimal=False)
+            continue
+        if current is not None and level.skip:
+            out.levels.append(LevelResult(level.name, current, float("inf") if maximize else float("-inf"), False))
+            continue
+        now = time.perf_counter()
+        share = level.share if level.share is not None else 1.0 / (len(levels) - i)
+        limit = max(0.05, (deadline - now) * share)
+        if maximize:
+            model.maximize(expr)
+        else:
+            model.minimize(expr)
+        extra: dict[str, Any] = {}
+        if values is not None:
+            set_hint(model, values)
+            if floor and current is not None:
+                model.add(expr >= current if maximize else expr <= current)
+            if check_hint:
+                _check_hint(model)
+        elif repair is not None:
+            model.proto.clear_solution_hint()
+            repair(model)
+            extra["repair_hint"] = True
+        result = run(model, params, limit, interrupt=interrupt, progress=progress(level.name), extra=extra)
+        if result.values is not None:
+            out.values = result.values
+            value = _value(expr, result.values)
+            out.levels.append(LevelResult(level.name, value, result.bound, result.status is Status.OPTIMAL))
+        elif current is not None:
+            bound = result.bound if result.status is not Status.UNKNOWN else (float("inf") if maximize else float("-inf"))
+            out.levels.append(LevelResult(level.name, current, max(bound, current) if maximize else min(bound, current),
+                                          False))
+            value = current
+            if stop_when_unimproved:
+                out.stopped = f"level {level.name}: no better solution within the time limit"
+                break
+        else:
+            out.stopped = "infeasible" if result.status is Status.INFEASIBLE else "no solution within the time limit"
+            break
+        _fix(model, expr, value, maximize, optimal=out.levels[-1].optimal and not floor)
+    return out
+
+
+def _value(expr: Any, values: Sequence[int]) -> int:
+    """The value of a variable or linear expression under a complete solution."""
+    if isinstance(expr, cp_model.IntVar):
+        return values[expr.index]
+    flat = cp_model_helper.FlatIntExpr(expr)
+    return int(flat.offset) + sum(int(c) * values[v.index] for v, c in zip(flat.vars, flat.coeffs))
+
+
+def _fix(model: cp_model.CpModel, expr: Any, value: int, maximize: bool, optimal: bool) -> None:
+    """Keep the level at its optimum (==) or at least as good as reached (>= / <=) for the later levels."""
+    if optimal:
+        model.add(expr == value)
+    elif maximize:
+        model.add(expr >= value)
+    else:
+        model.add(expr <= value)
+
+
+def _check_hint(model: cp_model.CpModel) -> None:
+    """Tests: the complete hint must be a feasible solution of the model as it stands.
+
+    (debug_crash_on_bad_hint is no oracle here: CP-SAT's presolve can lose a feasible complete hint, which
+    is exactly why every stage carries the incumbent's objective as a floor and keeps the incumbent.)
+    """
+    solver = cp_model.CpSolver()
+    solver.parameters.fix_variables_to_their_hinted_value = True
+    solver.parameters.num_workers = 1
+    solver.parameters.max_time_in_seconds = 10
+    status = solver.solve(model)
+    if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        raise AssertionError(f"the stage's complete hint is not a solution of the model: {solver.status_name(status)}")
