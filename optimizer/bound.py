@@ -19,7 +19,6 @@ measured against relaxations of the full model, each an upper bound on every fea
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -32,13 +31,6 @@ from .noderesources.filtering import PODS
 from .policy import Policy
 from .problem import Component, Problem
 from .tainttoleration import count_intolerable_prefer_no_schedule, prefer_no_schedule_tolerations
-
-
-@dataclass
-class ComponentBound:
-    placed_by_priority: dict[int, int]  # lexicographic bound vector of pods placed per priority
-    placed_proven_by_relaxation: bool  # every stage of the relaxation solved to optimality
-    preference: int  # upper bound on the component's part of P (existing pods' constants excluded)
 
 
 def node_groups(problem: Problem, nodes: list[int]) -> list[np.ndarray]:

@@ -112,12 +112,6 @@ def _matching_classes(problem: Problem, sel: Any, ns: str) -> list[int]:
     return found
 
 
-def _class_holders(problem: Problem):
-    for cls in problem.classes:
-        for c in hard_constraints(cls.rep):
-            yield cls, c
-
-
 def interactions(problem: Problem) -> list[tuple[int, int]]:
     edges: list[tuple[int, int]] = []
     for cls in problem.classes:
