@@ -16,8 +16,7 @@ from podplan.optimizer.greedy import simulate
 from podplan.optimizer.verify import verify
 
 INSTANCES = Path(__file__).resolve().parents[1] / "instances"
-# KubeSchedulerConfiguration files (for --scheduler-config) are not clusters: tests/test_schedulerconfig.py reads them.
-FILES = sorted(f for f in INSTANCES.glob("*.yaml") if not f.name.endswith(".scheduler-config.yaml"))
+FILES = sorted(INSTANCES.glob("*.yaml"))
 ZONE = "topology.kubernetes.io/zone"
 HOST = "kubernetes.io/hostname"
 

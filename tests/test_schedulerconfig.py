@@ -81,7 +81,7 @@ def test_plugins_podplan_does_not_model_are_accepted_with_a_note() -> None:
 
 
 def test_the_bundled_most_allocated_configuration() -> None:
-    cfg = load_scheduler_config(str(INSTANCES / "most-allocated.scheduler-config.yaml"))
+    cfg = load_scheduler_config(str(INSTANCES / "scheduler-configs" / "most-allocated.yaml"))
     packing = cfg.profile("default-scheduler")
     assert packing is not None and packing.fit.scoring_strategy.type == MOST_ALLOCATED
     assert packing.fit.scoring_strategy.resource_weights == (("cpu", 1), ("memory", 1), ("nvidia.com/gpu", 3))
