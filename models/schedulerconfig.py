@@ -697,9 +697,14 @@ _ARGS_READERS = {
 }
 
 
-def _profile(ctx: _Ctx, raw: Any, path: str) -> Profile:
+def _profile(ctx: _Ctx, raw: Any, path: str, single: bool) -> Profile:
     body = _map(ctx, raw, path, ("schedulerName", "percentageOfNodesToScore", "plugins", "pluginConfig"))
-    name = _str(ctx, body.get("schedulerName"), f"{path}.schedulerName") or DEFAULT_SCHEDULER_NAME
+    name = _str(ctx, body.get("schedulerName"), f"{path}.schedulerName")
+    if not name:
+        # SetDefaults_KubeSchedulerConfiguration names a profile only when it is the only one.
+        if not single:
+            raise ctx.fail(f"{path}.schedulerName", "is required when there are several profiles")
+        name = DEFAULT_SCHEDULER_NAME
     pct = _percentage(ctx, body.get("percentageOfNodesToScore"), f"{path}.percentageOfNodesToScore")
     plugins_raw = _map(ctx, body.get("plugins"), f"{path}.plugins", EXTENSION_POINTS)
     custom = {point: _plugin_set(ctx, plugins_raw.get(point), f"{path}.plugins.{point}", point)
@@ -774,7 +779,7 @@ def parse_scheduler_config(body: Any, file: str = "<input>") -> SchedulerConfigu
     raw_profiles = _list(ctx, top.get("profiles"), "profiles") or [{}]  # SetDefaults: one default profile
     profiles: list[Profile] = []
     for i, raw in enumerate(raw_profiles):
-        profile = _profile(ctx, raw, f"profiles[{i}]")
+        profile = _profile(ctx, raw, f"profiles[{i}]", single=len(raw_profiles) == 1)
         if any(p.scheduler_name == profile.scheduler_name for p in profiles):
             raise ctx.fail(f"profiles[{i}].schedulerName", f"duplicate profile for scheduler {profile.scheduler_name!r}")
         profiles.append(profile)

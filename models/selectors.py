@@ -9,7 +9,11 @@ a term holding a requirement labels.NewRequirement rejects (a key that is not a 
 is not a label value such as "invalid value: ___@#$%^", a Gt/Lt value that is not an int64) matches no node,
 and its error is only reported, never raised. The API server accepts such values (it checks keys, not
 values), so models.parse accepts them and NodeSelectorTerm.matches answers False for every node; the other
-terms of the same selector still match. `NodeSelectorTerm.parse_errors` says why, for the lead's reporting.
+terms of the same selector still match. `NodeSelectorTerm.parse_errors` says why.
+
+Knowing difference: an unparsable *preferred* term makes upstream's NodeAffinity PreScore fail
+(NewPreferredSchedulingTerms returns the error), so kube-scheduler does not schedule such a pod when more than
+one node is feasible; here the term only adds no weight.
 """
 from __future__ import annotations
 

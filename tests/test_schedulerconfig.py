@@ -138,7 +138,8 @@ def test_disabling_default_preemption_switches_preemption_off() -> None:
 
 
 def test_two_profiles_by_scheduler_name() -> None:
-    cfg = config({}, {"schedulerName": "batch", "plugins": {"score": {"disabled": [{"name": "*"}]}}})
+    cfg = config({"schedulerName": "default-scheduler"},
+                 {"schedulerName": "batch", "plugins": {"score": {"disabled": [{"name": "*"}]}}})
     assert [p.scheduler_name for p in cfg.profiles] == ["default-scheduler", "batch"]
     batch = cfg.profile("batch")
     assert batch is not None and batch.scores == {}
@@ -231,6 +232,8 @@ BAD = [
     ("extenders", {"extenders": [{"urlPrefix": "http://x"}]}, "extenders", "podplan cannot call"),
     ("two profiles with one name", {"profiles": [{"schedulerName": "a"}, {"schedulerName": "a"}]},
      "profiles[1].schedulerName", "duplicate profile for scheduler 'a'"),
+    ("an unnamed profile among several", {"profiles": [{"schedulerName": "a"}, {}]},
+     "profiles[1].schedulerName", "is required when there are several profiles"),
     ("an unknown profile field", {"profiles": [{"plugin": {}}]}, "profiles[0].plugin", "unknown field 'plugin'"),
     ("an unknown extension point", {"profiles": [{"plugins": {"scoring": {}}}]}, "profiles[0].plugins.scoring", "unknown field"),
     ("an unknown plugin", {"profiles": [{"plugins": {"score": {"enabled": [{"name": "Coscheduling"}]}}}]},
