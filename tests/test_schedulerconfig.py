@@ -132,6 +132,43 @@ def test_switching_off_every_default_needs_a_queue_sort_and_a_binder() -> None:
     assert p.filters == ("NodeResourcesFit",) and p.scores == {"NodeResourcesFit": 3} and not p.preemption
 
 
+# TestNewFrameworkMultiPointExpansion, with in-tree plugins: every default is switched off ("*") and the case's
+# multiPoint plugins enabled after PrioritySort and DefaultBinder. (id, multiPoint, other points, point, expected)
+BASE = [{"name": "PrioritySort"}, {"name": "DefaultBinder"}]
+EXPANSION = [
+    ("a multiPoint plugin lands at every point it implements, its weight at Score",
+     [{"name": "NodeAffinity", "weight": 5}], {}, ["preFilter", "filter", "preScore", "score"],
+     [("NodeAffinity",), ("NodeAffinity",), ("NodeAffinity",), (("NodeAffinity", 5),)]),
+    ("disabled at some points, it runs at the others",
+     [{"name": "NodeAffinity"}], {"preScore": {"disabled": [{"name": "NodeAffinity"}]}, "score": {"disabled": [{"name": "NodeAffinity"}]}},
+     ["filter", "preScore", "score"], [("NodeAffinity",), (), ()]),
+    ("disabling '*' at preScore keeps Score",
+     [{"name": "NodeAffinity"}, {"name": "ImageLocality"}], {"preScore": {"disabled": [{"name": "*"}]}},
+     ["preScore", "score"], [(), (("NodeAffinity", 1), ("ImageLocality", 1))]),
+    ("plugins named at Score come first, in Score's order",
+     [{"name": "TaintToleration"}, {"name": "NodeAffinity"}, {"name": "ImageLocality"}],
+     {"score": {"enabled": [{"name": "ImageLocality"}, {"name": "NodeAffinity"}]}},
+     ["score"], [(("ImageLocality", 1), ("NodeAffinity", 1), ("TaintToleration", 1))]),
+    ("Score weights override multiPoint's, and a Score-only plugin comes last",
+     [{"name": "TaintToleration"}, {"name": "NodeAffinity"}],
+     {"score": {"enabled": [{"name": "NodeAffinity", "weight": 5}, {"name": "ImageLocality", "weight": 5},
+                            {"name": "TaintToleration", "weight": 3}]}},
+     ["score"], [(("NodeAffinity", 5), ("TaintToleration", 3), ("ImageLocality", 5))]),
+]
+
+
+@pytest.mark.parametrize("multi,others,points,expected", [c[1:] for c in EXPANSION], ids=[c[0] for c in EXPANSION])
+def test_multipoint_expansion(multi: list[dict[str, Any]], others: dict[str, Any], points: list[str], expected: list[Any]) -> None:
+    plugins = {"multiPoint": {"disabled": [{"name": "*"}], "enabled": BASE + multi}, **others}
+    p = only(config({"plugins": plugins}))
+    assert [p.score_weights if point == "score" else p.enabled(point) for point in points] == expected
+
+
+def test_a_plugin_twice_at_multipoint_is_already_registered() -> None:
+    with pytest.raises(InputError, match="already registered|enabled twice"):
+        config({"plugins": {"multiPoint": {"enabled": [{"name": "NodeAffinity"}, {"name": "NodeAffinity"}]}}})
+
+
 def test_disabling_default_preemption_switches_preemption_off() -> None:
     p = only(config({"plugins": {"postFilter": {"disabled": [{"name": "DefaultPreemption"}]}}}))
     assert not p.preemption
