@@ -33,8 +33,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from ...models.objects import Pod
-from ...models.schedulerconfig import (LEAST_ALLOCATED, MOST_ALLOCATED, REQUESTED_TO_CAPACITY_RATIO,
-                                       ScoringStrategy)
+from ...models.schedulerconfig import (LEAST_ALLOCATED, MAX_CUSTOM_PRIORITY_SCORE, MOST_ALLOCATED,
+                                       REQUESTED_TO_CAPACITY_RATIO, ScoringStrategy)
 
 from ..framework import MAX_NODE_SCORE
 from ..state import ClusterState, NodeInfo
@@ -151,8 +151,7 @@ def most_allocated_score(node_info: NodeInfo, pod_requests: Sequence[int],
     return node_score // weight_sum if weight_sum else 0
 
 
-# config.MaxCustomPriorityScore: shape scores are given on 0..10 and scaled to 0..MAX_NODE_SCORE.
-MAX_CUSTOM_PRIORITY_SCORE = 10
+# Shape scores are given on 0..MAX_CUSTOM_PRIORITY_SCORE (10) and scaled to 0..MAX_NODE_SCORE.
 MAX_UTILIZATION = 100
 
 
