@@ -96,6 +96,8 @@ class Pod:
     # The same with upstream's non-zero defaults (100m cpu, 200Mi memory per container) used by scoring.
     nonzero_requests: Resources = field(default_factory=dict)
     scheduler_name: str = "default-scheduler"
+    # spec.schedulingGates names: while any is left kube-scheduler keeps the pod out of its queue (SchedulingGated).
+    scheduling_gates: tuple[str, ...] = ()
     terminating: bool = False
     local_storage: bool = False  # has emptyDir/hostPath volumes (descheduler's eviction policy)
     mirror: bool = False  # a static pod's mirror (kubernetes.io/config.mirror annotation)

@@ -12,7 +12,9 @@ Knowing differences:
   affinity topologyKey, label keys without a labelSelector, empty nodeSelectorTerms, tolerationSeconds
   without NoExecute, request > limit, fractional or overcommitted extended resources, duplicate spread
   constraints, and a workload selector that does not select its template.
-- Label names and values are not checked against the DNS/label syntax; only their type (string) is.
+- Label names and values are not checked against the DNS/label syntax; only their type (string) is. In a
+  nodeSelectorTerm, a key or value upstream's labels.NewRequirement rejects makes the term match no node,
+  as in kube-scheduler (models.selectors).
 - "key in both matchLabelKeys and labelSelector" is not rejected: a dumped pod already holds the merged
   requirement, and merging again is idempotent.
 - Integer fields accept a quoted integer ("3"); kubectl would not.
@@ -33,7 +35,7 @@ from .objects import (
 from .quantity import QuantityError, format_resource, parse_quantity, to_int, to_milli
 from .selectors import (
     LABEL_OPERATORS, NODE_OPERATORS, LabelSelector, NodeSelector, NodeSelectorTerm, PreferredSchedulingTerm,
-    Requirement,
+    Requirement, is_qualified_name,
 )
 from .taints import EFFECTS, Taint, Toleration
 
@@ -186,13 +188,11 @@ def _requirement(ctx: Ctx, raw: Any, path: str, operators: tuple[str, ...], fiel
         raise ctx.fail(f"{path}.values", f"must be non-empty for operator {op}")
     if op in ("Exists", "DoesNotExist") and values:
         raise ctx.fail(f"{path}.values", f"must be empty for operator {op}")
-    if op in ("Gt", "Lt"):
-        if len(values) != 1:
-            raise ctx.fail(f"{path}.values", f"must hold exactly one integer for operator {op}")
-        try:
-            int(values[0])
-        except ValueError:
-            raise ctx.fail(f"{path}.values[0]", f"{values[0]!r} is not an integer (operator {op})") from None
+    # The API server checks only the count for Gt/Lt, not that the value is an integer, nor that In/NotIn
+    # values are label values: kube-scheduler then finds the term unparsable and it matches no node
+    # (models.selectors.NodeSelectorTerm.parse_errors).
+    if op in ("Gt", "Lt") and len(values) != 1:
+        raise ctx.fail(f"{path}.values", f"must hold exactly one integer for operator {op}")
     return Requirement(key, op, values)
 
 
@@ -510,6 +510,20 @@ def _host_ports(ctx: Ctx, container: Mapping[str, Any], path: str, host_network:
     return out
 
 
+def _scheduling_gates(ctx: Ctx, spec: Mapping[str, Any]) -> tuple[str, ...]:
+    """spec.schedulingGates as validateSchedulingGates checks them: qualified names, no duplicates."""
+    names: list[str] = []
+    for i, gate in enumerate(_list(ctx, spec.get("schedulingGates"), "spec.schedulingGates")):
+        path = f"spec.schedulingGates[{i}]"
+        name = _str(ctx, _map(ctx, gate, path).get("name"), f"{path}.name")
+        if not is_qualified_name(name):
+            raise ctx.fail(f"{path}.name", f"{name!r} is not a qualified name (e.g. example.com/gate)")
+        if name in names:
+            raise ctx.fail(f"{path}.name", f"duplicate scheduling gate {name!r}")
+        names.append(name)
+    return tuple(names)
+
+
 def parse_pod_spec(ctx: Ctx, namespace: str, name: str, meta: Mapping[str, Any], spec: Any, order: int,
                    raw: Mapping[str, Any] | None = None) -> Pod:
     """A Pod (or a workload's pod template) from its metadata and spec; `ctx` points at the spec's parent."""
@@ -563,6 +577,7 @@ def parse_pod_spec(ctx: Ctx, namespace: str, name: str, meta: Mapping[str, Any],
         host_ports=tuple(ports),
         requests=requests, nonzero_requests=nonzero,
         scheduler_name=_str(ctx, spec.get("schedulerName"), "spec.schedulerName", "default-scheduler") or "default-scheduler",
+        scheduling_gates=_scheduling_gates(ctx, spec),
         terminating=meta.get("deletionTimestamp") is not None,
         local_storage=local,
         mirror=MIRROR_ANNOTATION in annotations,

@@ -17,7 +17,9 @@ from podplan.cli import main
 from podplan.models.loader import load_paths
 
 ROOT = Path(__file__).resolve().parents[1]
-INSTANCES = sorted(p for p in (ROOT / "instances").iterdir() if p.is_dir() or p.suffix in (".yaml", ".yml", ".json"))
+# instances/scheduler-configs holds KubeSchedulerConfigurations for --scheduler-config, not clusters.
+INSTANCES = sorted(p for p in (ROOT / "instances").iterdir()
+                   if (p.is_dir() and p.name != "scheduler-configs") or p.suffix in (".yaml", ".yml", ".json"))
 
 
 def runner() -> CliRunner:

@@ -209,3 +209,69 @@ def test_spread_match_label_keys_missing_from_the_pod_change_nothing() -> None:
 
 def test_spread_with_null_selector_stays_match_nothing() -> None:
     assert _spread_selector({"app": "web"}, {"matchLabelKeys": ["app"]}) is None
+
+
+# ------------------------------------------------------------- terms upstream fails to parse (lazy errors)
+
+UNPARSABLE = [
+    # (id, term, node labels): each term matches no node although its requirements would otherwise hold.
+    ("a NotIn value that is not a label value", term(req("zone", "NotIn", "invalid value: ___@#$%^")), {"zone": "a"}),
+    ("an In value longer than 63 characters", term(req("zone", "In", "a", "x" * 64)), {"zone": "a"}),
+    ("a key that is not a qualified name", term(req("bad key!", "DoesNotExist")), {"zone": "a"}),
+    ("a key with an upper-case prefix", term(req("Example.COM/zone", "DoesNotExist")), {"zone": "a"}),
+    ("a key with two slashes", term(req("a/b/c", "DoesNotExist")), {"zone": "a"}),
+    ("a Gt value that is not an integer", term(req("cores", "Gt", "four")), {"cores": "8"}),
+    ("a Gt value that is an integer but not a label value", term(req("cores", "Gt", "-1")), {"cores": "8"}),
+    ("a Gt value with a plus sign, an int64 but not a label value", term(req("cores", "Gt", "+4")), {"cores": "8"}),
+    ("a Lt value beyond int64", term(req("cores", "Lt", str(2 ** 63))), {"cores": "8"}),
+    ("one bad requirement spoils a term whose other requirement matches",
+     term(req("zone", "In", "a"), req("zone", "NotIn", "bad value!")), {"zone": "a"}),
+    ("matchFields with an operator other than In/NotIn", term(fields=[req("metadata.name", "Exists")]), {}),
+    ("matchFields In with two names", term(fields=[req("metadata.name", "In", "node-a", "node-b")]), {}),
+]
+
+
+@pytest.mark.parametrize("term_,labels", [(t, l) for _, t, l in UNPARSABLE], ids=[i for i, _, _ in UNPARSABLE])
+def test_a_term_upstream_cannot_parse_matches_no_node(term_: NodeSelectorTerm, labels: dict[str, str]) -> None:
+    assert term_.parse_errors
+    assert not term_.matches("node-a", labels)
+    assert not NodeSelector((term_,)).matches("node-a", labels)
+
+
+PARSABLE = [
+    ("a prefixed key", term(req("topology.kubernetes.io/zone", "In", "a")), {"topology.kubernetes.io/zone": "a"}),
+    ("an empty In value is a valid label value", term(req("zone", "In", "")), {"zone": ""}),
+    ("a 63-character value", term(req("zone", "NotIn", "x" * 63)), {"zone": "a"}),
+]
+
+
+@pytest.mark.parametrize("term_,labels", [(t, l) for _, t, l in PARSABLE], ids=[i for i, _, _ in PARSABLE])
+def test_terms_upstream_parses_still_match(term_: NodeSelectorTerm, labels: dict[str, str]) -> None:
+    assert term_.parse_errors == ()
+    assert term_.matches("node-a", labels)
+
+
+def test_an_unparsable_term_does_not_stop_the_other_terms_from_matching() -> None:
+    broken = term(req("zone", "NotIn", "invalid value: ___@#$%^"))
+    assert NodeSelector((broken, term(req("zone", "In", "a")))).matches("node-a", {"zone": "a"})
+    assert not NodeSelector((broken, term(req("zone", "In", "b")))).matches("node-a", {"zone": "a"})
+
+
+@pytest.mark.parametrize("label", ["1_0", " 10", "10 ", "0x10", "1e3", ""],
+                         ids=lambda v: f"node label {v!r} is not an int64 to Go, so Gt never holds")
+def test_gt_reads_node_labels_as_go_parses_int64(label: str) -> None:
+    assert not req("cores", "Gt", "0").matches({"cores": label})
+
+
+def test_the_api_server_accepts_a_pod_whose_term_kube_scheduler_cannot_parse() -> None:
+    affinity = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+        {"matchExpressions": [{"key": "zone", "operator": "NotIn", "values": ["invalid value: ___@#$%^"]}]},
+        {"matchExpressions": [{"key": "cores", "operator": "Gt", "values": ["four"]}]},
+    ]}}}
+    (pod,) = parse_documents([pod_manifest("p", affinity=affinity)]).pending
+    required = pod.affinity.node_required
+    assert required is not None
+    assert [t.parse_errors for t in required.terms] == [
+        ("matchExpressions[0].values[0] 'invalid value: ___@#$%^': not a valid label value",),
+        ("matchExpressions[0].values[0] 'four': for 'Gt', 'Lt' operators, the value must be an integer",)]
+    assert not required.matches("node-a", {"zone": "b", "cores": "8"})

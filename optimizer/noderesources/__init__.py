@@ -13,8 +13,10 @@ from . import encoding
 from .filtering import (ERR_REASON_INSUFFICIENT, ERR_REASON_TOO_MANY_PODS, NAME, InsufficientResource, filter_node,
                         fits, insufficient_resources, is_extended_resource_name, is_scalar_resource_name, pre_filter)
 from .scoring import (DEFAULT_RESOURCES, PreScoreState, balanced_allocation_score, balanced_pre_score,
-                      balanced_resource_score, balanced_score, fit_pre_score, fit_score, identity,
-                      least_allocated_score, least_requested_score, pod_request_list)
+                      balanced_resource_score, balanced_score, balanced_scorer, broken_linear, fit_pre_score,
+                      fit_score, fit_scorer, identity, least_allocated_score, least_requested_score,
+                      most_allocated_score, most_requested_score, pod_request_list,
+                      requested_to_capacity_ratio_score, strategy_score)
 
 BALANCED_NAME = "NodeResourcesBalancedAllocation"
 WEIGHT = 1
@@ -49,4 +51,6 @@ BALANCED_PLUGIN = Plugin(name=BALANCED_NAME, pre_score=balanced_pre_score, score
 __all__ = ["PLUGIN", "BALANCED_PLUGIN", "NAME", "BALANCED_NAME", "ERR_REASON_TOO_MANY_PODS", "ERR_REASON_INSUFFICIENT",
            "InsufficientResource", "insufficient_resources", "fits", "is_extended_resource_name",
            "is_scalar_resource_name", "DEFAULT_RESOURCES", "PreScoreState", "pod_request_list",
-           "least_requested_score", "least_allocated_score", "balanced_resource_score", "balanced_allocation_score"]
+           "least_requested_score", "least_allocated_score", "balanced_resource_score", "balanced_allocation_score",
+           "most_requested_score", "most_allocated_score", "broken_linear", "requested_to_capacity_ratio_score",
+           "strategy_score", "fit_scorer", "balanced_scorer"]
