@@ -37,10 +37,11 @@ class Group(click.Group):
 
 @click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--verbose", is_flag=True, help="Print progress and details on stderr.")
+@click.option("--strict", is_flag=True, help="Unknown fields in the input (typos) are errors, not warnings.")
 @click.pass_context
-def main(ctx: click.Context, verbose: bool) -> None:
+def main(ctx: click.Context, verbose: bool, strict: bool) -> None:
     """podplan: batch placement optimizer for Kubernetes, with kube-scheduler's semantics."""
-    ctx.obj = {"verbose": verbose}
+    ctx.obj = {"verbose": verbose, "strict": strict}
 
 
 def emit(text: str) -> None:

@@ -1,6 +1,7 @@
 """One exception root for podplan: every error a user can cause derives from PodplanError."""
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 
@@ -43,3 +44,27 @@ class InputError(PodplanError):
 
 class PlanInvalidError(PodplanError):
     """A plan failed the verifier: always a bug in podplan, never printed as a plan."""
+
+
+def describe_value(value: object) -> str:
+    """A value as YAML wrote it, for messages: `the string "3"`, `true`, `null`, `a mapping`; never a Python repr."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return f"the integer {value}"
+    if isinstance(value, float):
+        return f"the number {value}"
+    if isinstance(value, str):
+        return f"the string {quote(value)}"
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, (list, tuple)):
+        return "a list"
+    return f"a {type(value).__name__}"
+
+
+def quote(text: str) -> str:
+    """Double-quoted, with control characters escaped as in JSON (a name may hold anything)."""
+    return json.dumps(text, ensure_ascii=False)

@@ -227,7 +227,7 @@ class _Priorities:
 
 
 def build_cluster(c: Collected, extra_warnings: tuple[str, ...] = ()) -> Cluster:
-    warnings: list[str] = list(extra_warnings)
+    warnings: list[str] = list(extra_warnings) + c.warnings
     priorities = _Priorities(c.priority_classes)
     index: WorkloadIndex = {(w.kind, w.namespace, w.name): w for w in c.workloads}
     node_names = {n.name for n in c.nodes}

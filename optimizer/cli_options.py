@@ -2,18 +2,26 @@
 warnings, and the solver options (solve, compare)."""
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import click
 
+from ..models.errors import PodplanError
 from ..models.loader import load_paths
 from ..models.objects import Cluster
 
 
 def load_input(files: Sequence[str]) -> Cluster:
-    """Load the input (stdin when no file is given) and print its warnings on stderr; they never stop the run."""
-    cluster = load_paths(files or ("-",))
+    """Load the input (stdin when no file is given) and print its warnings on stderr; they never stop the run.
+
+    The global --strict (on the root command's context) makes unknown fields errors."""
+    if not files and sys.stdin.isatty():
+        # Reading a terminal would wait silently for manifests nobody is typing.
+        raise PodplanError("no input: give FILE..., - for stdin, or --cluster")
+    root = click.get_current_context().find_root()
+    cluster = load_paths(files or ("-",), unknown_fields_fatal=bool((root.obj or {}).get("strict")))
     for w in cluster.warnings:
         click.echo(f"warning: {w}", err=True)
     return cluster
