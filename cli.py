@@ -15,6 +15,7 @@ import click
 
 from .models.errors import PlanInvalidError, PodplanError
 from .models.objects import Cluster
+from .models.workloads import daemon_nodes
 from .optimizer.cli_options import load_input, solver_options
 
 OUTPUTS = click.Choice(["table", "json", "yaml"])
@@ -86,7 +87,9 @@ def summary(cluster: Cluster) -> dict[str, Any]:
         "nodesByZone": dict(sorted(zones.items())),
         "existingPods": len(cluster.pods),
         "pendingPods": len(cluster.pending),
-        "workloads": [{"workload": w.key, "replicas": w.replicas,
+        # A DaemonSet has no replicas: count the nodes it runs on or should run on.
+        "workloads": [{"workload": w.key,
+                       "replicas": daemon_nodes(cluster, w) if w.kind == "DaemonSet" else w.replicas,
                        "pending": sum(1 for p in cluster.pending if p.workload == w.key)} for w in cluster.workloads],
         "rules": {k: v for k, v in rules.items() if v},
         "skipped": dict(cluster.skipped),
