@@ -22,13 +22,14 @@ class Where:
     def describe(self) -> str:
         """`file[doc] Kind/ns/name`; `file[doc]` before the kind is known; `file` for the file itself."""
         if self.doc is None:
-            return self.file
+            return printable(self.file)
         if not self.kind and not self.name:
-            return f"{self.file}[{self.doc}]"
+            return f"{printable(self.file)}[{self.doc}]"
         obj = self.kind or "object"
         if self.name:
             obj += "/" + (f"{self.namespace}/{self.name}" if self.namespace else self.name)
-        return f"{self.file}[{self.doc}] {obj}"
+        # A name may hold a newline or an escape sequence: the message stays one line either way.
+        return f"{printable(self.file)}[{self.doc}] {printable(obj)}"
 
 
 class InputError(PodplanError):
@@ -38,7 +39,7 @@ class InputError(PodplanError):
         self.where = where
         self.field = field
         self.message = message
-        at = f" {field}:" if field else ":"
+        at = f" {printable(field)}:" if field else ":"
         super().__init__(f"{where.describe()}{at} {message}")
 
 
@@ -68,3 +69,8 @@ def describe_value(value: object) -> str:
 def quote(text: str) -> str:
     """Double-quoted, with control characters escaped as in JSON (a name may hold anything)."""
     return json.dumps(text, ensure_ascii=False)
+
+
+def printable(text: str) -> str:
+    """Text as is when it prints as one plain line, else with control characters escaped as in JSON."""
+    return text if text.isprintable() else json.dumps(text, ensure_ascii=False)[1:-1]

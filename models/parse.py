@@ -29,7 +29,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from . import names
-from .errors import InputError, Where, describe_value, quote
+from .errors import InputError, Where, describe_value, printable, quote
 from .fields import KNOWN_FIELDS, WORKLOAD_SPECS, unknown_field_message
 from .objects import (
     Affinity, HostPort, Namespace, Node, OwnerRef, Pod, PodAffinityTerm, PodDisruptionBudget, PodGroup,
@@ -112,7 +112,7 @@ def _fields(ctx: Ctx, value: Any, path: str, part: str) -> dict[str, Any]:
         message = unknown_field_message(str(key), part)
         if ctx.typos.fatal:
             raise ctx.fail(at, message)
-        ctx.typos.warnings.append(f"{ctx.where.describe()}: {ctx.path(at)}: {message}")
+        ctx.typos.warnings.append(f"{ctx.where.describe()}: {printable(ctx.path(at))}: {message}")
     return raw
 
 

@@ -202,6 +202,8 @@ CASES = [
     # Names and labels the API server rejects (models.names): a shell command is not a name.
     Bad("a Pod name that is a shell command", {"c.yaml": dump(pod_manifest("x$(touch f)"))},
         ("c.yaml[0] Pod/default/x$(touch f)", "metadata.name:", '"x$(touch f)" must be a DNS-1123 subdomain')),
+    Bad("a name with a newline and a terminal escape still gives one line", {"c.yaml": dump(pod_manifest("a\nb\x1b[31m"))},
+        ("c.yaml[0] Pod/default/a\\nb\\u001b[31m", "metadata.name:", '"a\\nb\\u001b[31m" must be a DNS-1123 subdomain')),
     Bad("a namespace with a semicolon", {"c.yaml": dump(pod_manifest("web", namespace="default; rm"))},
         ("c.yaml[0]", "metadata.namespace:", '"default; rm" must be a DNS-1123 label')),
     Bad("a Node name with capitals", {"c.yaml": dump(node_manifest("Worker-1"))},
