@@ -222,7 +222,7 @@ def _requirement(ctx: Ctx, raw: Any, path: str, operators: tuple[str, ...], key_
         raise ctx.fail(f"{path}.{key_field}", "must not be empty")
     op = _str(ctx, raw.get("operator"), f"{path}.operator")
     if op not in operators:
-        raise ctx.fail(f"{path}.operator", f"unknown operator {op!r} (expected one of {', '.join(operators)})")
+        raise ctx.fail(f"{path}.operator", f"unknown operator {quote(op)} (expected one of {', '.join(operators)})")
     values = tuple(_strict_str(ctx, v, f"{path}.values[{i}]")
                    for i, v in enumerate(_list(ctx, raw.get("values"), f"{path}.values")))
     if op in ("In", "NotIn") and not values:
@@ -235,7 +235,7 @@ def _requirement(ctx: Ctx, raw: Any, path: str, operators: tuple[str, ...], key_
         try:
             int(values[0])
         except ValueError:
-            raise ctx.fail(f"{path}.values[0]", f"{values[0]!r} is not an integer (operator {op})") from None
+            raise ctx.fail(f"{path}.values[0]", f"{quote(values[0])} is not an integer (operator {op})") from None
     return Requirement(key, op, values)
 
 
@@ -258,7 +258,7 @@ def _node_term(ctx: Ctx, raw: Any, path: str) -> NodeSelectorTerm:
                    for i, r in enumerate(_list(ctx, raw.get("matchFields"), f"{path}.matchFields")))
     for i, f in enumerate(fields):
         if f.key != "metadata.name":
-            raise ctx.fail(f"{path}.matchFields[{i}].key", f"{f.key!r} is not supported (only metadata.name)")
+            raise ctx.fail(f"{path}.matchFields[{i}].key", f"{quote(f.key)} is not supported (only metadata.name)")
         # Upstream validation: a field selector names exactly one node.
         if f.operator in ("In", "NotIn") and len(f.values) != 1:
             raise ctx.fail(f"{path}.matchFields[{i}].values",
@@ -344,7 +344,7 @@ def _taint(ctx: Ctx, raw: Any, path: str) -> Taint:
         raise ctx.fail(f"{path}.key", "must not be empty")
     effect = _str(ctx, raw.get("effect"), f"{path}.effect")
     if effect not in EFFECTS:
-        raise ctx.fail(f"{path}.effect", f"unknown taint effect {effect!r} (expected one of {', '.join(EFFECTS)})")
+        raise ctx.fail(f"{path}.effect", f"unknown taint effect {quote(effect)} (expected one of {', '.join(EFFECTS)})")
     return Taint(key, _str(ctx, raw.get("value"), f"{path}.value"), effect)
 
 
@@ -353,7 +353,7 @@ def _toleration(ctx: Ctx, raw: Any, path: str) -> Toleration:
     key = _str(ctx, raw.get("key"), f"{path}.key")
     op = _str(ctx, raw.get("operator"), f"{path}.operator") or "Equal"
     if op not in ("Equal", "Exists"):
-        raise ctx.fail(f"{path}.operator", f"unknown toleration operator {op!r} (expected Equal or Exists)")
+        raise ctx.fail(f"{path}.operator", f"unknown toleration operator {quote(op)} (expected Equal or Exists)")
     value = _str(ctx, raw.get("value"), f"{path}.value")
     if op == "Exists" and value:
         raise ctx.fail(f"{path}.value", "must be empty when operator is Exists")
@@ -361,10 +361,10 @@ def _toleration(ctx: Ctx, raw: Any, path: str) -> Toleration:
         raise ctx.fail(f"{path}.key", "must not be empty when operator is Equal (use operator: Exists to tolerate everything)")
     effect = _str(ctx, raw.get("effect"), f"{path}.effect")
     if effect and effect not in EFFECTS:
-        raise ctx.fail(f"{path}.effect", f"unknown taint effect {effect!r} (expected one of {', '.join(EFFECTS)})")
+        raise ctx.fail(f"{path}.effect", f"unknown taint effect {quote(effect)} (expected one of {', '.join(EFFECTS)})")
     seconds = _int(ctx, raw.get("tolerationSeconds"), f"{path}.tolerationSeconds")
     if seconds is not None and effect != "NoExecute" and ctx.strict:
-        raise ctx.fail(f"{path}.tolerationSeconds", f"may only be set with effect NoExecute, got effect {effect or '(empty)'!r}")
+        raise ctx.fail(f"{path}.tolerationSeconds", f"may only be set with effect NoExecute, got effect {quote(effect) if effect else '(empty)'}")
     return Toleration(key, op, value, effect, seconds)
 
 
@@ -380,7 +380,7 @@ def _spread(ctx: Ctx, raw: Any, path: str, pod_labels: Mapping[str, str]) -> Top
         raise ctx.fail(f"{path}.topologyKey", "must not be empty")
     when = _str(ctx, raw.get("whenUnsatisfiable"), f"{path}.whenUnsatisfiable")
     if when not in ("DoNotSchedule", "ScheduleAnyway"):
-        raise ctx.fail(f"{path}.whenUnsatisfiable", f"must be DoNotSchedule or ScheduleAnyway, got {when!r}")
+        raise ctx.fail(f"{path}.whenUnsatisfiable", f"must be DoNotSchedule or ScheduleAnyway, got {quote(when)}")
     min_domains = _int(ctx, raw.get("minDomains"), f"{path}.minDomains")
     if min_domains is not None:
         if min_domains < 1:
@@ -391,7 +391,7 @@ def _spread(ctx: Ctx, raw: Any, path: str, pod_labels: Mapping[str, str]) -> Top
     for field, default in (("nodeAffinityPolicy", "Honor"), ("nodeTaintsPolicy", "Ignore")):
         value = _str(ctx, raw.get(field), f"{path}.{field}") or default
         if value not in ("Honor", "Ignore"):
-            raise ctx.fail(f"{path}.{field}", f"must be Honor or Ignore, got {value!r}")
+            raise ctx.fail(f"{path}.{field}", f"must be Honor or Ignore, got {quote(value)}")
         policies[field] = value
     selector = parse_label_selector(ctx, raw.get("labelSelector"), f"{path}.labelSelector")
     keys = tuple(_str(ctx, k, f"{path}.matchLabelKeys") for k in _list(ctx, raw.get("matchLabelKeys"), f"{path}.matchLabelKeys"))
@@ -412,7 +412,7 @@ def _spreads(ctx: Ctx, spec: Mapping[str, Any], pod_labels: Mapping[str, str]) -
         if ctx.strict and any((o.topology_key, o.when_unsatisfiable) == (constraint.topology_key, constraint.when_unsatisfiable)
                               for o in out):
             raise ctx.fail(f"spec.topologySpreadConstraints[{i}]",
-                           f"duplicate constraint for topologyKey {constraint.topology_key!r} and whenUnsatisfiable "
+                           f"duplicate constraint for topologyKey {quote(constraint.topology_key)} and whenUnsatisfiable "
                            f"{constraint.when_unsatisfiable}")
         out.append(constraint)
     return tuple(out)
@@ -561,7 +561,7 @@ def _host_ports(ctx: Ctx, container: Mapping[str, Any], path: str, host_network:
             host_port = container_port
         protocol = _str(ctx, p.get("protocol"), f"{ppath}.protocol") or "TCP"
         if protocol not in _PROTOCOLS:
-            raise ctx.fail(f"{ppath}.protocol", f"must be one of {', '.join(_PROTOCOLS)}, got {protocol!r}")
+            raise ctx.fail(f"{ppath}.protocol", f"must be one of {', '.join(_PROTOCOLS)}, got {quote(protocol)}")
         if host_port:
             out.append(HostPort(host_port, protocol, _str(ctx, p.get("hostIP"), f"{ppath}.hostIP") or "0.0.0.0"))
     return out
