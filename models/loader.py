@@ -75,7 +75,9 @@ def read_documents(text: str, file: str) -> list[Doc]:
 
 
 def load_paths(paths: Iterable[str], unknown_fields_fatal: bool = False) -> Cluster:
-    """Everything in `paths` as one Cluster; an unknown field is a warning, or an error if unknown_fields_fatal."""
+    """Everything in `paths` as one Cluster; an unknown field is a warning, or an error if unknown_fields_fatal.
+
+    Paths that hold no object at all are an error; no path at all is an empty Cluster."""
     docs: list[Doc] = []
     expanded = _expand(paths)
     for p in expanded:
@@ -91,7 +93,7 @@ def load_paths(paths: Iterable[str], unknown_fields_fatal: bool = False) -> Clus
         else:
             docs.extend(read_documents(text, name))
     collected = collect(docs, unknown_fields_fatal=unknown_fields_fatal)
-    if not _holds_objects(collected):
+    if expanded and not _holds_objects(collected):
         # An empty file would otherwise "solve" to placed 0/0 with exit 0, while an empty directory is an error.
         shown = ", ".join("<stdin>" if p == "-" else p for p in expanded)
         raise InputError(Where(shown, None), "", "no objects in the input")

@@ -215,11 +215,11 @@ def _resources(ctx: Ctx, value: Any, path: str) -> dict[str, int]:
 # ---------------------------------------------------------------------------------------------- selectors
 
 
-def _requirement(ctx: Ctx, raw: Any, path: str, operators: tuple[str, ...], key_field: str = "key") -> Requirement:
-    raw = _fields(ctx, raw, path, "LabelSelectorRequirement")
-    key = _str(ctx, raw.get(key_field), f"{path}.{key_field}")
+def _requirement(ctx: Ctx, raw: Any, path: str, operators: tuple[str, ...]) -> Requirement:
+    raw = _fields(ctx, raw, path, "NodeSelectorRequirement" if operators == NODE_OPERATORS else "LabelSelectorRequirement")
+    key = _str(ctx, raw.get("key"), f"{path}.key")
     if not key:
-        raise ctx.fail(f"{path}.{key_field}", "must not be empty")
+        raise ctx.fail(f"{path}.key", "must not be empty")
     op = _str(ctx, raw.get("operator"), f"{path}.operator")
     if op not in operators:
         raise ctx.fail(f"{path}.operator", f"unknown operator {quote(op)} (expected one of {', '.join(operators)})")

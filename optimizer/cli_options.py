@@ -20,8 +20,9 @@ def load_input(files: Sequence[str]) -> Cluster:
     if not files and sys.stdin.isatty():
         # Reading a terminal would wait silently for manifests nobody is typing.
         raise PodplanError("no input: give FILE..., - for stdin, or --cluster")
-    root = click.get_current_context().find_root()
-    cluster = load_paths(files or ("-",), unknown_fields_fatal=bool((root.obj or {}).get("strict")))
+    ctx = click.get_current_context(silent=True)
+    strict = bool(ctx is not None and (ctx.find_root().obj or {}).get("strict"))
+    cluster = load_paths(files or ("-",), unknown_fields_fatal=strict)
     for w in cluster.warnings:
         click.echo(f"warning: {w}", err=True)
     return cluster
