@@ -42,10 +42,11 @@ class Group(click.Group):
 
 @click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--verbose", is_flag=True, help="Print progress and details on stderr.")
+@click.option("--strict", is_flag=True, help="Unknown fields in the input (typos) are errors, not warnings.")
 @click.pass_context
-def main(ctx: click.Context, verbose: bool) -> None:
+def main(ctx: click.Context, verbose: bool, strict: bool) -> None:
     """podplan: batch placement optimizer for Kubernetes, with kube-scheduler's semantics."""
-    ctx.obj = {"verbose": verbose}
+    ctx.obj = {"verbose": verbose, "strict": strict}
 
 
 def emit(text: str) -> None:
@@ -53,8 +54,15 @@ def emit(text: str) -> None:
 
 
 def load_input(files: Sequence[str]) -> Cluster:
-    """Load the input (stdin when no file is given) and print its warnings on stderr; they never stop the run."""
-    cluster = load_paths(files or ("-",))
+    """Load the input (stdin when no file is given) and print its warnings on stderr; they never stop the run.
+
+    The global --strict (on the root command's context) makes unknown fields errors."""
+    if not files and sys.stdin.isatty():
+        # Reading a terminal would wait silently for manifests nobody is typing.
+        raise PodplanError("no input: give FILE..., - for stdin, or --cluster")
+    ctx = click.get_current_context(silent=True)
+    strict = bool(ctx is not None and (ctx.find_root().obj or {}).get("strict"))
+    cluster = load_paths(files or ("-",), unknown_fields_fatal=strict)
     for w in cluster.warnings:
         click.echo(f"warning: {w}", err=True)
     return cluster

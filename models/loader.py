@@ -14,7 +14,7 @@ import yaml
 
 from .errors import InputError, Where
 from .objects import Cluster
-from .parse import Doc, collect
+from .parse import Collected, Doc, collect
 from .workloads import build_cluster
 
 SUFFIXES = (".yaml", ".yml", ".json")
@@ -74,10 +74,13 @@ def read_documents(text: str, file: str) -> list[Doc]:
     return docs
 
 
-def load_paths(paths: Iterable[str]) -> Cluster:
-    """Everything in `paths` as one Cluster."""
+def load_paths(paths: Iterable[str], unknown_fields_fatal: bool = False) -> Cluster:
+    """Everything in `paths` as one Cluster; an unknown field is a warning, or an error if unknown_fields_fatal.
+
+    Paths that hold no object at all are an error; no path at all is an empty Cluster."""
     docs: list[Doc] = []
-    for p in _expand(paths):
+    expanded = _expand(paths)
+    for p in expanded:
         if p == "-":
             text, name = sys.stdin.read(), "<stdin>"
         else:
@@ -89,7 +92,18 @@ def load_paths(paths: Iterable[str]) -> Cluster:
             docs.extend(read_json(text, name))
         else:
             docs.extend(read_documents(text, name))
-    return build_cluster(collect(docs))
+    collected = collect(docs, unknown_fields_fatal=unknown_fields_fatal)
+    if expanded and not _holds_objects(collected):
+        # An empty file would otherwise "solve" to placed 0/0 with exit 0, while an empty directory is an error.
+        shown = ", ".join("<stdin>" if p == "-" else p for p in expanded)
+        raise InputError(Where(shown, None), "", "no objects in the input")
+    return build_cluster(collected)
+
+
+def _holds_objects(c: Collected) -> bool:
+    """Anything read at all, skipped kinds included (a file of ConfigMaps is input podplan chose to ignore)."""
+    return bool(c.nodes or c.pods or c.namespaces or c.pdbs or c.priority_classes or c.workloads or c.pod_groups
+                or c.services or c.skipped)
 
 
 def parse_documents(objects: Iterable[Mapping[str, Any]], file: str = "<input>", strict: bool = True) -> Cluster:

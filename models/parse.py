@@ -12,22 +12,28 @@ Knowing differences:
   affinity topologyKey, label keys without a labelSelector, empty nodeSelectorTerms, tolerationSeconds
   without NoExecute, request > limit, fractional or overcommitted extended resources, duplicate spread
   constraints, and a workload selector that does not select its template.
-- Label names and values are not checked against the DNS/label syntax; only their type (string) is. In a
-  nodeSelectorTerm, a key or value upstream's labels.NewRequirement rejects makes the term match no node,
-  as in kube-scheduler (models.selectors).
+- Label names and values in selectors, topology keys and the like are not checked against the label syntax;
+  only their type is. In a nodeSelectorTerm, a key or value upstream's labels.NewRequirement rejects makes the
+  term match no node, as in kube-scheduler (models.selectors).
+- strict=False also skips the name, namespace and label syntax checks (models.names): those tests name nodes
+  `nodeA`.
 - "key in both matchLabelKeys and labelSelector" is not rejected: a dumped pod already holds the merged
   requirement, and merging again is idempotent.
-- Integer fields accept a quoted integer ("3"); kubectl would not.
+
+Unknown fields (a typo such as `nodeSelecter`) in the parts podplan reads are warnings naming the closest known
+field (models.fields), or errors when the caller asks (`podplan --strict`).
 """
 from __future__ import annotations
 
 import hashlib
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from .errors import InputError, Where
+from . import names
+from .errors import InputError, Where, describe_value, printable, quote
+from .fields import KNOWN_FIELDS, WORKLOAD_SPECS, unknown_field_message
 from .objects import (
     Affinity, HostPort, Namespace, Node, OwnerRef, Pod, PodAffinityTerm, PodDisruptionBudget, PodGroup,
     PriorityClass, Service, TopologySpreadConstraint, WeightedPodAffinityTerm, Workload,
@@ -58,6 +64,14 @@ class Doc:
     item_path: str = ""  # "items[3]" for an item of a kind: List
 
 
+@dataclass
+class Typos:
+    """Where unknown fields go: warnings (one line each, for Cluster.warnings), or an error when `fatal`."""
+
+    fatal: bool = False
+    warnings: list[str] = field(default_factory=list)
+
+
 @dataclass(frozen=True)
 class Ctx:
     """Where we are while parsing one object: raises errors that point at a field."""
@@ -66,13 +80,17 @@ class Ctx:
     prefix: str = ""
     # API validation rules that conformance cases knowingly break (empty topologyKey) are enforced only when strict.
     strict: bool = True
+    # A re-parse (models.workloads) gets a throwaway collector: its warnings were given the first time.
+    typos: Typos = field(default_factory=Typos, compare=False)
 
     def fail(self, path: str, message: str) -> InputError:
-        full = ".".join(p for p in (self.prefix, path) if p)
-        return InputError(self.where, full, message)
+        return InputError(self.where, self.path(path), message)
+
+    def path(self, path: str) -> str:
+        return ".".join(p for p in (self.prefix, path) if p)
 
     def sub(self, path: str) -> "Ctx":
-        return Ctx(self.where, ".".join(p for p in (self.prefix, path) if p), self.strict)
+        return replace(self, prefix=self.path(path))
 
 
 # ----------------------------------------------------------------------------------------------- primitives
@@ -82,37 +100,55 @@ def _map(ctx: Ctx, value: Any, path: str) -> dict[str, Any]:
     if value is None:
         return {}
     if not isinstance(value, Mapping):
-        raise ctx.fail(path, f"must be a mapping, got {type(value).__name__}")
+        raise ctx.fail(path, f"expected a mapping, got {describe_value(value)}")
     return dict(value)
+
+
+def _fields(ctx: Ctx, value: Any, path: str, part: str) -> dict[str, Any]:
+    """A mapping whose keys are the fields of API struct `part` (models.fields): any other key is a typo."""
+    raw = _map(ctx, value, path)
+    known = KNOWN_FIELDS[part]
+    for key in raw:
+        if key in known:
+            continue
+        at = ".".join(p for p in (path, str(key)) if p)
+        message = unknown_field_message(str(key), part)
+        if ctx.typos.fatal:
+            raise ctx.fail(at, message)
+        ctx.typos.warnings.append(f"{ctx.where.describe()}: {printable(ctx.path(at))}: {message}")
+    return raw
 
 
 def _list(ctx: Ctx, value: Any, path: str) -> list[Any]:
     if value is None:
         return []
     if not isinstance(value, list):
-        raise ctx.fail(path, f"must be a list, got {type(value).__name__}")
+        raise ctx.fail(path, f"expected a list, got {describe_value(value)}")
     return value
 
 
+def _quote_hint(value: Any) -> str:
+    """What to write instead when YAML read a number or a bool where Kubernetes wants a string."""
+    shown = ("true" if value else "false") if isinstance(value, bool) else str(value)
+    return f" (quote it: \"{shown}\")"
+
+
 def _str(ctx: Ctx, value: Any, path: str, default: str = "") -> str:
+    """A string field; YAML must not have turned it into a number or a bool (kubectl rejects those too)."""
     if value is None:
         return default
-    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
-        raise ctx.fail(path, f"must be a string, got {type(value).__name__}")
-    return str(value)
-
-
-_INTEGER = re.compile(r"^[+-]?\d+$")
+    if not isinstance(value, str):
+        hint = _quote_hint(value) if isinstance(value, (bool, int, float)) else ""
+        raise ctx.fail(path, f"expected a string, got {describe_value(value)}{hint}")
+    return value
 
 
 def _int(ctx: Ctx, value: Any, path: str, default: int | None = None) -> int | None:
+    """An integer field: a quoted number is a string, which the API server rejects (`replicas: "3"`)."""
     if value is None:
         return default
     if isinstance(value, bool) or not isinstance(value, int):
-        # kubectl would reject a quoted number too; accepting it loses nothing.
-        if isinstance(value, str) and _INTEGER.match(value.strip()):
-            return int(value)
-        raise ctx.fail(path, f"must be an integer, got {value!r}")
+        raise ctx.fail(path, f"expected an integer, got {describe_value(value)}")
     return value
 
 
@@ -120,29 +156,37 @@ def _bool(ctx: Ctx, value: Any, path: str) -> bool:
     if value is None:
         return False
     if not isinstance(value, bool):
-        raise ctx.fail(path, f"must be true or false, got {value!r}")
+        raise ctx.fail(path, f"expected true or false, got {describe_value(value)}")
     return value
 
 
 def _strict_str(ctx: Ctx, value: Any, path: str) -> str:
-    """A string-typed map value or list item: YAML must not have turned it into a number or a bool.
-
-    kubectl rejects `version: 1.10` (a float, which would silently read as "1.1"); so do we.
-    """
-    if isinstance(value, str):
-        return value
-    if isinstance(value, (bool, int, float)):
-        shown = {True: "true", False: "false"}.get(value, str(value)) if isinstance(value, bool) else str(value)
-        raise ctx.fail(path, f"must be a string, got {type(value).__name__} {shown} (quote it: \"{shown}\")")
-    raise ctx.fail(path, f"must be a string, got {type(value).__name__}")
+    """A string-typed map value or list item (label values, selector values): `version: 1.10` is a float that
+    would silently read as "1.1"; kubectl rejects it, so do we."""
+    if value is None:
+        raise ctx.fail(path, "expected a string, got null")
+    return _str(ctx, value, path)
 
 
-def _labels(ctx: Ctx, value: Any, path: str) -> dict[str, str]:
+def _syntax(ctx: Ctx, path: str, text: str, rule: Callable[[str], str]) -> None:
+    """The API server's syntax rule for a name or label (models.names); skipped when not strict."""
+    if ctx.strict:
+        broken = rule(text)
+        if broken:
+            raise ctx.fail(path, f"{quote(text)} {broken}")
+
+
+def _labels(ctx: Ctx, value: Any, path: str, annotations: bool = False) -> dict[str, str]:
+    """A label map (labels, nodeSelector, matchLabels, a Service's selector), or with `annotations` an
+    annotation map: keys are qualified names either way, only label values have a syntax."""
     out: dict[str, str] = {}
     for k, v in _map(ctx, value, path).items():
         if not isinstance(k, str) or not k:
-            raise ctx.fail(path, f"key {k!r} must be a non-empty string")
+            raise ctx.fail(path, f"keys must be non-empty strings, got {describe_value(k)}")
+        _syntax(ctx, f"{path}.{k}", k.lower() if annotations else k, names.qualified_name)
         out[k] = "" if v is None else _strict_str(ctx, v, f"{path}.{k}")
+        if not annotations:
+            _syntax(ctx, f"{path}.{k}", out[k], names.label_value)
     return out
 
 
@@ -160,10 +204,10 @@ def _quantity(ctx: Ctx, name: str, value: Any, path: str) -> int:
     except QuantityError as exc:
         raise ctx.fail(path, str(exc)) from None
     if exact < 0:
-        raise ctx.fail(path, f"must not be negative, got {value!r}")
+        raise ctx.fail(path, f"must not be negative, got {value}")
     # Devices come whole: upstream validation rejects a fractional extended resource.
     if is_extended_resource(name) and exact.denominator != 1 and ctx.strict:
-        raise ctx.fail(path, f"must be a whole number for extended resource {name}, got {value!r}")
+        raise ctx.fail(path, f"must be a whole number for extended resource {name}, got {value}")
     return to_milli(exact) if name == "cpu" else to_int(exact)
 
 
@@ -174,14 +218,14 @@ def _resources(ctx: Ctx, value: Any, path: str) -> dict[str, int]:
 # ---------------------------------------------------------------------------------------------- selectors
 
 
-def _requirement(ctx: Ctx, raw: Any, path: str, operators: tuple[str, ...], field: str = "key") -> Requirement:
-    raw = _map(ctx, raw, path)
-    key = _str(ctx, raw.get(field), f"{path}.{field}")
+def _requirement(ctx: Ctx, raw: Any, path: str, operators: tuple[str, ...]) -> Requirement:
+    raw = _fields(ctx, raw, path, "NodeSelectorRequirement" if operators == NODE_OPERATORS else "LabelSelectorRequirement")
+    key = _str(ctx, raw.get("key"), f"{path}.key")
     if not key:
-        raise ctx.fail(f"{path}.{field}", "must not be empty")
+        raise ctx.fail(f"{path}.key", "must not be empty")
     op = _str(ctx, raw.get("operator"), f"{path}.operator")
     if op not in operators:
-        raise ctx.fail(f"{path}.operator", f"unknown operator {op!r} (expected one of {', '.join(operators)})")
+        raise ctx.fail(f"{path}.operator", f"unknown operator {quote(op)} (expected one of {', '.join(operators)})")
     values = tuple(_strict_str(ctx, v, f"{path}.values[{i}]")
                    for i, v in enumerate(_list(ctx, raw.get("values"), f"{path}.values")))
     if op in ("In", "NotIn") and not values:
@@ -200,7 +244,7 @@ def parse_label_selector(ctx: Ctx, raw: Any, path: str) -> LabelSelector | None:
     """metav1.LabelSelector; None stays None (matches nothing), {} matches everything."""
     if raw is None:
         return None
-    raw = _map(ctx, raw, path)
+    raw = _fields(ctx, raw, path, "LabelSelector")
     labels = _labels(ctx, raw.get("matchLabels"), f"{path}.matchLabels")
     exprs = tuple(_requirement(ctx, r, f"{path}.matchExpressions[{i}]", LABEL_OPERATORS)
                   for i, r in enumerate(_list(ctx, raw.get("matchExpressions"), f"{path}.matchExpressions")))
@@ -208,14 +252,14 @@ def parse_label_selector(ctx: Ctx, raw: Any, path: str) -> LabelSelector | None:
 
 
 def _node_term(ctx: Ctx, raw: Any, path: str) -> NodeSelectorTerm:
-    raw = _map(ctx, raw, path)
+    raw = _fields(ctx, raw, path, "NodeSelectorTerm")
     exprs = tuple(_requirement(ctx, r, f"{path}.matchExpressions[{i}]", NODE_OPERATORS)
                   for i, r in enumerate(_list(ctx, raw.get("matchExpressions"), f"{path}.matchExpressions")))
     fields = tuple(_requirement(ctx, r, f"{path}.matchFields[{i}]", NODE_OPERATORS)
                    for i, r in enumerate(_list(ctx, raw.get("matchFields"), f"{path}.matchFields")))
     for i, f in enumerate(fields):
         if f.key != "metadata.name":
-            raise ctx.fail(f"{path}.matchFields[{i}].key", f"{f.key!r} is not supported (only metadata.name)")
+            raise ctx.fail(f"{path}.matchFields[{i}].key", f"{quote(f.key)} is not supported (only metadata.name)")
         # Upstream validation: a field selector names exactly one node.
         if f.operator in ("In", "NotIn") and len(f.values) != 1:
             raise ctx.fail(f"{path}.matchFields[{i}].values",
@@ -225,13 +269,15 @@ def _node_term(ctx: Ctx, raw: Any, path: str) -> NodeSelectorTerm:
 
 def _weight(ctx: Ctx, raw: Mapping[str, Any], path: str) -> int:
     weight = _int(ctx, raw.get("weight"), f"{path}.weight")
-    if weight is None or not 1 <= weight <= 100:
-        raise ctx.fail(f"{path}.weight", f"must be an integer in 1..100, got {raw.get('weight')!r}")
+    if weight is None:
+        raise ctx.fail(f"{path}.weight", "is required (an integer in 1..100)")
+    if not 1 <= weight <= 100:
+        raise ctx.fail(f"{path}.weight", f"must be an integer in 1..100, got {weight}")
     return weight
 
 
 def _pod_affinity_term(ctx: Ctx, raw: Any, path: str, pod_labels: Mapping[str, str]) -> PodAffinityTerm:
-    raw = _map(ctx, raw, path)
+    raw = _fields(ctx, raw, path, "PodAffinityTerm")
     key = _str(ctx, raw.get("topologyKey"), f"{path}.topologyKey")
     if not key and ctx.strict:
         raise ctx.fail(f"{path}.topologyKey", "must not be empty")
@@ -256,13 +302,13 @@ def _pod_affinity_term(ctx: Ctx, raw: Any, path: str, pod_labels: Mapping[str, s
 
 
 def _affinity(ctx: Ctx, raw: Any, path: str, pod_labels: Mapping[str, str]) -> Affinity:
-    raw = _map(ctx, raw, path)
-    node = _map(ctx, raw.get("nodeAffinity"), f"{path}.nodeAffinity")
+    raw = _fields(ctx, raw, path, "Affinity")
+    node = _fields(ctx, raw.get("nodeAffinity"), f"{path}.nodeAffinity", "NodeAffinity")
     required = None
     req_raw = node.get("requiredDuringSchedulingIgnoredDuringExecution")
     if req_raw is not None:
         rpath = f"{path}.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
-        req_map = _map(ctx, req_raw, rpath)
+        req_map = _fields(ctx, req_raw, rpath, "NodeSelector")
         required = NodeSelector(tuple(_node_term(ctx, t, f"{rpath}.nodeSelectorTerms[{i}]")
                                       for i, t in enumerate(_list(ctx, req_map.get("nodeSelectorTerms"), f"{rpath}.nodeSelectorTerms"))))
         if not required.terms and ctx.strict:
@@ -270,19 +316,19 @@ def _affinity(ctx: Ctx, raw: Any, path: str, pod_labels: Mapping[str, str]) -> A
     preferred = []
     ppath = f"{path}.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution"
     for i, p in enumerate(_list(ctx, node.get("preferredDuringSchedulingIgnoredDuringExecution"), ppath)):
-        p = _map(ctx, p, f"{ppath}[{i}]")
+        p = _fields(ctx, p, f"{ppath}[{i}]", "PreferredSchedulingTerm")
         preferred.append(PreferredSchedulingTerm(_weight(ctx, p, f"{ppath}[{i}]"),
                                                  _node_term(ctx, p.get("preference"), f"{ppath}[{i}].preference")))
 
     def pod_terms(kind: str) -> tuple[tuple[PodAffinityTerm, ...], tuple[WeightedPodAffinityTerm, ...]]:
-        block = _map(ctx, raw.get(kind), f"{path}.{kind}")
+        block = _fields(ctx, raw.get(kind), f"{path}.{kind}", "PodAffinity")
         rpath = f"{path}.{kind}.requiredDuringSchedulingIgnoredDuringExecution"
         req = tuple(_pod_affinity_term(ctx, t, f"{rpath}[{i}]", pod_labels)
                     for i, t in enumerate(_list(ctx, block.get("requiredDuringSchedulingIgnoredDuringExecution"), rpath)))
         wpath = f"{path}.{kind}.preferredDuringSchedulingIgnoredDuringExecution"
         pref = []
         for i, w in enumerate(_list(ctx, block.get("preferredDuringSchedulingIgnoredDuringExecution"), wpath)):
-            w = _map(ctx, w, f"{wpath}[{i}]")
+            w = _fields(ctx, w, f"{wpath}[{i}]", "WeightedPodAffinityTerm")
             pref.append(WeightedPodAffinityTerm(_weight(ctx, w, f"{wpath}[{i}]"),
                                                 _pod_affinity_term(ctx, w.get("podAffinityTerm"), f"{wpath}[{i}].podAffinityTerm", pod_labels)))
         return req, tuple(pref)
@@ -293,22 +339,22 @@ def _affinity(ctx: Ctx, raw: Any, path: str, pod_labels: Mapping[str, str]) -> A
 
 
 def _taint(ctx: Ctx, raw: Any, path: str) -> Taint:
-    raw = _map(ctx, raw, path)
+    raw = _fields(ctx, raw, path, "Taint")
     key = _str(ctx, raw.get("key"), f"{path}.key")
     if not key:
         raise ctx.fail(f"{path}.key", "must not be empty")
     effect = _str(ctx, raw.get("effect"), f"{path}.effect")
     if effect not in EFFECTS:
-        raise ctx.fail(f"{path}.effect", f"unknown taint effect {effect!r} (expected one of {', '.join(EFFECTS)})")
+        raise ctx.fail(f"{path}.effect", f"unknown taint effect {quote(effect)} (expected one of {', '.join(EFFECTS)})")
     return Taint(key, _str(ctx, raw.get("value"), f"{path}.value"), effect)
 
 
 def _toleration(ctx: Ctx, raw: Any, path: str) -> Toleration:
-    raw = _map(ctx, raw, path)
+    raw = _fields(ctx, raw, path, "Toleration")
     key = _str(ctx, raw.get("key"), f"{path}.key")
     op = _str(ctx, raw.get("operator"), f"{path}.operator") or "Equal"
     if op not in ("Equal", "Exists"):
-        raise ctx.fail(f"{path}.operator", f"unknown toleration operator {op!r} (expected Equal or Exists)")
+        raise ctx.fail(f"{path}.operator", f"unknown toleration operator {quote(op)} (expected Equal or Exists)")
     value = _str(ctx, raw.get("value"), f"{path}.value")
     if op == "Exists" and value:
         raise ctx.fail(f"{path}.value", "must be empty when operator is Exists")
@@ -316,24 +362,26 @@ def _toleration(ctx: Ctx, raw: Any, path: str) -> Toleration:
         raise ctx.fail(f"{path}.key", "must not be empty when operator is Equal (use operator: Exists to tolerate everything)")
     effect = _str(ctx, raw.get("effect"), f"{path}.effect")
     if effect and effect not in EFFECTS:
-        raise ctx.fail(f"{path}.effect", f"unknown taint effect {effect!r} (expected one of {', '.join(EFFECTS)})")
+        raise ctx.fail(f"{path}.effect", f"unknown taint effect {quote(effect)} (expected one of {', '.join(EFFECTS)})")
     seconds = _int(ctx, raw.get("tolerationSeconds"), f"{path}.tolerationSeconds")
     if seconds is not None and effect != "NoExecute" and ctx.strict:
-        raise ctx.fail(f"{path}.tolerationSeconds", f"may only be set with effect NoExecute, got effect {effect or '(empty)'!r}")
+        raise ctx.fail(f"{path}.tolerationSeconds", f"may only be set with effect NoExecute, got effect {quote(effect) if effect else '(empty)'}")
     return Toleration(key, op, value, effect, seconds)
 
 
 def _spread(ctx: Ctx, raw: Any, path: str, pod_labels: Mapping[str, str]) -> TopologySpreadConstraint:
-    raw = _map(ctx, raw, path)
+    raw = _fields(ctx, raw, path, "TopologySpreadConstraint")
     max_skew = _int(ctx, raw.get("maxSkew"), f"{path}.maxSkew")
-    if max_skew is None or max_skew < 1:
-        raise ctx.fail(f"{path}.maxSkew", f"must be an integer >= 1, got {raw.get('maxSkew')!r}")
+    if max_skew is None:
+        raise ctx.fail(f"{path}.maxSkew", "is required (an integer >= 1)")
+    if max_skew < 1:
+        raise ctx.fail(f"{path}.maxSkew", f"must be an integer >= 1, got {max_skew}")
     key = _str(ctx, raw.get("topologyKey"), f"{path}.topologyKey")
     if not key:
         raise ctx.fail(f"{path}.topologyKey", "must not be empty")
     when = _str(ctx, raw.get("whenUnsatisfiable"), f"{path}.whenUnsatisfiable")
     if when not in ("DoNotSchedule", "ScheduleAnyway"):
-        raise ctx.fail(f"{path}.whenUnsatisfiable", f"must be DoNotSchedule or ScheduleAnyway, got {when!r}")
+        raise ctx.fail(f"{path}.whenUnsatisfiable", f"must be DoNotSchedule or ScheduleAnyway, got {quote(when)}")
     min_domains = _int(ctx, raw.get("minDomains"), f"{path}.minDomains")
     if min_domains is not None:
         if min_domains < 1:
@@ -344,7 +392,7 @@ def _spread(ctx: Ctx, raw: Any, path: str, pod_labels: Mapping[str, str]) -> Top
     for field, default in (("nodeAffinityPolicy", "Honor"), ("nodeTaintsPolicy", "Ignore")):
         value = _str(ctx, raw.get(field), f"{path}.{field}") or default
         if value not in ("Honor", "Ignore"):
-            raise ctx.fail(f"{path}.{field}", f"must be Honor or Ignore, got {value!r}")
+            raise ctx.fail(f"{path}.{field}", f"must be Honor or Ignore, got {quote(value)}")
         policies[field] = value
     selector = parse_label_selector(ctx, raw.get("labelSelector"), f"{path}.labelSelector")
     keys = tuple(_str(ctx, k, f"{path}.matchLabelKeys") for k in _list(ctx, raw.get("matchLabelKeys"), f"{path}.matchLabelKeys"))
@@ -365,7 +413,7 @@ def _spreads(ctx: Ctx, spec: Mapping[str, Any], pod_labels: Mapping[str, str]) -
         if ctx.strict and any((o.topology_key, o.when_unsatisfiable) == (constraint.topology_key, constraint.when_unsatisfiable)
                               for o in out):
             raise ctx.fail(f"spec.topologySpreadConstraints[{i}]",
-                           f"duplicate constraint for topologyKey {constraint.topology_key!r} and whenUnsatisfiable "
+                           f"duplicate constraint for topologyKey {quote(constraint.topology_key)} and whenUnsatisfiable "
                            f"{constraint.when_unsatisfiable}")
         out.append(constraint)
     return tuple(out)
@@ -427,7 +475,7 @@ def _container_requests(ctx: Ctx, raw: Mapping[str, Any], path: str) -> dict[str
     """One container's requests after API defaulting: a missing request takes the limit's value.
 
     An explicit request of 0 is kept (it is "set": the non-zero scoring defaults do not replace it)."""
-    res = _map(ctx, raw.get("resources"), f"{path}.resources")
+    res = _fields(ctx, raw.get("resources"), f"{path}.resources", "ResourceRequirements")
     requests = _resources(ctx, res.get("requests"), f"{path}.resources.requests")
     limits = _resources(ctx, res.get("limits"), f"{path}.resources.limits")
     if ctx.strict:
@@ -470,14 +518,24 @@ def _meta(ctx: Ctx, body: Mapping[str, Any], namespaced: bool) -> tuple[str, str
             raise ctx.fail("metadata.name", "is required (or metadata.generateName)")
         w = ctx.where
         name = prefix + stable_suffix(f"{w.file}#{w.doc}#{ctx.prefix}")
+        _syntax(ctx, "metadata.generateName", name, _NAME_RULES.get(ctx.where.kind, names.dns1123_subdomain))
+    else:
+        _syntax(ctx, "metadata.name", name, _NAME_RULES.get(ctx.where.kind, names.dns1123_subdomain))
     namespace = (_str(ctx, meta.get("namespace"), "metadata.namespace") or "default") if namespaced else ""
+    if namespaced:
+        _syntax(ctx, "metadata.namespace", namespace, names.dns1123_label)
     return namespace, name, meta
+
+
+# The API server's rule for each kind's name (ValidateNamespaceName, ValidateServiceName); the others
+# (Pod, Node, workloads, PodDisruptionBudget, PriorityClass, PodGroup) are DNS-1123 subdomains.
+_NAME_RULES = {"Namespace": names.dns1123_label, "Service": names.dns1035_label}
 
 
 def _owner_refs(ctx: Ctx, meta: Mapping[str, Any]) -> tuple[OwnerRef, ...]:
     refs = []
     for i, r in enumerate(_list(ctx, meta.get("ownerReferences"), "metadata.ownerReferences")):
-        r = _map(ctx, r, f"metadata.ownerReferences[{i}]")
+        r = _fields(ctx, r, f"metadata.ownerReferences[{i}]", "OwnerReference")
         refs.append(OwnerRef(_str(ctx, r.get("kind"), f"metadata.ownerReferences[{i}].kind"),
                              _str(ctx, r.get("name"), f"metadata.ownerReferences[{i}].name"),
                              _str(ctx, r.get("uid"), f"metadata.ownerReferences[{i}].uid"),
@@ -493,7 +551,7 @@ def _host_ports(ctx: Ctx, container: Mapping[str, Any], path: str, host_network:
     out = []
     for j, p in enumerate(_list(ctx, container.get("ports"), f"{path}.ports")):
         ppath = f"{path}.ports[{j}]"
-        p = _map(ctx, p, ppath)
+        p = _fields(ctx, p, ppath, "ContainerPort")
         container_port = _int(ctx, p.get("containerPort"), f"{ppath}.containerPort", 0) or 0
         if not 0 <= container_port <= 65535:
             raise ctx.fail(f"{ppath}.containerPort", f"must be in 1..65535, got {container_port}")
@@ -504,7 +562,7 @@ def _host_ports(ctx: Ctx, container: Mapping[str, Any], path: str, host_network:
             host_port = container_port
         protocol = _str(ctx, p.get("protocol"), f"{ppath}.protocol") or "TCP"
         if protocol not in _PROTOCOLS:
-            raise ctx.fail(f"{ppath}.protocol", f"must be one of {', '.join(_PROTOCOLS)}, got {protocol!r}")
+            raise ctx.fail(f"{ppath}.protocol", f"must be one of {', '.join(_PROTOCOLS)}, got {quote(protocol)}")
         if host_port:
             out.append(HostPort(host_port, protocol, _str(ctx, p.get("hostIP"), f"{ppath}.hostIP") or "0.0.0.0"))
     return out
@@ -515,11 +573,11 @@ def _scheduling_gates(ctx: Ctx, spec: Mapping[str, Any]) -> tuple[str, ...]:
     names: list[str] = []
     for i, gate in enumerate(_list(ctx, spec.get("schedulingGates"), "spec.schedulingGates")):
         path = f"spec.schedulingGates[{i}]"
-        name = _str(ctx, _map(ctx, gate, path).get("name"), f"{path}.name")
+        name = _str(ctx, _fields(ctx, gate, path, "PodSchedulingGate").get("name"), f"{path}.name")
         if not is_qualified_name(name):
-            raise ctx.fail(f"{path}.name", f"{name!r} is not a qualified name (e.g. example.com/gate)")
+            raise ctx.fail(f"{path}.name", f"{quote(name)} is not a qualified name (e.g. example.com/gate)")
         if name in names:
-            raise ctx.fail(f"{path}.name", f"duplicate scheduling gate {name!r}")
+            raise ctx.fail(f"{path}.name", f"duplicate scheduling gate {quote(name)}")
         names.append(name)
     return tuple(names)
 
@@ -527,22 +585,22 @@ def _scheduling_gates(ctx: Ctx, spec: Mapping[str, Any]) -> tuple[str, ...]:
 def parse_pod_spec(ctx: Ctx, namespace: str, name: str, meta: Mapping[str, Any], spec: Any, order: int,
                    raw: Mapping[str, Any] | None = None) -> Pod:
     """A Pod (or a workload's pod template) from its metadata and spec; `ctx` points at the spec's parent."""
-    spec = _map(ctx, spec, "spec")
+    spec = _fields(ctx, spec, "spec", "PodSpec")
     labels = _labels(ctx, meta.get("labels"), "metadata.labels")
-    annotations = _labels(ctx, meta.get("annotations"), "metadata.annotations")
+    annotations = _labels(ctx, meta.get("annotations"), "metadata.annotations", annotations=True)
     host_network = _bool(ctx, spec.get("hostNetwork"), "spec.hostNetwork")
     containers, ports = [], []
     for i, c in enumerate(_list(ctx, spec.get("containers"), "spec.containers")):
-        c = _map(ctx, c, f"spec.containers[{i}]")
+        c = _fields(ctx, c, f"spec.containers[{i}]", "Container")
         containers.append(_container_requests(ctx, c, f"spec.containers[{i}]"))
         ports.extend(_host_ports(ctx, c, f"spec.containers[{i}]", host_network))
     inits = []
     for i, c in enumerate(_list(ctx, spec.get("initContainers"), "spec.initContainers")):
-        c = _map(ctx, c, f"spec.initContainers[{i}]")
+        c = _fields(ctx, c, f"spec.initContainers[{i}]", "Container")
         # Only Always makes a sidecar (isRestartableInitContainer); newer per-container policies are not sidecars.
         policy = _str(ctx, c.get("restartPolicy"), f"spec.initContainers[{i}].restartPolicy")
         inits.append((_container_requests(ctx, c, f"spec.initContainers[{i}]"), policy == "Always"))
-    pod_res = _map(ctx, spec.get("resources"), "spec.resources")
+    pod_res = _fields(ctx, spec.get("resources"), "spec.resources", "ResourceRequirements")
     pod_level = _resources(ctx, pod_res.get("requests"), "spec.resources.requests")
     # defaultPodRequests: a pod-level limit becomes the pod-level request only where no container requests
     # that resource (cpu/memory; where one does, the default is the containers' own aggregate, a no-op here).
@@ -597,8 +655,8 @@ def parse_pod(ctx: Ctx, body: Mapping[str, Any], order: int) -> tuple[Pod, bool]
 
 def parse_node(ctx: Ctx, body: Mapping[str, Any]) -> Node:
     _, name, meta = _meta(ctx, body, False)
-    spec = _map(ctx, body.get("spec"), "spec")
-    status = _map(ctx, body.get("status"), "status")
+    spec = _fields(ctx, body.get("spec"), "spec", "NodeSpec")
+    status = _fields(ctx, body.get("status"), "status", "NodeStatus")
     alloc_raw = status.get("allocatable")
     path = "status.allocatable"
     if alloc_raw is None:
@@ -618,12 +676,13 @@ def _int_or_percent(ctx: Ctx, value: Any, path: str) -> int | str | None:
     """An IntOrString as PDB validation accepts it: a non-negative integer or "0%".."100%"."""
     if value is None:
         return None
-    if isinstance(value, str) and not _INTEGER.match(value.strip()):
+    if isinstance(value, str):
+        # IntOrString: a string must be a percentage (ValidatePositiveIntOrPercent); "3" is not 3.
         digits = value[:-1] if value.endswith("%") else ""
         if not digits.isdigit():
-            raise ctx.fail(path, f"{value!r} is not an integer or a percentage like \"50%\"")
+            raise ctx.fail(path, f"expected an integer or a percentage like \"50%\", got {describe_value(value)}")
         if int(digits) > 100:
-            raise ctx.fail(path, f"must not be greater than 100%, got {value!r}")
+            raise ctx.fail(path, f"must not be greater than 100%, got {value}")
         return value
     number = _int(ctx, value, path)
     if number is not None and number < 0:
@@ -633,7 +692,7 @@ def _int_or_percent(ctx: Ctx, value: Any, path: str) -> int | str | None:
 
 def parse_pdb(ctx: Ctx, body: Mapping[str, Any]) -> PodDisruptionBudget:
     namespace, name, _ = _meta(ctx, body, True)
-    spec = _map(ctx, body.get("spec"), "spec")
+    spec = _fields(ctx, body.get("spec"), "spec", "PodDisruptionBudgetSpec")
     min_available = _int_or_percent(ctx, spec.get("minAvailable"), "spec.minAvailable")
     max_unavailable = _int_or_percent(ctx, spec.get("maxUnavailable"), "spec.maxUnavailable")
     if min_available is not None and max_unavailable is not None:
@@ -644,7 +703,7 @@ def parse_pdb(ctx: Ctx, body: Mapping[str, Any]) -> PodDisruptionBudget:
 
 def parse_workload(ctx: Ctx, kind: str, body: Mapping[str, Any]) -> Workload:
     namespace, name, meta = _meta(ctx, body, True)
-    spec = _map(ctx, body.get("spec"), "spec")
+    spec = _fields(ctx, body.get("spec"), "spec", WORKLOAD_SPECS[kind])
     start_ordinal = 0
     if kind == "Job":
         parallelism = _int(ctx, spec.get("parallelism"), "spec.parallelism", 1)
@@ -667,13 +726,13 @@ def parse_workload(ctx: Ctx, kind: str, body: Mapping[str, Any]) -> Workload:
         if replicas < 0:
             raise ctx.fail("spec.replicas", f"must not be negative, got {replicas}")
         if kind == "StatefulSet":
-            ordinals = _map(ctx, spec.get("ordinals"), "spec.ordinals")
+            ordinals = _fields(ctx, spec.get("ordinals"), "spec.ordinals", "StatefulSetOrdinals")
             start_ordinal = _int(ctx, ordinals.get("start"), "spec.ordinals.start", 0) or 0
             if start_ordinal < 0:
                 raise ctx.fail("spec.ordinals.start", f"must not be negative, got {start_ordinal}")
-    template = _map(ctx, spec.get("template"), "spec.template")
+    template = _fields(ctx, spec.get("template"), "spec.template", "PodTemplateSpec")
     tctx = ctx.sub("spec.template")
-    tmeta = _map(tctx, template.get("metadata"), "metadata")
+    tmeta = _fields(tctx, template.get("metadata"), "metadata", "ObjectMeta")
     template_pod = parse_pod_spec(tctx, namespace, name, tmeta, template.get("spec"), 0, template)
     selector = parse_label_selector(ctx, spec.get("selector"), "spec.selector")
     # apps/v1 validation: the selector is required and must select the template's own pods.
@@ -684,13 +743,13 @@ def parse_workload(ctx: Ctx, kind: str, body: Mapping[str, Any]) -> Workload:
             raise ctx.fail("spec.template.metadata.labels", "do not match spec.selector: the "
                            f"{kind} would not own its own pods")
     return Workload(kind, namespace, name, _str(ctx, meta.get("uid"), "metadata.uid"), replicas, selector,
-                    template_pod, _labels(ctx, meta.get("annotations"), "metadata.annotations"),
+                    template_pod, _labels(ctx, meta.get("annotations"), "metadata.annotations", annotations=True),
                     _owner_refs(ctx, meta), ctx.where, body, start_ordinal=start_ordinal)
 
 
 def parse_pod_group(ctx: Ctx, body: Mapping[str, Any]) -> PodGroup:
     namespace, name, _ = _meta(ctx, body, True)
-    spec = _map(ctx, body.get("spec"), "spec")
+    spec = _fields(ctx, body.get("spec"), "spec", "PodGroupSpec")
     min_member = _int(ctx, spec.get("minMember"), "spec.minMember", 1)
     assert min_member is not None
     if min_member < 1:
@@ -708,7 +767,7 @@ def parse_priority_class(ctx: Ctx, body: Mapping[str, Any]) -> PriorityClass:
 
 def parse_service(ctx: Ctx, body: Mapping[str, Any]) -> Service:
     namespace, name, _ = _meta(ctx, body, True)
-    spec = _map(ctx, body.get("spec"), "spec")
+    spec = _fields(ctx, body.get("spec"), "spec", "ServiceSpec")
     return Service(namespace, name, _labels(ctx, spec.get("selector"), "spec.selector"), raw=body)
 
 
@@ -735,6 +794,7 @@ class Collected:
     pod_groups: list[PodGroup]
     services: list[Service]
     skipped: dict[str, int]
+    warnings: list[str]  # unknown fields (typos), in input order
 
 
 Parser = Callable[[Ctx, Mapping[str, Any]], Any]
@@ -751,13 +811,15 @@ def _where(doc: Doc, body: Mapping[str, Any], kind: str) -> Where:
     return Where(doc.file, doc.index, kind, ns, name)
 
 
-def collect(docs: list[Doc], strict: bool = True) -> Collected:
+def collect(docs: list[Doc], strict: bool = True, unknown_fields_fatal: bool = False) -> Collected:
     """Parse every document into objects; unknown kinds are counted and skipped.
 
     strict=False skips the API-validation checks that upstream's own plugin tests break on purpose.
+    unknown_fields_fatal makes an unknown field an InputError instead of a warning (`podplan --strict`).
     """
-    out = Collected([], [], {}, [], {}, [], [], [], {})
-    _collect_into(docs, out, {}, strict)
+    typos = Typos(unknown_fields_fatal)
+    out = Collected([], [], {}, [], {}, [], [], [], {}, typos.warnings)
+    _collect_into(docs, out, {}, strict, typos)
     return out
 
 
@@ -790,29 +852,35 @@ def _skip_reason(kind: str, body: Mapping[str, Any]) -> str:
     return ""
 
 
-def _collect_into(docs: list[Doc], out: Collected, seen: dict[tuple[str, str, str], Where], strict: bool) -> None:
+def _collect_into(docs: list[Doc], out: Collected, seen: dict[tuple[str, str, str], Where], strict: bool,
+                  typos: Typos) -> None:
     for doc in docs:
         body = doc.body
         if body is None:
             continue  # an empty document (`---` twice, or a comment-only file)
         if not isinstance(body, Mapping):
             raise InputError(Where(doc.file, doc.index), doc.item_path,
-                             f"must be a mapping with apiVersion, kind and metadata, got {type(body).__name__}")
+                             f"expected a mapping with apiVersion, kind and metadata, got {describe_value(body)}")
         kind = body.get("kind")
         if not isinstance(kind, str) or not kind:
             raise InputError(_where(doc, body, ""), ".".join(p for p in (doc.item_path, "kind") if p),
                              "is required (every object needs apiVersion and kind)" if kind in (None, "")
-                             else f"must be a string, got {kind!r}")
-        ctx = Ctx(_where(doc, body, kind), doc.item_path, strict)
+                             else f"expected a string, got {describe_value(kind)}")
+        ctx = Ctx(_where(doc, body, kind), doc.item_path, strict, typos)
         if kind == "List":
+            _fields(ctx, body, "", "List")
             prefix = doc.item_path + "." if doc.item_path else ""
             items = _list(ctx, body.get("items"), "items")
-            _collect_into([Doc(item, doc.file, doc.index, f"{prefix}items[{i}]") for i, item in enumerate(items)], out, seen, strict)
+            _collect_into([Doc(item, doc.file, doc.index, f"{prefix}items[{i}]") for i, item in enumerate(items)],
+                          out, seen, strict, typos)
             continue
         skip = _skip_reason(kind, body) if kind in _NAMED_KINDS else kind
         if skip:
             out.skipped[skip] = out.skipped.get(skip, 0) + 1
             continue
+        # Checked once here: _meta runs again inside each parser.
+        _fields(ctx, body, "", "PriorityClass" if kind == "PriorityClass" else "object")
+        _fields(ctx, body.get("metadata"), "metadata", "ObjectMeta")
         namespace, name, _ = _meta(ctx, body, kind not in CLUSTER_SCOPED_KINDS)
         ident = (kind, namespace, name)
         if ident in seen:

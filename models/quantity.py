@@ -9,6 +9,8 @@ import math
 import re
 from fractions import Fraction
 
+from .errors import describe_value, quote
+
 _BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
 _DECIMAL = {"n": Fraction(1, 10**9), "u": Fraction(1, 10**6), "m": Fraction(1, 1000), "": Fraction(1),
             "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15, "E": 10**18}
@@ -25,7 +27,7 @@ class QuantityError(ValueError):
 def parse_quantity(value: object) -> Fraction:
     """Parse `500m`, `1.5`, `1Gi`, `1G`, `1e3`, `100Ki`, or a YAML int/float, exactly."""
     if isinstance(value, bool):
-        raise QuantityError(f"{value!r} is not a quantity")
+        raise QuantityError(f"expected a quantity (e.g. 500m, 1.5, 2Gi), got {describe_value(value)}")
     if isinstance(value, int):
         return Fraction(value)
     if isinstance(value, float):
@@ -34,17 +36,17 @@ def parse_quantity(value: object) -> Fraction:
     elif isinstance(value, str):
         text = value.strip()
     else:
-        raise QuantityError(f"{value!r} is not a quantity")
+        raise QuantityError(f"expected a quantity (e.g. 500m, 1.5, 2Gi), got {describe_value(value)}")
     m = _RE.match(text)
     if not m:
-        raise QuantityError(f"{text!r} is not a quantity (expected e.g. 500m, 1.5, 2Gi, 1e3)")
+        raise QuantityError(f"{quote(text)} is not a quantity (expected e.g. 500m, 1.5, 2Gi, 1e3)")
     sign, number, exponent, suffix = m.groups()
     q = Fraction(number)
     if exponent:
         power = int(exponent[1:])
         # Upstream's int64-backed quantities cannot hold more; refusing also keeps `1e999999999` from hanging.
         if abs(power) > _MAX_EXPONENT:
-            raise QuantityError(f"{text!r} is out of range")
+            raise QuantityError(f"{quote(text)} is out of range")
         q *= Fraction(10) ** power
     elif suffix:
         q *= _BINARY.get(suffix) or _DECIMAL[suffix]

@@ -227,7 +227,7 @@ class _Priorities:
 
 
 def build_cluster(c: Collected, extra_warnings: tuple[str, ...] = ()) -> Cluster:
-    warnings: list[str] = list(extra_warnings)
+    warnings: list[str] = list(extra_warnings) + c.warnings
     priorities = _Priorities(c.priority_classes)
     index: WorkloadIndex = {(w.kind, w.namespace, w.name): w for w in c.workloads}
     node_names = {n.name for n in c.nodes}
@@ -408,3 +408,10 @@ def namespace_warnings(namespaces: Mapping[str, Any], pods: Iterable[Pod]) -> li
     return [f"a namespaceSelector is used, but {'namespace' if len(unknown) == 1 else 'namespaces'} "
             f"{_listed(unknown)} {'has' if len(unknown) == 1 else 'have'} pods and no Namespace object in the input: "
             "namespaceSelectors see no labels on " + ("it" if len(unknown) == 1 else "them")]
+
+
+def daemon_nodes(cluster: Cluster, w: Workload) -> int:
+    """How many nodes a DaemonSet runs on or should run on (it has no spec.replicas): the nodes its live pods
+    are bound to, plus one per pending pod podplan made for it (one per node the controller would fill)."""
+    running = {p.node_name for p in cluster.pods if p.workload == w.key and not p.terminating}
+    return len(running) + sum(1 for p in cluster.pending if p.workload == w.key)

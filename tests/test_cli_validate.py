@@ -168,4 +168,4 @@ def test_the_installed_command_runs_in_a_real_process(tmp_path: Path) -> None:
     failed = subprocess.run([sys.executable, "-m", "podplan", "validate", str(bad)], capture_output=True, text=True, cwd=ROOT, check=False)
     assert failed.returncode == 2 and failed.stdout == ""
     assert failed.stderr == f"error: {bad}[0] Pod/default/p spec.containers[0].resources.requests.cpu: " \
-                            "'1.2.3' is not a quantity (expected e.g. 500m, 1.5, 2Gi, 1e3)\n"
+                            '"1.2.3" is not a quantity (expected e.g. 500m, 1.5, 2Gi, 1e3)\n'

@@ -6,6 +6,7 @@ from collections import Counter
 from typing import Any
 
 from ...models.objects import Cluster
+from ...models.workloads import daemon_nodes
 from ..explain import PodExplanation
 from ..plan import Plan
 from ..solve import Blocker
@@ -39,7 +40,9 @@ def summary(cluster: Cluster) -> dict[str, Any]:
         "nodesByZone": dict(sorted(zones.items())),
         "existingPods": len(cluster.pods),
         "pendingPods": len(cluster.pending),
-        "workloads": [{"workload": w.key, "replicas": w.replicas,
+        # A DaemonSet has no replicas: count the nodes it runs on or should run on.
+        "workloads": [{"workload": w.key,
+                       "replicas": daemon_nodes(cluster, w) if w.kind == "DaemonSet" else w.replicas,
                        "pending": sum(1 for p in cluster.pending if p.workload == w.key)} for w in cluster.workloads],
         "rules": {k: v for k, v in rules.items() if v},
         "skipped": dict(cluster.skipped),
