@@ -6,6 +6,7 @@ Bad input: one line on stderr naming file, document, object and field, exit code
 """
 from __future__ import annotations
 
+import os
 import sys
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -15,14 +16,20 @@ import click
 
 from .models.errors import PlanInvalidError, PodplanError
 from .models.objects import Cluster
-from .optimizer.cli_options import load_input, solver_options
+from .optimizer.cli_options import input_options, load_input, solver_options, wide_as_table
 
-OUTPUTS = click.Choice(["table", "json", "yaml"])
+OUTPUTS = click.Choice(["table", "wide", "json", "yaml"])
 EMITS = click.Choice(["plan", "state", "bindings"])
 
 
 class Group(click.Group):
-    """Turns every PodplanError into one line and exit code 2 (3 for an invalid plan): never a traceback."""
+    """Turns every PodplanError into one line and exit code 2 (3 for an invalid plan): never a traceback.
+    Run as kubectl-podplan (a kubectl plugin), help and usage say `kubectl podplan`."""
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        if kwargs.get("prog_name") is None and os.path.basename(sys.argv[0]).startswith("kubectl-podplan"):
+            kwargs["prog_name"] = "kubectl podplan"
+        return super().main(*args, **kwargs)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -37,10 +44,11 @@ class Group(click.Group):
 
 @click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--verbose", is_flag=True, help="Print progress and details on stderr.")
+@input_options
 @click.pass_context
 def main(ctx: click.Context, verbose: bool) -> None:
     """podplan: batch placement optimizer for Kubernetes, with kube-scheduler's semantics."""
-    ctx.obj = {"verbose": verbose}
+    ctx.ensure_object(dict)["verbose"] = verbose  # ensure: input_options already keep theirs in ctx.obj
 
 
 def emit(text: str) -> None:
@@ -48,12 +56,13 @@ def emit(text: str) -> None:
 
 
 def files_argument(f: Callable[..., Any]) -> Callable[..., Any]:
-    return click.argument("files", nargs=-1, type=click.Path(allow_dash=True))(f)
+    """FILES... and the input options (--cluster, -n, -A, -l...) of every command that reads input."""
+    return click.argument("files", nargs=-1, type=click.Path(allow_dash=True))(input_options(f))
 
 
 def output_option(f: Callable[..., Any]) -> Callable[..., Any]:
     return click.option("-o", "--output", "output", type=OUTPUTS, default="table", show_default=True,
-                        help="Output format.")(f)
+                        callback=wide_as_table, help="Output format (wide: the table, with NODE details).")(f)
 
 
 # ------------------------------------------------------------------------------------------------ validate
@@ -100,7 +109,7 @@ def validate(files: Sequence[str], output: str) -> None:
     """Load manifests, check every object, and summarize what the input holds."""
     from .optimizer.output import dump, table
 
-    s = summary(load_input(files))
+    s = summary(load_input(files, batch=False))
     if output != "table":
         emit(dump(s, output))
         return
@@ -141,8 +150,28 @@ def print_plan(cluster: Cluster, plan: Any, output: str, emit_kind: str, multipl
         emit(dump(docs, "json" if output == "json" else "yaml"))
     elif output == "table":
         emit(plan_table(cluster, plan, report))
+        if click.get_current_context().find_root().obj.get("wide"):
+            emit("\n" + node_details(cluster, plan.placements))
     else:
         emit(dump(plan_document(cluster, plan, report), output))
+
+
+def node_details(cluster: Cluster, placements: dict[str, str]) -> str:
+    """-o wide: every node after the plan: zone, pods (new), cpu and memory requested of allocatable."""
+    from .optimizer.output import table
+
+    pending = {p.key: p for p in cluster.pending}
+    rows = []
+    for n in cluster.nodes:
+        mine = [p for p in cluster.pods if p.node_name == n.name]
+        new = [pending[k] for k, node in placements.items() if node == n.name]
+        cpu = sum(p.requests.get("cpu", 0) for p in mine + new)
+        mem = sum(p.requests.get("memory", 0) for p in mine + new)
+        alloc_cpu, alloc_mem = n.allocatable.get("cpu", 0), n.allocatable.get("memory", 0)
+        rows.append((n.name, n.labels.get("topology.kubernetes.io/zone", "-"), f"{len(mine) + len(new)} (+{len(new)})",
+                     f"{cpu}m/{alloc_cpu}m ({100 * cpu // max(alloc_cpu, 1)}%)",
+                     f"{mem // 2**20}Mi/{alloc_mem // 2**20}Mi ({100 * mem // max(alloc_mem, 1)}%)"))
+    return table(("NODE", "ZONE", "PODS (NEW)", "CPU REQUESTED", "MEMORY REQUESTED"), rows)
 
 
 @main.command()
@@ -197,7 +226,7 @@ def verify(files: Sequence[str], output: str) -> None:
     from .optimizer.output import dump, table
     from .optimizer.verify import verify_state
 
-    cluster = load_input(files)
+    cluster = load_input(files, batch=False)
     report = verify_state(cluster)
     counted = [v for v in report.violations if not v.preexisting]
     static = [v for v in report.violations if v.preexisting]

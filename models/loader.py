@@ -76,6 +76,12 @@ def read_documents(text: str, file: str) -> list[Doc]:
 
 def load_paths(paths: Iterable[str]) -> Cluster:
     """Everything in `paths` as one Cluster."""
+    return build_cluster(collect(read_paths(paths)))
+
+
+def read_paths(paths: Iterable[str]) -> list[Doc]:
+    """The documents of `paths` (files, directories, `-`), in order, not yet parsed: other sources (a live
+    cluster) can be put beside them before models.parse.collect."""
     docs: list[Doc] = []
     for p in _expand(paths):
         if p == "-":
@@ -89,7 +95,7 @@ def load_paths(paths: Iterable[str]) -> Cluster:
             docs.extend(read_json(text, name))
         else:
             docs.extend(read_documents(text, name))
-    return build_cluster(collect(docs))
+    return docs
 
 
 def parse_documents(objects: Iterable[Mapping[str, Any]], file: str = "<input>", strict: bool = True) -> Cluster:

@@ -7,16 +7,105 @@ from typing import Any
 
 import click
 
-from ..models.loader import load_paths
-from ..models.objects import Cluster
+from ..models.loader import read_paths
+from ..models.objects import Cluster, Pod
+from ..models.parse import collect
+from ..models.workloads import build_cluster
 
 
-def load_input(files: Sequence[str]) -> Cluster:
-    """Load the input (stdin when no file is given) and print its warnings on stderr; they never stop the run."""
-    cluster = load_paths(files or ("-",))
+def _record(ctx: click.Context, param: click.Parameter, value: Any) -> None:
+    """Keep an input option in the root context's obj, whether it was given before or after the subcommand
+    (`podplan -n shop solve` and `podplan solve -n shop`); the later one wins."""
+    if value not in (None, False, ()):
+        ctx.find_root().ensure_object(dict).setdefault("input", {})[str(param.name)] = value
+
+
+def input_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """--cluster, --kubeconfig, --context and kubectl's scope flags (-n, -A, -l), on the group and on every
+    command that reads input; the values go to ctx.obj["input"], read by load_input, never to the function."""
+    options = [
+        click.option("--cluster", is_flag=True, expose_value=False, callback=_record,
+                     help="Read the cluster of the kubeconfig's context (read-only lists); files given too are added "
+                          "on top (what-if)."),
+        click.option("--kubeconfig", metavar="PATH", expose_value=False, callback=_record,
+                     help="With --cluster: the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)."),
+        click.option("--context", metavar="NAME", expose_value=False, callback=_record,
+                     help="With --cluster: the kubeconfig context (default: its current context)."),
+        click.option("-n", "--namespace", metavar="NS", expose_value=False, callback=_record,
+                     help="Scope: only pending pods of NS are placed (rebalance: only its pods move). Default: every "
+                          "namespace for files; with --cluster the context's namespace, else default."),
+        click.option("-A", "--all-namespaces", is_flag=True, expose_value=False, callback=_record,
+                     help="Scope: every namespace (the default for files)."),
+        click.option("-l", "--selector", metavar="SELECTOR", expose_value=False, callback=_record,
+                     help="Scope: only pods whose labels match (kubectl syntax: a=b,c!=d,e in (x,y),!f,g)."),
+    ]
+
+    def decorate(g: Callable[..., Any]) -> Callable[..., Any]:
+        for option in reversed(options):
+            g = option(g)
+        return g
+
+    return decorate(f)
+
+
+def _settings() -> dict[str, Any]:
+    ctx = click.get_current_context(silent=True)
+    return dict(((ctx.find_root().obj or {}).get("input", {})) if ctx else {})
+
+
+def load_input(files: Sequence[str], batch: bool = True) -> Cluster:
+    """Load the input and print its warnings on stderr; they never stop the run. The input: the live cluster
+    with --cluster (files given too are added on top), else the files (stdin when none). Then the scope
+    (-n/-A/-l) is kept for movable_scope and, with `batch` (commands that place pending pods), keeps only its
+    pending pods in the batch and says how many it left out."""
+    from ..models.scope import in_scope, parse_selector, scope
+
+    opts = _settings()
+    default_namespace = None  # files: every namespace
+    docs = []
+    if opts.get("cluster"):
+        from ..models.live import read_cluster
+
+        live = read_cluster(opts.get("kubeconfig"), opts.get("context"))
+        docs, default_namespace = live.docs, live.namespace
+    elif opts.get("kubeconfig") or opts.get("context"):
+        raise click.UsageError("--kubeconfig and --context need --cluster")
+    if files or not opts.get("cluster"):
+        docs = docs + read_paths(files or ("-",))
+    cluster = build_cluster(collect(docs))
     for w in cluster.warnings:
         click.echo(f"warning: {w}", err=True)
-    return cluster
+    if opts.get("all_namespaces") and opts.get("namespace"):
+        raise click.UsageError("-n/--namespace and -A/--all-namespaces exclude each other")
+    namespace = None if opts.get("all_namespaces") else opts.get("namespace", default_namespace)
+    selector = parse_selector(opts["selector"]) if "selector" in opts else None
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None:
+        ctx.find_root().ensure_object(dict)["scope"] = in_scope(namespace, selector)
+    if not batch or (namespace is None and selector is None):
+        return cluster
+    scoped = scope(cluster, namespace, selector)
+    left = len(cluster.pending) - len(scoped.pending)
+    if left:
+        where = " and ".join(w for w in (f"namespace {namespace}" if namespace else "",
+                                         f"selector {opts['selector']!r}" if selector else "") if w)
+        click.echo(f"note: {left} pending pod(s) outside the scope ({where}) are not part of the batch; "
+                   "use -A or another -n/-l to include them", err=True)
+    return scoped
+
+
+def movable_scope() -> Callable[[Pod], bool] | None:
+    """After load_input: which running pods may move (rebalance), None for all."""
+    ctx = click.get_current_context(silent=True)
+    return (ctx.find_root().obj or {}).get("scope") if ctx else None
+
+
+def wide_as_table(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    """`-o wide` is the table with more columns: commands see "table", and ctx.obj["wide"] says to add them."""
+    if value == "wide":
+        ctx.find_root().ensure_object(dict)["wide"] = True
+        return "table"
+    return value
 
 
 def solver_options(time_limit: float, time_help: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:

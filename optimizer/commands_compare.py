@@ -11,14 +11,15 @@ from collections.abc import Sequence
 import click
 
 
-from .cli_options import load_input, solver_options
+from .cli_options import input_options, load_input, solver_options, wide_as_table
 
 
 @click.command("compare")
 @click.argument("files", nargs=-1, type=click.Path(allow_dash=True))
+@input_options
 @solver_options(10.0, "Seconds for each optimal solve (the re-placement gets its own).")
-@click.option("-o", "--output", "output", type=click.Choice(["table", "json", "yaml"]), default="table",
-              show_default=True, help="Output format.")
+@click.option("-o", "--output", "output", type=click.Choice(["table", "wide", "json", "yaml"]), default="table",
+              show_default=True, callback=wide_as_table, help="Output format (wide: the table).")
 @click.option("--report", "report_dir", type=click.Path(file_okay=False), default=None,
               help="Also write DIR/report.html: charts and tables, self-contained.")
 def compare_command(files: Sequence[str], time_limit: float, workers: int, seed: int, gang: bool, strategy: str,
