@@ -131,7 +131,7 @@ def _lightkube_resource(r: Resource) -> Any:
     return make(r.group, r.version, r.kind, r.plural, verbs=["list", "global_list"])
 
 
-def _failure(source: str, r: Resource, exc: Exception) -> ClusterAccessError:
+def _failure(source: str, server: str, r: Resource, exc: Exception) -> ClusterAccessError:
     import httpx2
 
     url = f"/{'apis/' + r.group if r.group else 'api'}/{r.version}/{r.plural}"
@@ -149,7 +149,7 @@ def _failure(source: str, r: Resource, exc: Exception) -> ClusterAccessError:
                                       f"(podplan needs list on {r.plural} in every namespace)")
         return ClusterAccessError(f"{source}: GET {url}: {code}: {message or exc.response.reason_phrase}")
     detail = str(exc) or type(exc).__name__
-    return ClusterAccessError(f"{source}: cannot reach the API server: {detail}")
+    return ClusterAccessError(f"{source}: cannot reach the API server {server}: {detail}")
 
 
 def read_cluster(kubeconfig: str | None = None, context: str | None = None, page_size: int = PAGE_SIZE) -> LiveRead:
@@ -173,9 +173,9 @@ def read_cluster(kubeconfig: str | None = None, context: str | None = None, page
             except httpx2.HTTPStatusError as exc:
                 if r.optional and exc.response.status_code == 404:
                     continue
-                raise _failure(source, r, exc) from None
+                raise _failure(source, config.cluster.server, r, exc) from None
             except (httpx2.HTTPError, ConfigError, OSError) as exc:
-                raise _failure(source, r, exc) from None
+                raise _failure(source, config.cluster.server, r, exc) from None
             for item in items:
                 # List items come without kind and apiVersion; the loader needs both, as kubectl get adds them.
                 docs.append(Doc({"apiVersion": r.api_version, "kind": r.kind, **dict(item)}, source, len(docs)))

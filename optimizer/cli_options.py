@@ -75,8 +75,7 @@ def load_input(files: Sequence[str], batch: bool = True) -> Cluster:
     cluster = build_cluster(collect(docs))
     for w in cluster.warnings:
         click.echo(f"warning: {w}", err=True)
-    if opts.get("all_namespaces") and opts.get("namespace"):
-        raise click.UsageError("-n/--namespace and -A/--all-namespaces exclude each other")
+    # -A wins over -n, as in kubectl get.
     namespace = None if opts.get("all_namespaces") else opts.get("namespace", default_namespace)
     selector = parse_selector(opts["selector"]) if "selector" in opts else None
     ctx = click.get_current_context(silent=True)
