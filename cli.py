@@ -150,7 +150,8 @@ def print_plan(cluster: Cluster, plan: Any, output: str, emit_kind: str, multipl
         emit(dump(docs, "json" if output == "json" else "yaml"))
     elif output == "table":
         emit(plan_table(cluster, plan, report))
-        if click.get_current_context().find_root().obj.get("wide"):
+        ctx = click.get_current_context(silent=True)
+        if ctx is not None and (ctx.find_root().obj or {}).get("wide"):
             emit("\n" + node_details(cluster, plan.placements))
     else:
         emit(dump(plan_document(cluster, plan, report), output))

@@ -2,6 +2,7 @@
 warnings, and the solver options (solve, compare)."""
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -9,7 +10,7 @@ import click
 
 from ..models.loader import read_paths
 from ..models.objects import Cluster, Pod
-from ..models.parse import collect
+from ..models.parse import Doc, collect
 from ..models.workloads import build_cluster
 
 
@@ -62,12 +63,17 @@ def load_input(files: Sequence[str], batch: bool = True) -> Cluster:
 
     opts = _settings()
     default_namespace = None  # files: every namespace
-    docs = []
+    docs: list[Doc] = []
     if opts.get("cluster"):
         from ..models.live import read_cluster
 
+        started = time.monotonic()
         live = read_cluster(opts.get("kubeconfig"), opts.get("context"))
         docs, default_namespace = live.docs, live.namespace
+        ctx = click.get_current_context(silent=True)
+        if ctx is not None and (ctx.find_root().obj or {}).get("verbose"):
+            click.echo(f"cluster:{live.context}: read {len(docs)} objects in {time.monotonic() - started:.2f}s "
+                       f"(context namespace {live.namespace})", err=True)
     elif opts.get("kubeconfig") or opts.get("context"):
         raise click.UsageError("--kubeconfig and --context need --cluster")
     if files or not opts.get("cluster"):
@@ -80,7 +86,8 @@ def load_input(files: Sequence[str], batch: bool = True) -> Cluster:
     selector = parse_selector(opts["selector"]) if "selector" in opts else None
     ctx = click.get_current_context(silent=True)
     if ctx is not None:
-        ctx.find_root().ensure_object(dict)["scope"] = in_scope(namespace, selector)
+        whole = namespace is None and selector is None
+        ctx.find_root().ensure_object(dict)["scope"] = None if whole else in_scope(namespace, selector)
     if not batch or (namespace is None and selector is None):
         return cluster
     scoped = scope(cluster, namespace, selector)
