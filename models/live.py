@@ -149,7 +149,7 @@ def _failure(source: str, server: str, r: Resource, exc: Exception) -> ClusterAc
                                       f"(podplan needs list on {r.plural} in every namespace)")
         return ClusterAccessError(f"{source}: GET {url}: {code}: {message or exc.response.reason_phrase}")
     detail = str(exc) or type(exc).__name__
-    return ClusterAccessError(f"{source}: cannot reach the API server {server}: {detail}")
+    return ClusterAccessError(f"{source}: cannot connect to the API server {server}: {detail}")
 
 
 def read_cluster(kubeconfig: str | None = None, context: str | None = None, page_size: int = PAGE_SIZE) -> LiveRead:

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import base64
 import json
+import ssl
+import subprocess
 import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -137,7 +139,8 @@ class KubeStub:
 
     # --------------------------------------------------------------------------------------------- server
 
-    def start(self) -> "Running":
+    def start(self, tls: tuple[Path, Path] | None = None) -> "Running":
+        """Serve on 127.0.0.1 (a free port) in a thread; over HTTPS with tls=(certificate, key)."""
         stub = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -156,6 +159,10 @@ class KubeStub:
                 pass
 
         server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        if tls is not None:
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            context.load_cert_chain(str(tls[0]), str(tls[1]))
+            server.socket = context.wrap_socket(server.socket, server_side=True)
         thread = threading.Thread(target=server.serve_forever, daemon=True)
         thread.start()
         return Running(server, thread)
@@ -169,7 +176,8 @@ class Running:
     @property
     def url(self) -> str:
         host, port = self.server.server_address[:2]
-        return f"http://{host}:{port}"
+        scheme = "https" if isinstance(self.server.socket, ssl.SSLSocket) else "http"
+        return f"{scheme}://{host}:{port}"
 
     def stop(self) -> None:
         self.server.shutdown()
@@ -178,19 +186,31 @@ class Running:
 
 
 def kubeconfig(path: Path, server: str, token: str | None = TOKEN, namespace: str | None = None,
-               context: str = "stub") -> Path:
-    """A kubeconfig whose current context points at `server` with `token`."""
+               context: str = "stub", ca: Path | None = None) -> Path:
+    """A kubeconfig whose current context points at `server` with `token` (and trusts the certificate `ca`)."""
     ctx: dict[str, Any] = {"cluster": "stub", "user": "reader"}
+    cluster: dict[str, Any] = {"server": server}
+    if ca is not None:
+        cluster["certificate-authority-data"] = base64.b64encode(ca.read_bytes()).decode()
     if namespace:
         ctx["namespace"] = namespace
     user: dict[str, Any] = {"token": token} if token else {}
     path.write_text(yaml.safe_dump({
         "apiVersion": "v1", "kind": "Config", "current-context": context,
-        "clusters": [{"name": "stub", "cluster": {"server": server}}],
+        "clusters": [{"name": "stub", "cluster": cluster}],
         "contexts": [{"name": context, "context": ctx}],
         "users": [{"name": "reader", "user": user}],
     }))
     return path
+
+
+def self_signed(directory: Path) -> tuple[Path, Path]:
+    """A certificate for 127.0.0.1 and its key, made by the openssl command."""
+    cert, key = directory / "stub.crt", directory / "stub.key"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(cert),
+                    "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"],
+                   check=True, capture_output=True)
+    return cert, key
 
 
 if __name__ == "__main__":  # serve manifests by hand: python tests/kube_stub.py KUBECONFIG_OUT FILE... (Ctrl-C stops)

@@ -4,6 +4,7 @@ stub on 127.0.0.1; and kubectl's plugin conventions (-n/-A/-l scope, options bef
 from __future__ import annotations
 
 import json
+import shutil
 import socket
 import sys
 from collections.abc import Iterator
@@ -15,7 +16,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from kube_stub import KubeStub, kubeconfig
+from kube_stub import KubeStub, kubeconfig, self_signed
 from podplan.cli import main
 from podplan.models.errors import InputError
 from podplan.models.live import read_cluster
@@ -137,7 +138,7 @@ def closed_port() -> int:
 
 
 @pytest.mark.parametrize("case, expected", [
-    ("unreachable", "cannot reach the API server http://127.0.0.1:"),
+    ("unreachable", "cannot connect to the API server http://127.0.0.1:"),
     ("no token", "401 Unauthorized"),
     ("wrong token", "401 Unauthorized"),
     ("pods forbidden", "GET /api/v1/pods: 403 Forbidden: pods is forbidden"),
@@ -153,6 +154,24 @@ def test_access_failures_are_one_line_and_exit_2(served: Any, tmp_path: Path, ca
     r = podplan(*args, kubeconfig=config)
     assert r.exit_code == 2 and r.stdout == ""
     assert r.stderr.count("\n") == 1 and r.stderr.startswith("error: ") and expected in r.stderr
+
+
+@pytest.mark.skipif(shutil.which("openssl") is None, reason="needs the openssl command to make a certificate")
+def test_https_with_the_kubeconfigs_certificate_authority_and_a_one_line_error_without_it(tmp_path: Path) -> None:
+    cert, key = self_signed(tmp_path)
+    run = KubeStub.of(DUMP_ITEMS).start(tls=(cert, key))
+    try:
+        trusted = kubeconfig(tmp_path / "trusted", run.url, ca=cert)
+        untrusted = kubeconfig(tmp_path / "untrusted", run.url)
+        assert run.url.startswith("https://127.0.0.1:")
+        assert podplan("validate", "--cluster", "-o", "json", kubeconfig=trusted).stdout == \
+            podplan("validate", str(DUMP), "-o", "json").stdout
+        r = podplan("validate", "--cluster", kubeconfig=untrusted)
+        assert r.exit_code == 2 and r.stderr.count("\n") == 1
+        assert r.stderr.startswith("error: cluster:stub: cannot connect to the API server https://127.0.0.1:")
+        assert "CERTIFICATE_VERIFY_FAILED" in r.stderr
+    finally:
+        run.stop()
 
 
 def test_only_get_is_ever_sent_and_the_stub_refuses_writes(served: Any) -> None:
