@@ -313,6 +313,17 @@ def test_wide_output_adds_a_row_per_node_with_its_requests() -> None:
     assert "k8s-worker-3   eu-west-1c   " in wide
 
 
+@pytest.mark.parametrize("command", ["validate", "verify", "explain"])
+def test_wide_is_accepted_where_output_is_and_is_the_table_elsewhere(command: str) -> None:
+    wide = podplan(command, str(DUMP), "-o", "wide")
+    assert wide.exit_code in (0, 1) and wide.stdout == podplan(command, str(DUMP), "-o", "table").stdout
+
+
+def test_explain_answers_for_the_pending_pods_in_scope_only() -> None:
+    r = podplan("explain", str(DUMP), "-l", "app=frontend", "-o", "json")
+    assert sorted(p["pod"] for p in json.loads(r.stdout)["pods"]) == PENDING[1:3]
+
+
 def test_the_krew_manifest_parses_and_names_podplan() -> None:
     manifest = yaml.safe_load((ROOT / "krew" / "podplan.yaml").read_text())
     assert manifest["apiVersion"] == "krew.googlecontainertools.github.com/v1alpha2"
