@@ -6,24 +6,33 @@ exit 3, never printed. Ctrl-C: the best plan so far is printed, exit 130.
 """
 from __future__ import annotations
 
+import os
 import sys
+import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import click
 
 from .models.errors import PlanInvalidError, PodplanError
-from .models.loader import load_paths
-from .models.objects import Cluster
+from .models.loader import cluster_of, read_paths
+from .models.objects import Cluster, Pod
+from .models.parse import Doc
 from .optimizer.runner import Interrupt
 
-OUTPUTS = click.Choice(["table", "json", "yaml"])
+OUTPUTS = click.Choice(["table", "wide", "json", "yaml"])
 EMITS = click.Choice(["plan", "state", "bindings"])
 EXIT_INTERRUPTED = 130
 
 
 class Group(click.Group):
-    """Turns every PodplanError into one line and exit code 2 (3 for an invalid plan): never a traceback."""
+    """Turns every PodplanError into one line and exit code 2 (3 for an invalid plan): never a traceback.
+    Run as kubectl-podplan (a kubectl plugin), help and usage say `kubectl podplan`."""
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        if kwargs.get("prog_name") is None and os.path.basename(sys.argv[0]).startswith("kubectl-podplan"):
+            kwargs["prog_name"] = "kubectl podplan"
+        return super().main(*args, **kwargs)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -40,41 +49,131 @@ class Group(click.Group):
             sys.exit(EXIT_INTERRUPTED)
 
 
+# ------------------------------------------------------------------------------------------ input options
+
+
+def _record(ctx: click.Context, param: click.Parameter, value: Any) -> None:
+    """Keep an input option in the root context's obj, whether it was given before or after the subcommand
+    (`podplan -n shop solve` and `podplan solve -n shop`); the later one wins."""
+    if value not in (None, False, ()):
+        ctx.find_root().ensure_object(dict).setdefault("input", {})[str(param.name)] = value
+
+
+def input_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """--cluster, --kubeconfig, --context and kubectl's scope flags (-n, -A, -l), on the group and on every
+    command that reads input; the values go to ctx.obj["input"], read by load_input, never to the function."""
+    options = [
+        click.option("--cluster", is_flag=True, expose_value=False, callback=_record,
+                     help="Read the cluster of the kubeconfig's context (read-only lists); files given too are added "
+                          "on top (what-if)."),
+        click.option("--kubeconfig", metavar="PATH", expose_value=False, callback=_record,
+                     help="With --cluster: the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)."),
+        click.option("--context", metavar="NAME", expose_value=False, callback=_record,
+                     help="With --cluster: the kubeconfig context (default: its current context)."),
+        click.option("-n", "--namespace", metavar="NS", expose_value=False, callback=_record,
+                     help="Scope: only pending pods of NS are placed (rebalance: only its pods move). Default: every "
+                          "namespace for files; with --cluster the context's namespace, else default."),
+        click.option("-A", "--all-namespaces", is_flag=True, expose_value=False, callback=_record,
+                     help="Scope: every namespace (the default for files)."),
+        click.option("-l", "--selector", metavar="SELECTOR", expose_value=False, callback=_record,
+                     help="Scope: only pods whose labels match (kubectl syntax: a=b,c!=d,e in (x,y),!f,g)."),
+    ]
+    for option in reversed(options):
+        f = option(f)
+    return f
+
+
 @click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--verbose", is_flag=True, help="Print progress and details on stderr.")
 @click.option("--strict", is_flag=True, help="Unknown fields in the input (typos) are errors, not warnings.")
+@input_options
 @click.pass_context
 def main(ctx: click.Context, verbose: bool, strict: bool) -> None:
     """podplan: batch placement optimizer for Kubernetes, with kube-scheduler's semantics."""
-    ctx.obj = {"verbose": verbose, "strict": strict}
+    # update, not assign: the input options already keep theirs in ctx.obj
+    ctx.ensure_object(dict).update(verbose=verbose, strict=strict)
 
 
 def emit(text: str) -> None:
     click.echo(text.rstrip("\n"))
 
 
-def load_input(files: Sequence[str]) -> Cluster:
-    """Load the input (stdin when no file is given) and print its warnings on stderr; they never stop the run.
-
-    The global --strict (on the root command's context) makes unknown fields errors."""
-    if not files and sys.stdin.isatty():
-        # Reading a terminal would wait silently for manifests nobody is typing.
-        raise PodplanError("no input: give FILE..., - for stdin, or --cluster")
+def _root() -> dict[str, Any]:
     ctx = click.get_current_context(silent=True)
-    strict = bool(ctx is not None and (ctx.find_root().obj or {}).get("strict"))
-    cluster = load_paths(files or ("-",), unknown_fields_fatal=strict)
+    return ctx.find_root().ensure_object(dict) if ctx is not None else {}
+
+
+def load_input(files: Sequence[str], batch: bool = True) -> Cluster:
+    """Load the input and print its warnings on stderr; they never stop the run. The input: the live cluster
+    with --cluster (files given too are added on top), else the files (stdin when none). The global --strict
+    makes unknown fields errors. Then the scope (-n/-A/-l) is kept for movable_scope and, with `batch`
+    (commands that place pending pods), keeps only its pending pods in the batch and says how many it left out."""
+    from .models.scope import in_scope, parse_selector, scope
+
+    root = _root()
+    opts = dict(root.get("input", {}))
+    default_namespace = None  # files: every namespace
+    docs: list[Doc] = []
+    sources: list[str] = []
+    if opts.get("cluster"):
+        from .models.live import read_cluster
+
+        started = time.monotonic()
+        live = read_cluster(opts.get("kubeconfig"), opts.get("context"))
+        docs, default_namespace = live.docs, live.namespace
+        sources.append(f"cluster:{live.context}")
+        if root.get("verbose"):
+            click.echo(f"cluster:{live.context}: read {len(docs)} objects in {time.monotonic() - started:.2f}s "
+                       f"(context namespace {live.namespace})", err=True)
+    elif opts.get("kubeconfig") or opts.get("context"):
+        raise click.UsageError("--kubeconfig and --context need --cluster")
+    if files or not opts.get("cluster"):
+        if not files and sys.stdin.isatty():
+            # Reading a terminal would wait silently for manifests nobody is typing.
+            raise PodplanError("no input: give FILE..., - for stdin, or --cluster")
+        docs = docs + read_paths(files or ("-",))
+        sources.extend(files or ("-",))
+    cluster = cluster_of(docs, sources, unknown_fields_fatal=bool(root.get("strict")))
     for w in cluster.warnings:
         click.echo(f"warning: {w}", err=True)
-    return cluster
+    # -A wins over -n, as in kubectl get.
+    namespace = None if opts.get("all_namespaces") else opts.get("namespace", default_namespace)
+    selector = parse_selector(opts["selector"]) if "selector" in opts else None
+    whole = namespace is None and selector is None
+    root["scope"] = None if whole else in_scope(namespace, selector)
+    if not batch or whole:
+        return cluster
+    scoped = scope(cluster, namespace, selector)
+    left = len(cluster.pending) - len(scoped.pending)
+    if left:
+        where = " and ".join(w for w in (f"namespace {namespace}" if namespace else "",
+                                         f'selector "{opts["selector"]}"' if selector else "") if w)
+        click.echo(f"note: {left} pending pod(s) outside the scope ({where}) are not part of the batch; "
+                   "use -A or another -n/-l to include them", err=True)
+    return scoped
+
+
+def movable_scope() -> Callable[[Pod], bool] | None:
+    """After load_input: which running pods may move (rebalance), None for all."""
+    return _root().get("scope")
+
+
+def wide_as_table(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    """`-o wide` is the table with more columns: commands see "table", and ctx.obj["wide"] says to add them."""
+    if value == "wide":
+        ctx.find_root().ensure_object(dict)["wide"] = True
+        return "table"
+    return value
 
 
 def files_argument(f: Callable[..., Any]) -> Callable[..., Any]:
-    return click.argument("files", nargs=-1, type=click.Path(allow_dash=True))(f)
+    """FILES... and the input options (--cluster, -n, -A, -l...) of every command that reads input."""
+    return click.argument("files", nargs=-1, type=click.Path(allow_dash=True))(input_options(f))
 
 
 def output_option(f: Callable[..., Any]) -> Callable[..., Any]:
     return click.option("-o", "--output", "output", type=OUTPUTS, default="table", show_default=True,
-                        help="Output format.")(f)
+                        callback=wide_as_table, help="Output format (wide: the table, with node details).")(f)
 
 
 def solver_options(time_limit: float, time_help: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
@@ -111,7 +210,7 @@ def emit_option(f: Callable[..., Any]) -> Callable[..., Any]:
 def print_plan(cluster: Cluster, plan: Any, output: str, emit_kind: str, policy: Any = None) -> None:
     """Verify (the gate), then print in the requested form."""
     from .optimizer.pipeline import check
-    from .optimizer.render.plans import bindings, dump, plan_document, plan_table, state_manifests
+    from .optimizer.render.plans import bindings, dump, node_details, plan_document, plan_table, state_manifests
 
     report = check(cluster, plan, policy)
     if emit_kind == "state":
@@ -125,6 +224,8 @@ def print_plan(cluster: Cluster, plan: Any, output: str, emit_kind: str, policy:
         emit(dump(docs, "json" if output == "json" else "yaml"))
     elif output == "table":
         emit(plan_table(cluster, plan, report))
+        if _root().get("wide"):
+            emit("\n" + node_details(cluster, plan.placements))
     else:
         emit(dump(plan_document(cluster, plan, report), output))
 
@@ -147,7 +248,7 @@ def validate(files: Sequence[str], output: str) -> None:
     from .optimizer.render.inputs import summary, summary_table
     from .optimizer.render.plans import dump
 
-    s = summary(load_input(files))
+    s = summary(load_input(files, batch=False))
     emit(summary_table(s) if output == "table" else dump(s, output))
 
 
@@ -203,7 +304,7 @@ def verify(files: Sequence[str], output: str) -> None:
     from .optimizer.render.plans import dump
     from .optimizer.verify import verify_state
 
-    cluster = load_input(files)
+    cluster = load_input(files, batch=False)
     report = verify_state(cluster)
     emit(verify_table(cluster, report) if output == "table" else dump(verify_document(cluster, report), output))
     if not report.ok:

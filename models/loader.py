@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -78,9 +78,15 @@ def load_paths(paths: Iterable[str], unknown_fields_fatal: bool = False) -> Clus
     """Everything in `paths` as one Cluster; an unknown field is a warning, or an error if unknown_fields_fatal.
 
     Paths that hold no object at all are an error; no path at all is an empty Cluster."""
-    docs: list[Doc] = []
     expanded = _expand(paths)
-    for p in expanded:
+    return cluster_of(read_paths(expanded), expanded, unknown_fields_fatal)
+
+
+def read_paths(paths: Iterable[str]) -> list[Doc]:
+    """The documents of `paths` (files, directories, `-`), in order, not yet parsed: other sources (a live
+    cluster) can be put beside them before cluster_of."""
+    docs: list[Doc] = []
+    for p in _expand(paths):
         if p == "-":
             text, name = sys.stdin.read(), "<stdin>"
         else:
@@ -92,10 +98,16 @@ def load_paths(paths: Iterable[str], unknown_fields_fatal: bool = False) -> Clus
             docs.extend(read_json(text, name))
         else:
             docs.extend(read_documents(text, name))
+    return docs
+
+
+def cluster_of(docs: list[Doc], sources: Sequence[str], unknown_fields_fatal: bool = False) -> Cluster:
+    """The documents read from `sources` (paths, `-`, `cluster:<context>`) as one Cluster; sources that hold no
+    object at all are an error."""
     collected = collect(docs, unknown_fields_fatal=unknown_fields_fatal)
-    if expanded and not _holds_objects(collected):
+    if sources and not _holds_objects(collected):
         # An empty file would otherwise "solve" to placed 0/0 with exit 0, while an empty directory is an error.
-        shown = ", ".join("<stdin>" if p == "-" else p for p in expanded)
+        shown = ", ".join("<stdin>" if p == "-" else p for p in sources)
         raise InputError(Where(shown, None), "", "no objects in the input")
     return build_cluster(collected)
 

@@ -26,7 +26,6 @@ field (models.fields), or errors when the caller asks (`podplan --strict`).
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any

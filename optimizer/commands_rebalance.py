@@ -19,6 +19,7 @@ from ..models.errors import PlanInvalidError
 from ..models.objects import Cluster, Pod
 from ..models.selectors import LabelSelector
 
+from ..cli import input_options, wide_as_table  # temporary: the command moves into cli.py
 from .movable import MovePolicy
 from .render.plans import table
 from .rebalance import DRAIN, GOALS, RebalanceParams, RebalancePlan, Wave, rebalance, state_report
@@ -281,6 +282,7 @@ def script_text(cluster: Cluster, plan: RebalancePlan) -> str:
 
 @click.command("rebalance")
 @click.argument("files", nargs=-1, type=click.Path(allow_dash=True))
+@input_options
 @click.option("--goal", type=click.Choice(GOALS), default=None,
               help="fix: repair every rule violated now; spread: lowest max utilisation, then stddev; pack: empty "
                    "as many nodes as possible; prefs: highest preference score. Default: fix (drain with --drain).")
@@ -295,23 +297,24 @@ def script_text(cluster: Cluster, plan: RebalancePlan) -> str:
 @click.option("--evict-system-critical", is_flag=True, help="Pods with system-critical priority may move.")
 @click.option("--policy", "policy_file", type=click.Path(dir_okay=False), default=None,
               help="YAML policy file with the preference multipliers (goal prefs).")
-@click.option("-o", "--output", "output", type=click.Choice(["table", "json", "yaml"]), default="table",
-              show_default=True, help="Output format.")
+@click.option("-o", "--output", "output", type=click.Choice(["table", "wide", "json", "yaml"]), default="table",
+              show_default=True, callback=wide_as_table, help="Output format (wide: the table).")
 @click.option("--emit", "emit_kind", type=click.Choice(EMITS), default="plan", show_default=True,
               help="plan: the waves; evictions: policy/v1 Eviction objects per wave; script: a bash script.")
 def rebalance_command(files: Sequence[str], goal: str | None, drain: Sequence[str], max_moves: int | None,
                       time_limit: float, workers: int, seed: int, evict_local_storage: bool,
                       evict_system_critical: bool, policy_file: str | None, output: str, emit_kind: str) -> None:
     """Plan evictions that move running pods to a better state, in PodDisruptionBudget-safe waves."""
-    from ..cli import emit, load_input  # cli imports this module at its end (moved into cli.py next)
+    from ..cli import emit, load_input, movable_scope  # cli imports this module at its end (moved into cli.py next)
 
     from .policy import load_policy
 
     policy = load_policy(policy_file)
-    cluster = load_input(files)
+    cluster = load_input(files, batch=False)  # the scope says which running pods may move
     params = RebalanceParams(goal=goal or (DRAIN if drain else "fix"), drain=tuple(drain), max_moves=max_moves,
                              time_limit=time_limit, workers=workers, seed=seed,
-                             move_policy=MovePolicy(evict_local_storage, evict_system_critical), policy=policy)
+                             move_policy=MovePolicy(evict_local_storage, evict_system_critical, movable_scope()),
+                             policy=policy)
     plan = rebalance(cluster, params)
     moved = {m.key for w in plan.waves for m in w.moves}
     report = state_report(cluster, plan.final, moved)

@@ -8,6 +8,7 @@ the same solve/simulate path can re-place them; the original node of each is ret
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from ..models.objects import Cluster, Pod
@@ -16,10 +17,14 @@ SYSTEM_CRITICAL_PRIORITY = 2_000_000_000  # scheduling.SystemCriticalPriority
 EVICT_ANNOTATION = "descheduler.alpha.kubernetes.io/evict"  # forces a pod evictable, as in the descheduler
 
 
+OUT_OF_SCOPE = "outside the scope (-n/-A/-l)"
+
+
 @dataclass(frozen=True)
 class MovePolicy:
     evict_local_storage: bool = False
     evict_system_critical: bool = False
+    scope: Callable[[Pod], bool] | None = None  # -n/-l: only the pods in scope may move; None: every pod
 
 
 def why_immovable(pod: Pod, policy: MovePolicy = MovePolicy()) -> str:
@@ -28,6 +33,8 @@ def why_immovable(pod: Pod, policy: MovePolicy = MovePolicy()) -> str:
         return "terminating"
     if pod.mirror:
         return "mirror (static) pod"
+    if policy.scope is not None and not policy.scope(pod):
+        return OUT_OF_SCOPE
     owner = pod.controller
     if owner is None:
         return "bare pod: no controller recreates it"

@@ -183,3 +183,25 @@ def plan_table(cluster: Cluster, plan: Plan, report: Report) -> str:
         for v in pre:
             lines.append(f"  {v.pod} on {v.node}: {v.plugin}: {v.reason}")
     return "\n".join(lines)
+
+
+def node_details(cluster: Cluster, placements: Mapping[str, str]) -> str:
+    """-o wide: every node after the plan: zone, pods (new), cpu and memory requested of allocatable."""
+    pending = {p.key: p for p in cluster.pending}
+    on: dict[str, list[Pod]] = {}
+    new: dict[str, int] = {}
+    for p in cluster.pods:
+        on.setdefault(p.node_name, []).append(p)
+    for k, node in placements.items():
+        on.setdefault(node, []).append(pending[k])
+        new[node] = new.get(node, 0) + 1
+    rows = []
+    for n in cluster.nodes:
+        pods = on.get(n.name, [])
+        cpu = sum(p.requests.get("cpu", 0) for p in pods)
+        mem = sum(p.requests.get("memory", 0) for p in pods)
+        alloc_cpu, alloc_mem = n.allocatable.get("cpu", 0), n.allocatable.get("memory", 0)
+        rows.append((n.name, n.labels.get("topology.kubernetes.io/zone", "-"), f"{len(pods)} (+{new.get(n.name, 0)})",
+                     f"{cpu}m/{alloc_cpu}m ({100 * cpu // max(alloc_cpu, 1)}%)",
+                     f"{mem // 2**20}Mi/{alloc_mem // 2**20}Mi ({100 * mem // max(alloc_mem, 1)}%)"))
+    return table(("NODE", "ZONE", "PODS (NEW)", "CPU REQUESTED", "MEMORY REQUESTED"), rows)
