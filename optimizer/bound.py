@@ -10,26 +10,32 @@ measured against relaxations of the full model, each an upper bound on every fea
   keep their all-or-minimum. Spread, pod affinity and anti-affinity between pending pods are dropped (a
   relaxation). Solved per priority, highest first, by CP-SAT: a stage proven optimal is fixed for the next;
   the first stage that is not proven gives its CP-SAT bound and every lower priority its total.
-- preference P: every pod of a class at the best node it may use for the linear terms (preferred node
-  affinity minus untolerated PreferNoSchedule taints), every preferred pod-affinity term satisfied, no
-  preferred anti-affinity term violated, no ScheduleAnyway skew above maxSkew, every existing pod's
-  preferred term that pending pods could satisfy satisfied. When a plan places every pod of the component,
-  every plan with the optimal placed vector places them all too, so negative best gains count in full.
+- preference P: each class's pods at the best nodes they may use for the linear terms (preferred node
+  affinity minus untolerated PreferNoSchedule taints), at most as many on a node as fit there alone (the exact
+  model's per-node upper bounds), every preferred pod-affinity term satisfied, no ScheduleAnyway skew above
+  maxSkew, every existing pod's preferred term that pending pods could satisfy satisfied. When a plan places
+  every pod of the component, every plan with the optimal placed vector places them all too, so negative
+  values count in full, and a class's own preferred anti-affinity costs at least the pods that cannot be alone
+  in a domain (more pods than domains free of matching pods). Checked against exhaustive search on random
+  clusters (tests/test_solve_property.py).
 """
 from __future__ import annotations
 
+import time
 from collections import defaultdict
 from typing import Any
 
 import numpy as np
 from ortools.sat.python import cp_model
 
-from .interpodaffinity.encoding import PREF_AFF, _holder_pref, _pref_terms
+from ..models.objects import PodAffinityTerm
+from .interpodaffinity.encoding import PREF_AFF, _domain_has, _holder_pref, _pref_terms, pref_pred
 from .nodeaffinity import preferred_score
 from .noderesources.encoding import checked, free_vector
 from .noderesources.filtering import PODS
 from .policy import Policy
 from .problem import Component, Problem
+from .runner import NEVER, Interrupt, SolverParams, Status, run
 from .tainttoleration import count_intolerable_prefer_no_schedule, prefer_no_schedule_tolerations
 
 
@@ -50,9 +56,10 @@ def node_groups(problem: Problem, nodes: list[int]) -> list[np.ndarray]:
     return [np.asarray(v, dtype=np.int64) for v in by.values()]
 
 
-def placed_bound(problem: Problem, comp: Component, time_limit: float, workers: int = 1) -> tuple[dict[int, int], bool]:
+def placed_bound(problem: Problem, comp: Component, time_limit: float, workers: int = 1,
+                 interrupt: Interrupt = NEVER) -> tuple[dict[int, int], bool]:
     """Lexicographic bound on pods placed per priority in `comp` (see the module docstring)."""
-    started = cp_model_time()
+    started = time.perf_counter()
     classes = comp.classes
     groups = node_groups(problem, comp.nodes)
     m = cp_model.CpModel()
@@ -105,50 +112,79 @@ def placed_bound(problem: Problem, comp: Component, time_limit: float, workers: 
             continue
         level = sum(placed[c] for c in classes if problem.classes[c].priority == q)
         m.maximize(level)
-        solver = cp_model.CpSolver()
-        solver.parameters.max_time_in_seconds = max(0.05, time_limit - (cp_model_time() - started))
-        solver.parameters.num_workers = max(1, workers)
-        status = solver.solve(m)
-        if status == cp_model.OPTIMAL:
-            value = int(round(solver.objective_value))
+        done = run(m, SolverParams(workers=max(1, workers)), max(0.05, time_limit - (time.perf_counter() - started)),
+                   interrupt=interrupt)
+        if done.status is Status.OPTIMAL:
+            value = int(round(done.solver.objective_value))
             out[q] = value
             m.add(level == value)
         else:
-            out[q] = min(total, int(np.floor(solver.best_objective_bound + 1e-6))) if status == cp_model.FEASIBLE \
-                else total
+            out[q] = min(total, int(np.floor(done.bound + 1e-6))) if done.status is Status.FEASIBLE else total
             proven = False
     return out, proven
 
 
-def cp_model_time() -> float:
-    import time
-    return time.perf_counter()
-
-
-def _best_linear_gain(problem: Problem, c: int, policy: Policy) -> int:
-    """Best per-pod value of the linear terms over the class's feasible nodes."""
+def _linear_gains(problem: Problem, c: int, policy: Policy) -> tuple[np.ndarray, np.ndarray]:
+    """(per feasible node of the class: the linear terms' value of one pod there, how many of its pods fit there
+    by the rules that bound a node on their own), over the class's feasible nodes."""
     rep = problem.classes[c].rep
     feas = problem.feasible[c]
-    if not len(feas):
-        return 0
     tols = prefer_no_schedule_tolerations(rep)
     memo: dict[tuple, int] = {}
-    best: int | None = None
-    for n in feas.tolist():
-        node = problem.nodes[n]
-        key = (tuple(sorted(node.labels.items())) if rep.affinity.node_preferred else (), node.taints)
-        v = memo.get(key)
-        if v is None:
-            v = 0
-            if rep.affinity.node_preferred and policy.node_affinity:
-                v += policy.node_affinity * preferred_score(rep, node)
-            if node.taints and policy.prefer_no_schedule:
-                v -= policy.prefer_no_schedule * count_intolerable_prefer_no_schedule(node, tols)
-            memo[key] = v
-        best = v if best is None else max(best, v)
-        if not node.taints and not rep.affinity.node_preferred:
-            break  # nothing to gain or lose anywhere: 0
-    return best or 0
+    gains = np.zeros(len(feas), dtype=np.int64)
+    if rep.affinity.node_preferred or any(problem.nodes[n].taints for n in feas.tolist()):
+        for i, n in enumerate(feas.tolist()):
+            node = problem.nodes[n]
+            key = (tuple(sorted(node.labels.items())) if rep.affinity.node_preferred else (), node.taints)
+            v = memo.get(key)
+            if v is None:
+                v = 0
+                if rep.affinity.node_preferred and policy.node_affinity:
+                    v += policy.node_affinity * preferred_score(rep, node)
+                if node.taints and policy.prefer_no_schedule:
+                    v -= policy.prefer_no_schedule * count_intolerable_prefer_no_schedule(node, tols)
+                memo[key] = v
+            gains[i] = v
+    return gains, problem.ub.matrix[c, feas].astype(np.int64)
+
+
+def _best_fill(values: np.ndarray, room: np.ndarray, pods: int, every_pod: bool) -> int:
+    """Most value `pods` pods can collect, at most room[i] of them worth values[i] each (the best first); with
+    `every_pod` all of them must be placed, else only those worth more than 0 are counted."""
+    if not len(values) or pods <= 0:
+        return 0
+    order = np.argsort(-values, kind="stable")
+    total, left = 0, pods
+    for i in order.tolist():
+        v = int(values[i])
+        if left <= 0 or (v <= 0 and not every_pod):
+            break
+        k = min(left, int(room[i]))
+        total += k * v
+        left -= k
+    if left > 0 and every_pod:
+        total += left * int(values[order[0]])  # more pods than the rooms hold alone: the best value is still a bound
+    return total
+
+
+def _guaranteed_anti_violations(problem: Problem, c: int, t: PodAffinityTerm) -> int:
+    """Pods of class c that must break c's own preferred anti-affinity term `t` when all c's pods are placed:
+    a pod escapes only alone in its domain, so with more pods than free domains the rest share."""
+    cls = problem.classes[c]
+    pred = pref_pred(problem, cls.rep, t)
+    if not pred(cls.rep):
+        return 0  # the term does not see the class's own pods
+    values, _ = problem.domains(t.topology_key)
+    feas = problem.feasible[c].tolist()
+    if any(values[n] is None for n in feas):
+        return 0  # a node without the key: pods there never break the term
+    existing = problem.existing_matching(("ipa.pref", t, cls.rep.namespace), pred, t.label_selector)
+    taken = {values[n] for n, k in existing.items() if k > 0 and values[n] is not None}
+    domains = {values[n] for n in feas}
+    free = len(domains - taken)
+    if cls.size <= free:
+        return 0
+    return cls.size - free + (0 if domains & taken else 1)
 
 
 def preference_bound(problem: Problem, comp: Component, policy: Policy, all_placed: bool) -> int:
@@ -157,12 +193,14 @@ def preference_bound(problem: Problem, comp: Component, policy: Policy, all_plac
     cls_set = set(comp.classes)
     for c in comp.classes:
         cls = problem.classes[c]
-        gain = _best_linear_gain(problem, c, policy)
-        for kind, i, w, t in _pref_terms(cls.rep):
-            if kind == PREF_AFF:
-                gain += policy.pod_affinity * w
-        if gain >= 0 or all_placed:
-            total += cls.size * gain
+        affinity = sum(policy.pod_affinity * w for kind, i, w, t in _pref_terms(cls.rep) if kind == PREF_AFF)
+        gains, room = _linear_gains(problem, c, policy)
+        # every placed pod at the best node it may use (as many as fit there alone), every preferred affinity met
+        total += _best_fill(gains + affinity, room, cls.size, all_placed)
+        if all_placed and policy.pod_anti_affinity:
+            for kind, i, w, t in _pref_terms(cls.rep):
+                if kind != PREF_AFF:
+                    total -= policy.pod_anti_affinity * w * _guaranteed_anti_violations(problem, c, t)
     for h, kind, i, w, t, pred, targets in _holder_pref(problem):
         if kind != PREF_AFF or not any(c in cls_set for c in targets):
             continue
@@ -170,7 +208,6 @@ def preference_bound(problem: Problem, comp: Component, policy: Policy, all_plac
         if problem.nodes[n_e].labels.get(t.topology_key) is None:
             continue
         # only counted here when pending pods decide it (existing_terms holds the constant ones)
-        from .interpodaffinity.encoding import _domain_has
         ex = problem.existing_matching(("ipa.pref", t, h.rep.namespace), pred, t.label_selector)
         others = _domain_has(problem, ex, t.topology_key, problem.nodes[n_e].labels[t.topology_key]) - int(pred(h.rep))
         if others < 1:

@@ -20,3 +20,5 @@ class Plan:
     workers: int = 0
     seed: int = 0
     notes: tuple[str, ...] = ()
+    # per level (placed, preference): value, proven bound, absolute and relative gap (optimizer.solve.level_gaps)
+    gaps: dict[str, dict[str, object]] = field(default_factory=dict)

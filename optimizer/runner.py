@@ -187,6 +187,9 @@ def run(model: cp_model.CpModel, params: SolverParams, limit: float, *, interrup
     sp.max_time_in_seconds = max(0.01, limit)
     sp.num_workers = max(1, params.workers)
     sp.random_seed = params.seed
+    # CP-SAT's own SIGINT handler outlives the solve and aborts the process (std::bad_function_call) on a later
+    # Ctrl-C: podplan's Interrupt handles SIGINT and stops the search itself.
+    sp.catch_sigint_signal = False
     if params.deterministic and params.workers > 1:
         sp.interleave_search = True
     sp.log_search_progress = params.log_search

@@ -28,7 +28,8 @@ import random
 import sys
 import time
 from collections import defaultdict
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ortools.sat.python import cp_model
@@ -39,11 +40,14 @@ from .bound import placed_bound, preference_bound
 from .context import TERM_KINDS, Explain
 from .framework import Profile, Reason
 from .model import Built, build, existing_terms, term_vars
+from .explain import final_state_message
 from .neighbourhood import candidates
+from .objective import preference_terms
 from .plan import Plan
 from .policy import Policy
 from .problem import Component, Problem, build_problem, static_reasons
 from .registry import DEFAULT_PROFILE
+from .verify import final_state
 from .runner import (NEVER, Interrupt, Level, LevelResult, Progress, SolverParams, Status, complete, lexicographic,
                      run)
 
@@ -119,9 +123,11 @@ def _symmetry_permuted(built: Built, counts: dict[tuple[int, int], int]) -> dict
 
 def _solve_component(problem: Problem, comp: Component, built: Built, greedy_counts: dict[tuple[int, int], int] | None,
                      params: SolverParams, deadline: float, state: SolveState, started: float,
-                     caps: dict[str, int] | None = None, skip: frozenset[str] = frozenset()) -> ComponentResult:
+                     caps: dict[str, int] | None = None, skip: frozenset[str] = frozenset(),
+                     rebuild: Callable[[], Built] | None = None) -> ComponentResult:
     """The staged lexicographic search of one built model. `caps`: level values known to be upper bounds
-    (a stage whose incumbent reaches its cap is skipped, proven); `skip`: levels not searched here."""
+    (a stage whose incumbent reaches its cap is skipped, proven); `skip`: levels not searched here.
+    `rebuild`: a fresh model of the same part, for the canonical form (see _canonical)."""
     ctx = built.ctx
     model = ctx.model
     tvars = built.terms
@@ -156,6 +162,11 @@ def _solve_component(problem: Problem, comp: Component, built: Built, greedy_cou
         raise RuntimeError(f"component {comp.index}: the model is infeasible; leaving every pod pending must "
                            "always be feasible: a bug in an encoding")
     incumbent, levels = done.values, done.levels
+    if rebuild is not None and incumbent is not None and levels and all(lv.optimal for lv in levels):
+        canonical = _canonical(rebuild, levels, params, deadline, state)
+        if canonical is not None:
+            built, incumbent = canonical
+            ctx, tvars = built.ctx, built.terms
     counts: dict[tuple[int, int], int] = {}
     terms = {k: 0 for k in TERM_KINDS}
     by_prio: dict[int, int] = defaultdict(int)
@@ -169,6 +180,34 @@ def _solve_component(problem: Problem, comp: Component, built: Built, greedy_cou
             by_prio[problem.classes[c].priority] += incumbent[ctx.placed[c].index]
     g_pref = greedy_levels[built.level_names.index("preference")] if greedy_levels is not None else None
     return ComponentResult(counts, levels, terms, greedy_levels, note, g_pref, dict(by_prio))
+
+
+def _full_model(problem: Problem, comp: Component, policy: Policy, params: SolverParams) -> Built:
+    built = build(problem, comp, policy, params.strategy, symmetry=params.symmetry_breaking)
+    built.terms = term_vars(built.ctx)
+    return built
+
+
+def _canonical(rebuild: Callable[[], Built], levels: list[LevelResult], params: SolverParams, deadline: float,
+               state: SolveState) -> tuple[Built, list[int]] | None:
+    """The same optimum, found the same way whatever --workers: every level proven, so its value is the same
+    for every run; a fresh model with each level fixed at it is searched by one worker, without hints (which
+    would carry the multi-worker search's choice), for its first solution. That search is a pure function of
+    the input and the seed. None when it does not finish in the time left (the plan then depends on the run)."""
+    left = deadline - time.perf_counter()
+    if left < 0.05 or state.interrupt.is_set():
+        return None
+    t0 = time.perf_counter()
+    built = rebuild()
+    for lv, var in zip(levels, built.level_vars):
+        built.ctx.model.add(var == lv.value)
+    state.timings["canonical"] += time.perf_counter() - t0
+    single = replace(params, workers=1)
+    t0 = time.perf_counter()
+    done = run(built.ctx.model, single, max(0.05, deadline - time.perf_counter()), interrupt=state.interrupt,
+               extra={"stop_after_first_solution": True})
+    state.timings["canonical"] += time.perf_counter() - t0
+    return (built, done.values) if done.values is not None else None
 
 
 def _trivial_bound(problem: Problem, built: Built, i: int) -> int | None:
@@ -249,11 +288,12 @@ def solve(cluster: Cluster, params: SolverParams | None = None, policy: Policy |
                                         "limit: greedy's placement kept")
         else:
             t0 = time.perf_counter()
-            built = build(problem, comp, policy, params.strategy, symmetry=params.symmetry_breaking)
-            built.terms = term_vars(built.ctx)
+            built = _full_model(problem, comp, policy, params)
             state.timings["build"] += time.perf_counter() - t0
             t0 = time.perf_counter()
-            results[comp.index] = _solve_component(problem, comp, built, gc, params, comp_deadline, state, started)
+            results[comp.index] = _solve_component(
+                problem, comp, built, gc, params, comp_deadline, state, started,
+                rebuild=(lambda comp=comp: _full_model(problem, comp, policy, params)) if params.deterministic else None)
             state.timings["search"] += time.perf_counter() - t0
             models[comp.index] = built
     _more_time(problem, policy, params, results, models, sizes, deadline, state, started)
@@ -261,6 +301,8 @@ def solve(cluster: Cluster, params: SolverParams | None = None, policy: Policy |
     for comp in problem.components:
         r = results[comp.index]
         r.classes = comp.classes
+        if state.interrupt.is_set():
+            continue  # Ctrl-C: the plan now, its bounds unknown (the plan says it is not proven)
         if r.placed_bound is None and not (r.levels and r.levels[0].optimal):
             _relaxation_bounds(problem, comp, r, policy, params, started + params.time_limit * (1 - params.reserve / 2),
                                state)
@@ -301,7 +343,9 @@ def _more_time(problem: Problem, policy: Policy, params: SolverParams, results: 
             old = results[i]
             t0 = time.perf_counter()
             if i in models:
-                new = _solve_component(problem, comp, models[i], old.counts, params, share, state, started)
+                new = _solve_component(
+                    problem, comp, models[i], old.counts, params, share, state, started,
+                    rebuild=(lambda: _full_model(problem, comp, policy, params)) if params.deterministic else None)
             else:
                 new = _solve_large(problem, comp, policy, params, old.counts, share, state, started)
             state.timings["search"] += time.perf_counter() - t0
@@ -331,7 +375,7 @@ def _relaxation_bounds(problem: Problem, comp: Component, r: ComponentResult, po
         r.placed_bound = dict(total)
     else:
         limit = max(0.05, min(10.0, deadline - time.perf_counter()))
-        r.placed_bound, _ = placed_bound(problem, comp, limit, params.workers)
+        r.placed_bound, _ = placed_bound(problem, comp, limit, params.workers, state.interrupt)
     r.pref_bound = preference_bound(problem, comp, policy, all_placed)
     state.timings["bound"] += time.perf_counter() - t0
 
@@ -427,8 +471,6 @@ def _assemble(problem: Problem, cluster: Cluster, params: SolverParams, policy: 
     if any(r.kept or not _pref_tight(r) for r in results):
         # a kept part's terms were never computed, and a part whose P stage did not end proven may hold slack
         # penalty variables (they are only bounded one way): score the final state as the verifier does
-        from .objective import preference_terms
-        from .verify import final_state
         terms = preference_terms(cluster, final_state(cluster, placements), policy)
     else:
         terms = {k: const.get(k, 0) + sum(r.terms.get(k, 0) for r in results) for k in TERM_KINDS}
@@ -447,15 +489,12 @@ def _assemble(problem: Problem, cluster: Cluster, params: SolverParams, policy: 
     placed_bound_by_prio: dict[int, int] = defaultdict(int)
     placed_proven = True
     pref_bound: float = sum(const.values())
-    pref_proven = True
     for r in results:
         if r.placed_bound is not None:
             proven = all(r.placed_by_priority.get(q, 0) >= k for q, k in r.placed_bound.items())
             for q, k in r.placed_bound.items():
                 placed_bound_by_prio[q] += max(k, r.placed_by_priority.get(q, 0))
             bound_p = r.pref_bound if r.pref_bound is not None else float("inf")
-            value_p = sum(r.terms.values())
-            pref_ok = proven and value_p >= bound_p
         else:
             lv = level(r, "placed")
             proven = lv is not None and lv.optimal
@@ -471,32 +510,43 @@ def _assemble(problem: Problem, cluster: Cluster, params: SolverParams, policy: 
             bound_p = pv.bound if pv is not None else float("inf")
             if r.pref_relaxed is not None:
                 bound_p = min(bound_p, r.pref_relaxed)
-            pref_ok = proven and pv is not None and (pv.optimal or pv.value >= bound_p)
         placed_proven &= proven
-        pref_proven &= pref_ok
         pref_bound += bound_p
     placed = sum(by_prio.values())
+    placed_bound_total = sum(placed_bound_by_prio.values())
+    pref_bound_value = (int(pref_bound) if pref_bound != float("inf") else None) if placed_proven else None
     bound: dict[str, object] = {
-        "placed": sum(placed_bound_by_prio.values()),
+        "placed": placed_bound_total,
         "placed_by_priority": {str(q): placed_bound_by_prio.get(q, 0) for q in sorted(total_by_prio, reverse=True)},
-        "preference": (int(pref_bound) if pref_bound != float("inf") else None) if placed_proven else None,
+        "preference": pref_bound_value,
         "strategy_proven": all(lv.optimal for r in results for lv in [level(r, "strategy")] if lv is not None),
     }
-    gap: float | None
-    if placed_proven and bound["preference"] is not None:
-        b = bound["preference"]
-        gap = abs(b - preference) / max(1.0, abs(b))  # type: ignore[operator]
-    elif placed_proven:
-        gap = None
-    else:
-        missing = sum(max(0, k - by_prio.get(q, 0)) for q, k in placed_bound_by_prio.items())
-        gap = missing / max(1, sum(placed_bound_by_prio.values()))
+    # Proven on every level: placed meets its bound per priority, and P (the final state's, as the verifier
+    # scores it) meets the sum of the components' P bounds. A part kept unsearched proves nothing by itself.
+    pref_proven = placed_proven and pref_bound_value is not None and preference >= pref_bound_value
+    gaps = level_gaps(placed, placed_bound_total, preference, pref_bound_value)
+    gap: float | None = gaps["placed"]["relative"] if not placed_proven else gaps["preference"]["relative"]
+    why_not = []
+    if not placed_proven:
+        why_not.append(f"placed: {gaps['placed']['absolute']} pod(s) below the bound")
+    elif pref_bound_value is None:
+        why_not.append("preference: no bound")
+    elif not pref_proven:
+        why_not.append(f"preference: {gaps['preference']['absolute']} below the bound")
+    kept = sum(1 for r in results if r.kept)
+    if kept:
+        why_not.append(f"{kept} part(s) kept greedy's placement unsearched")
     status = Status.OPTIMAL if placed_proven and pref_proven else Status.FEASIBLE
     timings = state.timings
-    notes = [f"{len(problem.classes)} pod classes, {len(problem.components)} components, "
-             f"{sum(len(f) for f in problem.feasible)} (class, node) variables",
-             f"objective: placed {placed} {dict(sorted(by_prio.items(), reverse=True))}, preference {preference} "
-             f"{terms}",
+    notes = [f"{_count(len(problem.classes), 'pod class', 'pod classes')}, "
+             f"{_count(len(problem.components), 'component')}, "
+             f"{_count(sum(len(f) for f in problem.feasible), '(class, node) variable')}",
+             f"objective: placed {placed}"
+             + "".join(f" (priority {q}: {k})" if len(by_prio) == 1 else "" for q, k in by_prio.items())
+             + (" (" + ", ".join(f"priority {q}: {k}" for q, k in sorted(by_prio.items(), reverse=True)) + ")"
+                if len(by_prio) > 1 else "")
+             + f", preference {preference} (" + ", ".join(f"{k} {v}" for k, v in terms.items()) + ")",
+             *([f"not proven optimal: {'; '.join(why_not)}"] if status is not Status.OPTIMAL else []),
              "time: " + ", ".join(f"{k} {v:.1f}s" for k, v in timings.items())
              + (f", {state.rounds} neighbourhood rounds" if state.rounds else "")]
     if state.interrupt.is_set():
@@ -510,21 +560,39 @@ def _assemble(problem: Problem, cluster: Cluster, params: SolverParams, policy: 
         if not left:
             continue
         if final is None:
-            from .explain import final_state_message
-            from .verify import final_state
             final = final_state(cluster, placements)
         # Identical pods get one message: kube-scheduler's summary against the plan's final state.
         reason = final_state_message(left[0], final) or _pending_reason(problem, c)
         for pod in left:
             pending[pod.key] = reason
     wall = time.perf_counter() - started
-    plan = Plan(placements, pending, status, bound, gap, wall, params.workers, params.seed, tuple(notes))
+    plan = Plan(placements, pending, status, bound, gap, wall, params.workers, params.seed, tuple(notes), gaps)
     if greedy_plan is not None:
         worse = _worse_than_greedy(problem, results, by_prio, preference, sum(const.values()), greedy_plan)
         if worse:
             return Plan(dict(greedy_plan.placements), dict(greedy_plan.pending), Status.GREEDY_FALLBACK, bound, gap, wall,
-                        params.workers, params.seed, tuple(notes) + (f"greedy fallback: {worse}",))
+                        params.workers, params.seed, tuple(notes) + (f"greedy fallback: {worse}",), gaps)
     return plan
+
+
+def _count(n: int, one: str, many: str = "") -> str:
+    return f"{n} {one if n == 1 else many or one + 's'}"
+
+
+def level_gaps(placed: int, placed_bound: int, preference: int, pref_bound: int | None) -> dict[str, dict[str, Any]]:
+    """Each level's value, proven bound and gap, absolute and relative. The relative preference gap is taken
+    against |bound| and left out when the bound is 0 (a percentage of nothing means nothing)."""
+    missing = max(0, placed_bound - placed)
+    out: dict[str, dict[str, Any]] = {
+        "placed": {"value": placed, "bound": placed_bound, "absolute": missing,
+                   "relative": missing / placed_bound if placed_bound else 0.0}}
+    if pref_bound is None:
+        out["preference"] = {"value": preference, "bound": None, "absolute": None, "relative": None}
+    else:
+        below = max(0, pref_bound - preference)
+        out["preference"] = {"value": preference, "bound": pref_bound, "absolute": below,
+                             "relative": below / abs(pref_bound) if pref_bound else (0.0 if not below else None)}
+    return out
 
 
 def _pref_tight(r: ComponentResult) -> bool:

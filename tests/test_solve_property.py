@@ -11,9 +11,13 @@ from hypothesis import strategies as st
 
 from builders import make_node, make_pod, pod_term, req, selector, term
 from podplan.models.objects import Cluster, PodGroup, TopologySpreadConstraint, Workload
+from podplan.optimizer.bound import placed_bound, preference_bound
 from podplan.optimizer.gangs import find_gangs
 from podplan.optimizer.greedy import simulate
+from podplan.optimizer.model import existing_terms
 from podplan.optimizer.policy import Policy
+from podplan.optimizer.problem import build_problem
+from podplan.optimizer.registry import DEFAULT_PROFILE
 from podplan.optimizer.runner import SolverParams
 from podplan.optimizer.solve import solve
 from podplan.optimizer.verify import verify
@@ -190,3 +194,23 @@ def test_neighbourhood_search_verifies_never_loses_to_greedy_and_is_optimal_when
         assert got == want
     if plan.gap == 0 and plan.bound.get("preference") is not None:
         assert report.preference == want[1] and got[0] == want[0]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(clusters())
+def test_the_relaxation_bounds_are_never_below_the_exhaustive_optimum(case: tuple[Cluster, bool]) -> None:
+    # the gap a plan reports is only honest if its bounds are bounds: placed per priority and P
+    cluster, gang_all = case
+    problem = build_problem(cluster, DEFAULT_PROFILE, gang_all=gang_all)
+    want_placed, want_p = exhaustive_best(cluster, gang_all)
+    prios = sorted({p.priority for p in cluster.pending}, reverse=True)
+    placed = {q: 0 for q in prios}
+    for comp in problem.components:
+        for q, k in placed_bound(problem, comp, 5.0)[0].items():
+            placed[q] += k
+    assert tuple(placed[q] for q in prios) >= want_placed
+    if sum(want_placed) == len(cluster.pending):  # the optimum places every pod: the all-placed P bound holds
+        policy = Policy()
+        bound_p = sum(existing_terms(problem, policy).values()) + sum(
+            preference_bound(problem, comp, policy, True) for comp in problem.components)
+        assert bound_p >= want_p

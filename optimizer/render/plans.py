@@ -34,6 +34,7 @@ def plan_document(cluster: Cluster, plan: Plan, report: Report) -> dict[str, Any
         },
         "bound": dict(plan.bound),
         "gap": plan.gap,
+        "gaps": plan.gaps,
         "placements": [{"pod": k, "node": plan.placements[k], "workload": pending[k].workload}
                        for k in sorted(plan.placements, key=lambda k: pending[k].order)],
         "pending": [{"pod": k, "reason": plan.pending[k]} for k in sorted(plan.pending, key=lambda k: pending[k].order)],
@@ -171,9 +172,9 @@ def plan_table(cluster: Cluster, plan: Plan, report: Report) -> str:
     terms = ", ".join(f"{k} {v}" for k, v in report.terms.items())
     lines.append(f"preference: {report.preference} ({terms})")
     if plan.bound:
-        lines.append("bound: " + ", ".join(f"{k} {v}" for k, v in plan.bound.items()))
-    if plan.gap is not None:
-        lines.append(f"gap: {plan.gap:.2%}")
+        lines.append(f"bound: {bound_line(plan.bound)}")
+    if plan.gaps:
+        lines.append(f"gap: {gap_line(plan.gaps)}")
     lines.append(f"time: {plan.wall_seconds:.2f}s")
     for note in plan.notes:
         lines.append(f"note: {note}")
@@ -205,3 +206,36 @@ def node_details(cluster: Cluster, placements: Mapping[str, str]) -> str:
                      f"{cpu}m/{alloc_cpu}m ({100 * cpu // max(alloc_cpu, 1)}%)",
                      f"{mem // 2**20}Mi/{alloc_mem // 2**20}Mi ({100 * mem // max(alloc_mem, 1)}%)"))
     return table(("NODE", "ZONE", "PODS (NEW)", "CPU REQUESTED", "MEMORY REQUESTED"), rows)
+
+
+def bound_line(bound: Mapping[str, object]) -> str:
+    """A plan's proven bounds in words: `placed 6 (priority 0: 6), preference 0; tie-break proven`."""
+    parts = []
+    if "placed" in bound:
+        by = bound.get("placed_by_priority") or {}
+        parts.append(f"placed {bound['placed']}" + (" (" + ", ".join(f"priority {q}: {k}" for q, k in by.items()) + ")"
+                                                   if by else ""))  # type: ignore[union-attr]
+    if "preference" in bound:
+        parts.append("preference " + ("unknown until placed is proven" if bound["preference"] is None
+                                      else str(bound["preference"])))
+    line = ", ".join(parts)
+    if "strategy_proven" in bound:
+        line += "; tie-break " + ("proven" if bound["strategy_proven"] else "not proven")
+    return line
+
+
+def gap_line(gaps: Mapping[str, Mapping[str, object]]) -> str:
+    """Each level's distance to its proven bound, absolute and relative (relative only against a non-zero bound)."""
+    parts = []
+    placed = gaps.get("placed")
+    if placed:
+        parts.append(f"placed {placed['absolute']} pod(s) ({placed['relative']:.2%})")
+    pref = gaps.get("preference")
+    if pref:
+        if pref["bound"] is None:
+            parts.append("preference unknown (no bound yet)")
+        elif pref["relative"] is None:
+            parts.append(f"preference {pref['absolute']} below its bound of {pref['bound']}")
+        else:
+            parts.append(f"preference {pref['absolute']} ({pref['relative']:.2%})")
+    return ", ".join(parts)
