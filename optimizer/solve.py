@@ -2,7 +2,7 @@
 
 How a solve runs:
 1. optimizer.problem builds classes of identical pending pods, static feasibility and the independent
-   components (networkx); each component gets its own CP-SAT model (optimizer.model).
+   components (scipy's connected components); each component gets its own CP-SAT model (optimizer.model).
 2. Warm start: the greedy plan's counts are completed into a full assignment by a CP-SAT run with every x
    fixed (a "repair" of all auxiliary variables: presence literals, skew bounds, preference rewards). That
    complete, feasible assignment is the solution hint of the first stage AND the objective floor
