@@ -561,8 +561,11 @@ def _assemble(problem: Problem, cluster: Cluster, params: SolverParams, policy: 
             continue
         if final is None:
             final = final_state(cluster, placements)
-        # Identical pods get one message: kube-scheduler's summary against the plan's final state.
-        reason = final_state_message(left[0], final) or _pending_reason(problem, c)
+        # Identical pods get one message: kube-scheduler's summary against the plan's final state, while the time
+        # limit allows (it runs every filter on every node); past it, the static rules' summary.
+        in_time = time.perf_counter() < started + params.time_limit
+        reason = (final_state_message(left[0], final, problem.profile) if in_time else None) \
+            or _pending_reason(problem, c)
         for pod in left:
             pending[pod.key] = reason
     wall = time.perf_counter() - started
@@ -635,7 +638,7 @@ def _pending_reason(problem: Problem, c: Any) -> str:
     if len(problem.feasible[c.index]):
         if c.gang:
             return f"gang {c.gang}: the optimum cannot place its minimum together (see explain --why-pending)"
-        return "no room in the optimal plan for this pod (see explain --why-pending)"
+        return "no room in this plan for this pod (see explain --why-pending)"
     counts: dict[str, int] = defaultdict(int)
     for n in range(len(problem.nodes)):
         rs = static_reasons(problem, c, n)
