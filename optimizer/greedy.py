@@ -510,19 +510,23 @@ class Scheduler:
 
 
 def simulate(cluster: Cluster, seed: int = 0, *, gangs: Gangs | None = None,
-             percentage_of_nodes_to_score: int = 0, protect_placed: bool = True) -> Plan:
+             percentage_of_nodes_to_score: int = 0, protect_placed: bool = True, vectorized: bool = True) -> Plan:
     """kube-scheduler on the pending pods of `cluster`, one at a time.
 
     With gangs (coscheduling's Permit semantics): a gang that ends below its minimum releases all its pods,
     and the pass is repeated without it, until every gang left is whole. protect_placed=False is
     kube-scheduler exactly, whose plans may break placed pods' spread or first-pod affinity (see above).
+    vectorized=True runs vectorized.VectorScheduler (the same results over all nodes at once); False this
+    module's plain per-node Scheduler, the reference.
     """
+    from .vectorized import VectorScheduler  # late: vectorized builds on this module's guard
     started = time.perf_counter()
     gangs = gangs or Gangs({}, {})
     dropped: set[str] = set()
     while True:
         state = ClusterState.from_cluster(cluster)
-        sched = Scheduler(state, seed, percentage_of_nodes_to_score, protect_placed=protect_placed)
+        make = VectorScheduler if vectorized else Scheduler
+        sched = make(state, seed, percentage_of_nodes_to_score, protect_placed=protect_placed)
         placements: dict[str, str] = {}
         pending: dict[str, str] = {}
         for pod in queue_order(cluster.pending):

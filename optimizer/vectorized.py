@@ -1,0 +1,177 @@
+"""The vectorized kube-scheduler simulator: greedy.Scheduler's scheduling cycle computed over all nodes at once.
+
+Same results as the plain loop (property-tested against it), so greedy.simulate uses it by default:
+- Filter: every plugin's vectorized form (optimizer/<rule>/vector.py) gives a bool per node; their AND is the
+  feasibility mask. Each mask equals the plain predicate's verdict, so a node's first rejecting plugin is the
+  first mask that is False there.
+- findNodesThatFitPod: the first numFeasibleNodesToFind feasible nodes in rotation order from
+  nextStartNodeIndex; the rejected nodes before the last one found count as processed, exactly as the plain
+  loop's arithmetic. The placed-pod guard (greedy.PlacedPodsGuard) is asked only about those candidates, in
+  that order, as the plain loop does after the filters pass.
+- Score: each plugin's normalized score over the candidates (in rotation order) as arrays, weighted and summed;
+  the top is chosen as greedy._select_host does (same random.Random calls in the same order).
+- A pod that fits nowhere: FitError's message from each node's first rejecting plugin, its reasons asked of
+  that plugin only for those pods.
+The arrays follow the ClusterState through its change journal: whatever added or removed pods since the
+previous cycle (this scheduler's binds, a caller's removals) is replayed into them first.
+"""
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..models.objects import Pod
+
+from .framework import NodeVerdict, Plugin, Reason, fit_error_message
+from .greedy import PlacedPodsGuard, num_feasible_nodes_to_find
+from .interpodaffinity import vector as interpodaffinity_vector
+from .nodeaffinity import vector as nodeaffinity_vector
+from .nodearrays import NodeArrays
+from .nodename import vector as nodename_vector
+from .nodeports import vector as nodeports_vector
+from .noderesources import vector as noderesources_vector
+from .nodeunschedulable import vector as nodeunschedulable_vector
+from .podtopologyspread import vector as podtopologyspread_vector
+from .registry import FILTER_PLUGINS, SCORE_PLUGINS
+from .state import ClusterState
+from .tainttoleration import vector as tainttoleration_vector
+
+# Plugin name -> its vectorized form's factory (until each Plugin record carries it).
+VECTOR_FACTORIES: dict[str, Callable[[ClusterState, NodeArrays], Any]] = {
+    "NodeUnschedulable": nodeunschedulable_vector.new,
+    "NodeName": nodename_vector.new,
+    "TaintToleration": tainttoleration_vector.new,
+    "NodeAffinity": nodeaffinity_vector.new,
+    "NodePorts": nodeports_vector.new,
+    "NodeResourcesFit": noderesources_vector.new,
+    "NodeResourcesBalancedAllocation": noderesources_vector.new_balanced,
+    "PodTopologySpread": podtopologyspread_vector.new,
+    "InterPodAffinity": interpodaffinity_vector.new,
+}
+
+
+class VectorScheduler:
+    """One simulated kube-scheduler over a ClusterState it mutates as it binds; greedy.Scheduler's
+    constructor arguments and schedule() (which it reproduces exactly, over all nodes at once)."""
+
+    def __init__(self, state: ClusterState, seed: int = 0, percentage_of_nodes_to_score: int = 0,
+                 filter_plugins: Sequence[Plugin] = FILTER_PLUGINS, score_plugins: Sequence[Plugin] = SCORE_PLUGINS,
+                 protect_placed: bool = True) -> None:
+        self.state = state
+        self.seed = seed
+        self.percentage_of_nodes_to_score = percentage_of_nodes_to_score
+        self.filter_plugins = [p for p in filter_plugins if p.filter]
+        self.score_plugins = [p for p in score_plugins if p.score is not None and p.weight]
+        self.rng = random.Random(seed)
+        self.next_start = 0
+        self.infos = list(state.nodes.values())
+        self.names = [info.name for info in self.infos]
+        self.guard = PlacedPodsGuard(state) if protect_placed else None
+        self._build()
+
+    def _build(self) -> None:
+        """Arrays and every plugin's vectorized state from the ClusterState as it is now."""
+        self.arrays = NodeArrays(self.state)
+        made: dict[str, Any] = {}
+        for p in (*self.filter_plugins, *self.score_plugins):
+            if p.name not in made:
+                factory = VECTOR_FACTORIES.get(p.name)
+                if factory is None:
+                    raise ValueError(f"plugin {p.name} has no vectorized form")
+                made[p.name] = factory(self.state, self.arrays)
+        self.filters = [made[p.name] for p in self.filter_plugins]
+        self.scores = [(p.weight, made[p.name]) for p in self.score_plugins]
+        self.incremental = [self.arrays] + [c for c in made.values() if hasattr(c, "add")]
+        self.affinity = made.get("InterPodAffinity")
+        self.version = self.state.version
+
+    def _sync(self) -> None:
+        """Replay the pods added and removed since the arrays were last brought up to date."""
+        state = self.state
+        if self.version == state.version:
+            return
+        changes = state.changes_since(self.version)
+        if changes is None:
+            self._build()
+            return
+        index = self.arrays.index
+        for pod, node_name, delta in changes:
+            i = index[node_name]
+            for c in self.incremental:
+                if delta > 0:
+                    c.add(pod, i)
+                else:
+                    c.remove(pod, i)
+        self.version = state.version
+
+    def schedule(self, pod: Pod) -> tuple[str | None, str]:
+        """One scheduling cycle: the chosen node (bound into the state) or None and FitError's message."""
+        n = len(self.infos)
+        if not n:
+            return None, "0/0 nodes are available: no nodes in the input."
+        self._sync()
+        masks = [c.filter(pod) for c in self.filters]
+        feasible_mask = np.ones(n, bool)
+        for m in masks:
+            if m is not None:
+                feasible_mask &= m
+        want = num_feasible_nodes_to_find(n, self.percentage_of_nodes_to_score)
+        start = self.next_start
+        positions = np.flatnonzero(np.concatenate((feasible_mask[start:], feasible_mask[:start])))
+        guard = self.guard.prepare(pod) if self.guard is not None else None
+        processed = n
+        if guard is None:
+            chosen_positions = positions[:want]
+            if len(chosen_positions) >= want:
+                processed = int(chosen_positions[-1]) + 1
+            feasible = (chosen_positions + start) % n
+        else:
+            found: list[int] = []
+            infos = self.infos
+            for pos in positions.tolist():
+                i = (pos + start) % n
+                if guard(infos[i]):
+                    continue
+                found.append(i)
+                if len(found) >= want:
+                    processed = pos + 1
+                    break
+            feasible = np.array(found, np.int64)
+        self.next_start = (start + processed) % n
+        if not len(feasible):
+            return None, self._fit_error(pod, masks, guard)
+        if len(feasible) == 1:
+            best = int(feasible[0])
+        else:
+            totals = np.zeros(len(feasible), np.int64)
+            for weight, c in self.scores:
+                totals += weight * c.score(pod, feasible)
+            tied = feasible[totals == totals.max()]
+            best = int(tied[self.rng.randrange(len(tied))]) if len(tied) > 1 else int(tied[0])
+        counts_seen = self.affinity.counts_seen if self.affinity is not None else None
+        self.state.add(pod, self.names[best])
+        if self.guard is not None:
+            self.guard.bound(pod, self.infos[best], counts_seen)
+        return self.names[best], ""
+
+    def _fit_error(self, pod: Pod, masks: list[np.ndarray | None],
+                   guard: Callable[[Any], tuple[Reason, ...]] | None) -> str:
+        """FitError's message: every node's first rejecting plugin (the first mask False there), its reasons
+        asked of that plugin; nodes every plugin passed were rejected by the guard."""
+        n = len(self.infos)
+        first = np.full(n, len(masks), np.int64)
+        for k in range(len(masks) - 1, -1, -1):
+            m = masks[k]
+            if m is not None:
+                first[~m] = k
+        verdicts = []
+        for i, k in enumerate(first.tolist()):
+            if k < len(masks):
+                reasons = self.filters[k].reasons(pod, i)
+            else:
+                reasons = guard(self.infos[i]) if guard is not None else ()
+            verdicts.append(NodeVerdict(self.names[i], reasons))
+        return fit_error_message(n, verdicts)
