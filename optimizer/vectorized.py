@@ -26,7 +26,8 @@ import numpy as np
 from ..models.objects import Pod
 
 from .framework import NodeVerdict, Plugin, Reason, fit_error_message
-from .greedy import PlacedPodsGuard, num_feasible_nodes_to_find
+from .greedy import (ERR_REASON_BREAKS_AFFINITY, ERR_REASON_BREAKS_SPREAD, GUARD_AFFINITY, GUARD_SPREAD,
+                     PlacedPodsGuard, num_feasible_nodes_to_find)
 from .interpodaffinity import vector as interpodaffinity_vector
 from .nodeaffinity import vector as nodeaffinity_vector
 from .nodearrays import NodeArrays
@@ -34,6 +35,7 @@ from .nodename import vector as nodename_vector
 from .nodeports import vector as nodeports_vector
 from .noderesources import vector as noderesources_vector
 from .nodeunschedulable import vector as nodeunschedulable_vector
+from .podtopologyspread import counts_toward
 from .podtopologyspread import vector as podtopologyspread_vector
 from .registry import FILTER_PLUGINS, SCORE_PLUGINS
 from .state import ClusterState
@@ -51,6 +53,9 @@ VECTOR_FACTORIES: dict[str, Callable[[ClusterState, NodeArrays], Any]] = {
     "PodTopologySpread": podtopologyspread_vector.new,
     "InterPodAffinity": interpodaffinity_vector.new,
 }
+
+_BREAKS_SPREAD = (Reason(GUARD_SPREAD, ERR_REASON_BREAKS_SPREAD),)
+_BREAKS_AFFINITY = (Reason(GUARD_AFFINITY, ERR_REASON_BREAKS_AFFINITY),)
 
 
 class VectorScheduler:
@@ -70,6 +75,7 @@ class VectorScheduler:
         self.infos = list(state.nodes.values())
         self.names = [info.name for info in self.infos]
         self.guard = PlacedPodsGuard(state) if protect_placed else None
+        self._group_members: dict[int, tuple[Any, np.ndarray]] = {}  # guard's spread group -> its eligible nodes
         self._build()
 
     def _build(self) -> None:
@@ -121,25 +127,12 @@ class VectorScheduler:
         want = num_feasible_nodes_to_find(n, self.percentage_of_nodes_to_score)
         start = self.next_start
         positions = np.flatnonzero(np.concatenate((feasible_mask[start:], feasible_mask[:start])))
-        guard = self.guard.prepare(pod) if self.guard is not None else None
-        processed = n
-        if guard is None:
-            chosen_positions = positions[:want]
-            if len(chosen_positions) >= want:
-                processed = int(chosen_positions[-1]) + 1
-            feasible = (chosen_positions + start) % n
-        else:
-            found: list[int] = []
-            infos = self.infos
-            for pos in positions.tolist():
-                i = (pos + start) % n
-                if guard(infos[i]):
-                    continue
-                found.append(i)
-                if len(found) >= want:
-                    processed = pos + 1
-                    break
-            feasible = np.array(found, np.int64)
+        guard = self._guard_mask(pod) if self.guard is not None else None
+        if guard is not None:
+            positions = positions[~np.concatenate((guard[0][start:], guard[0][:start]))[positions]]
+        chosen_positions = positions[:want]
+        processed = int(chosen_positions[-1]) + 1 if len(chosen_positions) >= want else n
+        feasible = (chosen_positions + start) % n
         self.next_start = (start + processed) % n
         if not len(feasible):
             return None, self._fit_error(pod, masks, guard)
@@ -157,8 +150,44 @@ class VectorScheduler:
             self.guard.bound(pod, self.infos[best], counts_seen)
         return self.names[best], ""
 
+    def _guard_mask(self, pod: Pod) -> tuple[np.ndarray, np.ndarray] | None:
+        """greedy.PlacedPodsGuard.prepare over every node: (rejected, rejected for spread), or None when the
+        pod can break no placed pod. Spread first, as the guard's own check."""
+        guard, arrays = self.guard, self.arrays
+        assert guard is not None
+        spread: np.ndarray | None = None
+        if not pod.terminating:
+            for g in guard.groups.values():
+                if g.members and counts_toward(g.constraint.selector, g.namespace, pod):
+                    bad = g.broken_domains()
+                    if bad:
+                        key = g.constraint.topology_key
+                        members = self._group_members.get(id(g))
+                        if members is None or members[0] is not g:
+                            members = self._group_members[id(g)] = (g, arrays.node_mask(
+                                ("guard-domain", id(g.domain_of)), lambda node: node.name in g.domain_of))
+                        values = arrays.value_codes(key)
+                        hit = members[1] & np.isin(arrays.codes(key), [values[d] for d in bad])
+                        spread = hit if spread is None else spread | hit
+        affinity: np.ndarray | None = None
+        for q in guard.lonely.values():
+            if all(t.matches(pod, None) for t in q.terms):
+                has_any = np.zeros(arrays.size, bool)
+                differs = np.zeros(arrays.size, bool)
+                for t in q.terms:
+                    codes = arrays.codes(t.topology_key)
+                    has_any |= codes >= 0
+                    differs |= codes != arrays.value_codes(t.topology_key)[q.labels[t.topology_key]]
+                hit = has_any & differs
+                affinity = hit if affinity is None else affinity | hit
+        if spread is None and affinity is None:
+            return None
+        if spread is None:
+            return affinity, np.zeros(arrays.size, bool)  # type: ignore[return-value]
+        return (spread if affinity is None else spread | affinity), spread
+
     def _fit_error(self, pod: Pod, masks: list[np.ndarray | None],
-                   guard: Callable[[Any], tuple[Reason, ...]] | None) -> str:
+                   guard: tuple[np.ndarray, np.ndarray] | None) -> str:
         """FitError's message: every node's first rejecting plugin (the first mask False there), its reasons
         asked of that plugin; nodes every plugin passed were rejected by the guard."""
         n = len(self.infos)
@@ -171,7 +200,9 @@ class VectorScheduler:
         for i, k in enumerate(first.tolist()):
             if k < len(masks):
                 reasons = self.filters[k].reasons(pod, i)
+            elif guard is not None and guard[0][i]:
+                reasons = _BREAKS_SPREAD if guard[1][i] else _BREAKS_AFFINITY
             else:
-                reasons = guard(self.infos[i]) if guard is not None else ()
+                reasons = ()
             verdicts.append(NodeVerdict(self.names[i], reasons))
         return fit_error_message(n, verdicts)
