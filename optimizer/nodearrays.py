@@ -155,11 +155,9 @@ class NodeArrays:
         for r, q in pod.nonzero_requests.items():
             self.nonzero[i, self.column(r)] += delta * q
         self.pod_count[i] += delta
-        counts, predicates = self._counts, self._predicates
-        labels = pod.labels
-        for hint, keys in self._by_hint.items():
-            if hint is not None and labels.get(hint[0]) != hint[1]:
-                continue
+        counts, predicates, by_hint = self._counts, self._predicates, self._by_hint
+        # Only the predicates without a hint and those whose hint the pod carries can be satisfied.
+        for keys in [by_hint.get(None, ())] + [by_hint.get(pair, ()) for pair in pod.labels.items()]:
             for key in keys:
                 if predicates[key](pod):
                     counts[key][i] += delta

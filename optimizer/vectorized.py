@@ -58,6 +58,19 @@ _BREAKS_SPREAD = (Reason(GUARD_SPREAD, ERR_REASON_BREAKS_SPREAD),)
 _BREAKS_AFFINITY = (Reason(GUARD_AFFINITY, ERR_REASON_BREAKS_AFFINITY),)
 
 
+def _message(num_nodes: int, reasons: list[tuple[Reason, ...]]) -> str:
+    """fit_error_message over nodes with these verdicts, each distinct verdict judged once: the message counts
+    reason strings over the nodes' first rejecting plugins, so one verdict holding every node's counted
+    reasons (under one plugin name) gives the same text."""
+    seen: dict[tuple[Reason, ...], int] = {}
+    for r in reasons:
+        seen[r] = seen.get(r, 0) + 1
+    counted: list[Reason] = []
+    for r, k in seen.items():
+        counted += [Reason("", x.reason) for x in NodeVerdict("", r).first_failure()] * k
+    return fit_error_message(num_nodes, [NodeVerdict("", tuple(counted))])
+
+
 class VectorScheduler:
     """One simulated kube-scheduler over a ClusterState it mutates as it binds; greedy.Scheduler's
     constructor arguments and schedule() (which it reproduces exactly, over all nodes at once)."""
@@ -196,13 +209,16 @@ class VectorScheduler:
             m = masks[k]
             if m is not None:
                 first[~m] = k
-        verdicts = []
-        for i, k in enumerate(first.tolist()):
-            if k < len(masks):
-                reasons = self.filters[k].reasons(pod, i)
-            elif guard is not None and guard[0][i]:
-                reasons = _BREAKS_SPREAD if guard[1][i] else _BREAKS_AFFINITY
-            else:
-                reasons = ()
-            verdicts.append(NodeVerdict(self.names[i], reasons))
-        return fit_error_message(n, verdicts)
+        reasons: list[tuple[Reason, ...]] = [()] * n
+        for k, plugin in enumerate(self.filters):
+            nodes = np.flatnonzero(first == k)
+            if not len(nodes):
+                continue
+            many = getattr(plugin, "reasons_many", None)
+            found = many(pod, nodes) if many is not None else [plugin.reasons(pod, i) for i in nodes.tolist()]
+            for i, r in zip(nodes.tolist(), found):
+                reasons[i] = r
+        if guard is not None:
+            for i in np.flatnonzero((first == len(masks)) & guard[0]).tolist():
+                reasons[i] = _BREAKS_SPREAD if guard[1][i] else _BREAKS_AFFINITY
+        return _message(n, reasons)

@@ -27,6 +27,7 @@ from .filtering import (_NO_LABELS, ERR_REASON_AFFINITY_RULES_NOT_MATCH, ERR_REA
                         merged_affinity_term)
 from .scoring import HARD_POD_AFFINITY_WEIGHT
 
+_MAX_MEMO = 4096  # label signatures whose matching term groups are kept
 _AFFINITY = (Reason(NAME, ERR_REASON_AFFINITY_RULES_NOT_MATCH, unresolvable=True),)
 _ANTI = (Reason(NAME, ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH),)
 _EXISTING = (Reason(NAME, ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH),)
@@ -77,6 +78,8 @@ class _Groups:
         seen, found = self._matched.get(key, (0, []))
         if seen < len(self.order):
             found = found + [g for g in self.order[seen:] if _existing_term_matches(g.term, g.owner, pod, ns_labels)]
+            if len(self._matched) >= _MAX_MEMO:
+                self._matched.clear()
             self._matched[key] = (len(self.order), found)
         return found
 

@@ -13,7 +13,8 @@ from ...models.objects import Pod
 from ..framework import MAX_NODE_SCORE, Reason
 from ..nodearrays import NodeArrays
 from ..state import ClusterState
-from .filtering import FIRST_CLASS, filter_node, is_scalar_resource_name
+from .filtering import (ERR_REASON_INSUFFICIENT, ERR_REASON_TOO_MANY_PODS, FIRST_CLASS, NAME, filter_node,
+                        is_scalar_resource_name)
 from .scoring import DEFAULT_RESOURCES, pod_request_list
 
 
@@ -33,6 +34,28 @@ class FitVector:
 
     def reasons(self, pod: Pod, node_index: int) -> tuple[Reason, ...]:
         return tuple(filter_node(pod, None, self.infos[node_index], self.state))
+
+    def reasons_many(self, pod: Pod, nodes: np.ndarray) -> list[tuple[Reason, ...]]:
+        """reasons() of several nodes at once (FitError's message on large clusters): each node's shortfalls as
+        a bit pattern, the reasons built once per pattern, in insufficient_resources' order."""
+        a = self.arrays
+        names = [r for r in FIRST_CLASS if pod.requests.get(r, 0) > 0]
+        names += sorted(r for r, q in pod.requests.items()
+                        if q > 0 and r not in FIRST_CLASS and is_scalar_resource_name(r))
+        pattern = (a.pod_count[nodes] + 1 > a.allowed_pods[nodes]).astype(np.int64)
+        unresolvable = np.zeros(len(nodes), bool)
+        for bit, r in enumerate(names, 1):
+            col, want = a.column(r), pod.requests[r]
+            cap = a.allocatable[nodes, col]
+            pattern |= (want > cap - a.requested[nodes, col]).astype(np.int64) << bit
+            unresolvable |= want > cap
+        pattern |= unresolvable.astype(np.int64) << (len(names) + 1)
+        texts = [ERR_REASON_TOO_MANY_PODS] + [ERR_REASON_INSUFFICIENT.format(resource=r) for r in names]
+        built: dict[int, tuple[Reason, ...]] = {}
+        for p in np.unique(pattern).tolist():
+            flag = bool(p >> (len(names) + 1) & 1)
+            built[p] = tuple(Reason(NAME, text, flag) for bit, text in enumerate(texts) if p >> bit & 1)
+        return [built[p] for p in pattern.tolist()]
 
     def score(self, pod: Pod, candidates: np.ndarray) -> np.ndarray:
         """LeastAllocated on the non-zero requests (least_allocated_score)."""

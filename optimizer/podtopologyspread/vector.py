@@ -23,6 +23,7 @@ from .common import (HOSTNAME_KEY, NAME, SpreadConstraint, counts_toward, eligib
 from .filtering import ERR_REASON_CONSTRAINTS_NOT_MATCH, ERR_REASON_NODE_LABEL_NOT_MATCH
 from .scoring import topology_normalizing_weight
 
+_MAX_MEMO = 4096  # label signatures whose score constraints are kept
 _MISSING = (Reason(NAME, ERR_REASON_NODE_LABEL_NOT_MATCH, unresolvable=True),)
 _OVER = (Reason(NAME, ERR_REASON_CONSTRAINTS_NOT_MATCH),)
 
@@ -103,6 +104,8 @@ class SpreadVector:
         key = (pod.namespace, frozenset(pod.labels.items()), pod.owner_refs, pod.workload, pod.spread_constraints)
         found = self._constraints.get(key)
         if found is None:
+            if len(self._constraints) >= _MAX_MEMO:
+                self._constraints.clear()
             found = self._constraints[key] = score_constraints(pod, self.state)
         return found
 
