@@ -16,11 +16,14 @@ from hypothesis import strategies as st
 
 from podplan.models.generate import PROFILES, generate
 from podplan.models.loader import parse_documents
-from podplan.models.objects import Cluster
+from podplan.models.objects import Cluster, PreferredSchedulingTerm
 from podplan.optimizer.greedy import Scheduler, queue_order, simulate
 from podplan.optimizer.state import ClusterState
 from podplan.optimizer.vectorized import VectorScheduler
+from builders import req, term
 from test_property_greedy import HOST, PROPERTY, clusters, describe
+
+GPU = "example.com/gpu"
 
 
 def outcome(cluster: Cluster, vectorized: bool, **options: object) -> tuple[dict[str, str], dict[str, str]]:
@@ -42,8 +45,31 @@ def widen(cluster: Cluster, copies: int) -> Cluster:
     return dataclasses.replace(cluster, nodes=tuple(nodes), pending=tuple(pending))
 
 
+@st.composite
+def enriched(draw: st.DrawFn) -> Cluster:
+    """A random cluster plus what its strategy lacks: extended resources (on some nodes, or on none),
+    cordoned nodes, pods pinned by spec.nodeName, preferred node affinity."""
+    cluster = draw(clusters())
+    nodes = []
+    for n in cluster.nodes:
+        if draw(st.booleans()):
+            n = dataclasses.replace(n, allocatable={**n.allocatable, GPU: draw(st.integers(1, 2))})
+        nodes.append(dataclasses.replace(n, unschedulable=draw(st.integers(0, 5)) == 0))
+    names = [n.name for n in nodes]
+    pending = []
+    for p in cluster.pending:
+        extra = draw(st.sampled_from([{}, {}, {GPU: 1}, {"example.com/fpga": 1}]))
+        affinity = p.affinity
+        if draw(st.booleans()):
+            preferred = PreferredSchedulingTerm(draw(st.integers(1, 100)), term(req("disk", "In", "ssd")))
+            affinity = dataclasses.replace(affinity, node_preferred=(preferred,))
+        pinned = draw(st.sampled_from(names)) if draw(st.integers(0, 5)) == 0 else ""
+        pending.append(dataclasses.replace(p, requests={**p.requests, **extra}, affinity=affinity, node_name=pinned))
+    return dataclasses.replace(cluster, nodes=tuple(nodes), pending=tuple(pending))
+
+
 @PROPERTY
-@given(clusters(), st.integers(0, 3), st.sampled_from([0, 50, 100]), st.booleans())
+@given(st.one_of(clusters(), enriched()), st.integers(0, 3), st.sampled_from([0, 50, 100]), st.booleans())
 def test_random_clusters_get_the_plain_loops_placements_and_messages(
         cluster: Cluster, seed: int, percentage: int, protect: bool) -> None:
     options = dict(seed=seed, percentage_of_nodes_to_score=percentage, protect_placed=protect)
@@ -51,7 +77,7 @@ def test_random_clusters_get_the_plain_loops_placements_and_messages(
 
 
 @PROPERTY
-@given(clusters(), st.integers(20, 40), st.integers(0, 3), st.sampled_from([0, 50, 100]))
+@given(st.one_of(clusters(), enriched()), st.integers(20, 40), st.integers(0, 3), st.sampled_from([0, 50, 100]))
 def test_random_clusters_past_100_nodes_rotate_and_stop_early_as_the_plain_loop_does(
         cluster: Cluster, copies: int, seed: int, percentage: int) -> None:
     wide = widen(cluster, copies)
