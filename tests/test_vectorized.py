@@ -16,12 +16,12 @@ from hypothesis import strategies as st
 
 from podplan.models.generate import PROFILES, generate
 from podplan.models.loader import parse_documents
-from podplan.models.objects import Cluster, PreferredSchedulingTerm
+from podplan.models.objects import Cluster, NodeSelector, PreferredSchedulingTerm
 from podplan.optimizer.greedy import Scheduler, queue_order, simulate
 from podplan.optimizer.state import ClusterState
 from podplan.optimizer.vectorized import VectorScheduler
 from builders import req, term
-from test_property_greedy import HOST, PROPERTY, clusters, describe
+from test_property_greedy import HOST, PROPERTY, ZONE, clusters, describe
 
 GPU = "example.com/gpu"
 
@@ -48,7 +48,8 @@ def widen(cluster: Cluster, copies: int) -> Cluster:
 @st.composite
 def enriched(draw: st.DrawFn) -> Cluster:
     """A random cluster plus what its strategy lacks: extended resources (on some nodes, or on none),
-    cordoned nodes, pods pinned by spec.nodeName, preferred node affinity."""
+    cordoned nodes, pods pinned by spec.nodeName, required node affinity (by labels, or pinning node names
+    through matchFields), preferred node affinity."""
     cluster = draw(clusters())
     nodes = []
     for n in cluster.nodes:
@@ -63,6 +64,14 @@ def enriched(draw: st.DrawFn) -> Cluster:
         if draw(st.booleans()):
             preferred = PreferredSchedulingTerm(draw(st.integers(1, 100)), term(req("disk", "In", "ssd")))
             affinity = dataclasses.replace(affinity, node_preferred=(preferred,))
+        required = draw(st.sampled_from([
+            None, None, None,
+            NodeSelector((term(req(ZONE, "NotIn", "a")), term(req("disk", "Exists")))),
+            NodeSelector((term(fields=[req("metadata.name", "In", *draw(st.lists(st.sampled_from(names),
+                                                                                 max_size=2)))]),)),
+        ]))
+        if required is not None:
+            affinity = dataclasses.replace(affinity, node_required=required)
         pinned = draw(st.sampled_from(names)) if draw(st.integers(0, 5)) == 0 else ""
         pending.append(dataclasses.replace(p, requests={**p.requests, **extra}, affinity=affinity, node_name=pinned))
     return dataclasses.replace(cluster, nodes=tuple(nodes), pending=tuple(pending))
