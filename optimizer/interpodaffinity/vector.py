@@ -27,7 +27,6 @@ from .filtering import (_NO_LABELS, ERR_REASON_AFFINITY_RULES_NOT_MATCH, ERR_REA
                         merged_affinity_term)
 from .scoring import HARD_POD_AFFINITY_WEIGHT
 
-_MAX_MEMO = 4096  # label signatures whose matching term groups are kept
 _AFFINITY = (Reason(NAME, ERR_REASON_AFFINITY_RULES_NOT_MATCH, unresolvable=True),)
 _ANTI = (Reason(NAME, ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH),)
 _EXISTING = (Reason(NAME, ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH),)
@@ -52,13 +51,13 @@ class FilterCounts:
 
 
 class _Groups:
-    """Term groups of one kind and the memo of which of them match an incoming pod signature."""
+    """Term groups of one kind, indexed by a label pair their selector requires (None: no such pair), so an
+    incoming pod is matched only against the groups it may match."""
 
     def __init__(self, arrays: NodeArrays) -> None:
         self.arrays = arrays
         self.groups: dict[Hashable, TermGroup] = {}
-        self.order: list[TermGroup] = []
-        self._matched: dict[Hashable, tuple[int, list[TermGroup]]] = {}
+        self.by_hint: dict[tuple[str, str] | None, list[TermGroup]] = {}
 
     def update(self, term: PodAffinityTerm, owner: Pod, weight: int, node_index: int, delta: int) -> None:
         code = int(self.arrays.codes(term.topology_key)[node_index])
@@ -69,19 +68,16 @@ class _Groups:
         if g is None:
             g = self.groups[key] = TermGroup(term, owner, weight,
                                              np.zeros(len(self.arrays.value_codes(term.topology_key)), np.int64))
-            self.order.append(g)
+            self.by_hint.setdefault(selector_hint(term.label_selector), []).append(g)
         g.counts[code] += delta
 
     def matching(self, pod: Pod, ns_labels: Mapping[str, str]) -> list[TermGroup]:
         """The groups whose term matches `pod` (an existing pod's term judged on the incoming pod)."""
-        key = (pod.namespace, frozenset(pod.labels.items()))
-        seen, found = self._matched.get(key, (0, []))
-        if seen < len(self.order):
-            found = found + [g for g in self.order[seen:] if _existing_term_matches(g.term, g.owner, pod, ns_labels)]
-            if len(self._matched) >= _MAX_MEMO:
-                self._matched.clear()
-            self._matched[key] = (len(self.order), found)
-        return found
+        by_hint = self.by_hint
+        candidates = list(by_hint.get(None, ()))
+        for pair in pod.labels.items():
+            candidates += by_hint.get(pair, ())
+        return [g for g in candidates if _existing_term_matches(g.term, g.owner, pod, ns_labels)]
 
 
 class AffinityVector:
