@@ -128,7 +128,6 @@ class VectorScheduler:
         self.infos = list(state.nodes.values())
         self.names = [info.name for info in self.infos]
         self.guard = IndexedGuard(state) if protect_placed else None
-        self._group_members: dict[int, tuple[Any, np.ndarray]] = {}  # guard's spread group -> its eligible nodes
         self._build()
 
     def _build(self) -> None:
@@ -204,39 +203,17 @@ class VectorScheduler:
         return self.names[best], ""
 
     def _guard_mask(self, pod: Pod) -> tuple[np.ndarray, np.ndarray] | None:
-        """greedy.PlacedPodsGuard.prepare over every node: (rejected, rejected for spread), or None when the
+        """The placed-pod guard's verdicts over every node: (rejected, rejected for spread), or None when the
         pod can break no placed pod. Spread first, as the guard's own check."""
         guard, arrays = self.guard, self.arrays
         assert guard is not None
-        spread: np.ndarray | None = None
-        if not pod.terminating:
-            for g in guard.candidates(pod):
-                if g.members and counts_toward(g.constraint.selector, g.namespace, pod):
-                    bad = g.broken_domains()
-                    if bad:
-                        key = g.constraint.topology_key
-                        members = self._group_members.get(id(g))
-                        if members is None or members[0] is not g:
-                            members = self._group_members[id(g)] = (g, arrays.node_mask(
-                                ("guard-domain", id(g.domain_of)), lambda node: node.name in g.domain_of))
-                        values = arrays.value_codes(key)
-                        hit = members[1] & np.isin(arrays.codes(key), [values[d] for d in bad])
-                        spread = hit if spread is None else spread | hit
-        affinity: np.ndarray | None = None
-        for q in guard.lonely.values():
-            if all(t.matches(pod, None) for t in q.terms):
-                has_any = np.zeros(arrays.size, bool)
-                differs = np.zeros(arrays.size, bool)
-                for t in q.terms:
-                    codes = arrays.codes(t.topology_key)
-                    has_any |= codes >= 0
-                    differs |= codes != arrays.value_codes(t.topology_key)[q.labels[t.topology_key]]
-                hit = has_any & differs
-                affinity = hit if affinity is None else affinity | hit
+        spread = podtopologyspread_vector.guard_mask(guard.candidates(pod), pod, arrays)
+        affinity = interpodaffinity_vector.guard_mask(guard.lonely.values(), pod, arrays)
         if spread is None and affinity is None:
             return None
         if spread is None:
-            return affinity, np.zeros(arrays.size, bool)  # type: ignore[return-value]
+            assert affinity is not None
+            return affinity, np.zeros(arrays.size, bool)
         return (spread if affinity is None else spread | affinity), spread
 
     def _fit_error(self, pod: Pod, masks: list[np.ndarray | None],

@@ -13,7 +13,8 @@ min-max normalized with the same float arithmetic; it returns the NORMALIZED sco
 """
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable, Iterable, Mapping
+from typing import Any
 from dataclasses import dataclass
 
 import numpy as np
@@ -217,6 +218,24 @@ class AffinityVector:
         if hi - lo <= 0:
             return zeros
         return np.trunc(float(MAX_NODE_SCORE) * ((raw - lo).astype(np.float64) / float(hi - lo))).astype(np.int64)
+
+
+def guard_mask(lonely: Iterable[Any], pod: Pod, arrays: NodeArrays) -> np.ndarray | None:
+    """The placed-pod guard's affinity check (greedy.PlacedPodsGuard.prepare) over every node: the nodes
+    where `pod`, matching all the terms of a placed pod still alone by the first-pod rule (`lonely`: the
+    guard's _Lonely records), would land outside that pod's domain; None when there are none."""
+    rejected: np.ndarray | None = None
+    for q in lonely:
+        if all(t.matches(pod, None) for t in q.terms):
+            has_any = np.zeros(arrays.size, bool)
+            differs = np.zeros(arrays.size, bool)
+            for t in q.terms:
+                codes = arrays.codes(t.topology_key)
+                has_any |= codes >= 0
+                differs |= codes != arrays.value_codes(t.topology_key)[q.labels[t.topology_key]]
+            hit = has_any & differs
+            rejected = hit if rejected is None else rejected | hit
+    return rejected
 
 
 def new(state: ClusterState, arrays: NodeArrays) -> AffinityVector:

@@ -10,7 +10,8 @@ order; it returns the NORMALIZED score (0..100, before the plugin weight). Nothi
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable
+from collections.abc import Hashable, Iterable
+from typing import Any
 
 import numpy as np
 
@@ -153,6 +154,26 @@ class SpreadVector:
             out = MAX_NODE_SCORE * (highest + lowest - raw) // highest
         out[ignored] = 0
         return out
+
+
+def guard_mask(groups: Iterable[Any], pod: Pod, arrays: NodeArrays) -> np.ndarray | None:
+    """The placed-pod guard's spread check (greedy.PlacedPodsGuard.prepare) over every node: the nodes where
+    `pod` would push a member of one of `groups` (its _SpreadGroups the pod may count toward) over maxSkew;
+    None when there are none."""
+    if pod.terminating:
+        return None
+    rejected: np.ndarray | None = None
+    for g in groups:
+        if g.members and counts_toward(g.constraint.selector, g.namespace, pod):
+            bad = g.broken_domains()
+            if bad:
+                key = g.constraint.topology_key
+                domain_of = g.domain_of  # the group's eligible nodes (memoized by the guard, shared, never changed)
+                eligible = arrays.node_mask(("guard-domain", id(domain_of)), lambda node: node.name in domain_of)
+                values = arrays.value_codes(key)
+                hit = eligible & np.isin(arrays.codes(key), [values[d] for d in bad])
+                rejected = hit if rejected is None else rejected | hit
+    return rejected
 
 
 def new(state: ClusterState, arrays: NodeArrays) -> SpreadVector:
