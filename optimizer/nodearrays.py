@@ -21,7 +21,7 @@ import numpy as np
 from ..models.objects import Node, Pod
 from ..models.selectors import LabelSelector
 
-from .framework import MAX_NODE_SCORE, Plugin, Reason
+from .framework import MAX_NODE_SCORE, FilterFn, PreScoreFn, Reason, ScoreFn
 from .state import ClusterState
 
 PodPredicate = Callable[[Pod], bool]
@@ -175,13 +175,16 @@ def default_normalize(raw: np.ndarray, reverse: bool) -> np.ndarray:
 class StaticRule:
     """A plugin reading only the pod and the Node object: verdicts and raw scores per pod spec, as arrays.
 
-    `spec` picks what the plugin reads from the pod (its cache key); `reverse` is the plugin's
+    Built from the plugin's plain functions (not its Plugin record, so that the record can carry this
+    factory); `spec` picks what the plugin reads from the pod (the cache key); `reverse` is the plugin's
     DefaultNormalizeScore direction. score() returns NORMALIZED scores of the candidates.
     """
 
-    def __init__(self, state: ClusterState, arrays: NodeArrays, plugin: Plugin,
-                 spec: Callable[[Pod], Hashable], reverse: bool = False) -> None:
-        self.state, self.arrays, self.plugin, self.spec, self.reverse = state, arrays, plugin, spec, reverse
+    def __init__(self, state: ClusterState, arrays: NodeArrays, spec: Callable[[Pod], Hashable],
+                 filter_fn: FilterFn, score_fn: ScoreFn | None = None, pre_score: PreScoreFn | None = None,
+                 reverse: bool = False) -> None:
+        self.state, self.arrays, self.spec, self.reverse = state, arrays, spec, reverse
+        self.filter_fn, self.score_fn, self.pre_score = filter_fn, score_fn, pre_score
         self._verdicts: dict[Hashable, tuple[np.ndarray | None, list[tuple[Reason, ...]]]] = {}
         self._raw: dict[Hashable, np.ndarray | None] = {}
 
@@ -191,10 +194,7 @@ class StaticRule:
         if found is None:
             if len(self._verdicts) >= _MAX_SPECS:
                 del self._verdicts[next(iter(self._verdicts))]
-            p = self.plugin
-            assert p.filter is not None
-            pre = p.pre_filter(pod, self.state) if p.pre_filter else None
-            reasons = [tuple(p.filter(pod, pre, info, self.state)) for info in self.state.nodes.values()]
+            reasons = [tuple(self.filter_fn(pod, None, info, self.state)) for info in self.state.nodes.values()]
             mask = np.fromiter((not r for r in reasons), bool, len(reasons))
             found = self._verdicts[key] = (None if mask.all() else mask, reasons)
         return found
@@ -211,11 +211,11 @@ class StaticRule:
         if key not in self._raw:
             if len(self._raw) >= _MAX_SPECS:
                 del self._raw[next(iter(self._raw))]
-            p = self.plugin
-            assert p.score is not None
+            score = self.score_fn
+            assert score is not None
             infos = list(self.state.nodes.values())
-            pre = p.pre_score(pod, self.state, infos) if p.pre_score else None
-            raw = np.fromiter((p.score(pod, pre, info, self.state) for info in infos), np.int64, len(infos))
+            pre = self.pre_score(pod, self.state, infos) if self.pre_score else None
+            raw = np.fromiter((score(pod, pre, info, self.state) for info in infos), np.int64, len(infos))
             self._raw[key] = raw if raw.size and (raw != raw[0]).any() else None
         return self._raw[key]
 
@@ -226,4 +226,3 @@ class StaticRule:
         if raw is None:
             return np.zeros(len(candidates), np.int64)
         return default_normalize(raw[candidates], self.reverse)
-

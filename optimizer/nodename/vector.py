@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from ..nodearrays import NodeArrays, StaticRule
 from ..state import ClusterState
-from . import PLUGIN
+from . import filter_node
 
 
 def new(state: ClusterState, arrays: NodeArrays) -> StaticRule:
-    return StaticRule(state, arrays, PLUGIN, lambda pod: pod.node_name)
+    return StaticRule(state, arrays, lambda pod: pod.node_name, filter_node)

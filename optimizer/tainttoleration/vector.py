@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from ..nodearrays import NodeArrays, StaticRule
 from ..state import ClusterState
-from . import PLUGIN
+from . import filter_node, pre_score, score
 
 
 def new(state: ClusterState, arrays: NodeArrays) -> StaticRule:
-    return StaticRule(state, arrays, PLUGIN, lambda pod: pod.tolerations, reverse=True)
+    return StaticRule(state, arrays, lambda pod: pod.tolerations, filter_node, score, pre_score, reverse=True)
