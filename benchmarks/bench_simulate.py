@@ -1,4 +1,5 @@
-"""Throughput of `podplan simulate` (the greedy kube-scheduler loop), in pods/s, beside kube-scheduler's own.
+"""Throughput of `podplan simulate` (the kube-scheduler loop: vectorized.VectorScheduler, or with --plain the
+per-node reference greedy.Scheduler), in pods/s, beside kube-scheduler's own.
 
 Workloads follow kube-scheduler's scheduler_perf suite (test/integration/scheduler_perf/config): nodes with
 hostname and zone labels, some pods already running, then a batch of pending pods of one kind:
@@ -8,18 +9,20 @@ hostname and zone labels, some pods already running, then a batch of pending pod
 - preferred-spread: the same, ScheduleAnyway (PreferredTopologySpreading);
 - anti-affinity: required anti-affinity on hostname among the pending pods (SchedulingPodAntiAffinity);
 - pod-affinity:  required affinity on zone to pods already running there (SchedulingPodAffinity);
-- mix4:          the four above, a quarter each, interleaved;
+- mix4:          basic, spread, anti-affinity and pod-affinity, a quarter each, interleaved;
 - gen-web, gen-mixed: realistic clusters from models.generate (profiles web and mixed: Deployments with zone
   spread and preferred anti-affinity, caches co-located by required affinity, StatefulSets with hostname
   anti-affinity, DaemonSets, Jobs, gangs; part already running), when models/generate.py is present.
-Pods/s = pending pods / CPU time of the scheduling loop (state built from the input first, not timed); CPU
+Pods/s = pending pods / CPU time of the scheduling loop and the scheduler's construction (state built from the
+input first, not timed); CPU
 time, because the loop is single-threaded and a busy machine stretches wall time (printed beside it).
-The four kube-scheduler workloads are built here as manifests and read through models.loader.parse_documents,
+The kube-scheduler workloads are built here as manifests and read through models.loader.parse_documents,
 like any input (models.generate has no such single-rule profiles).
 
     python benchmarks/bench_simulate.py                 # 500 and 5,000 nodes
     python benchmarks/bench_simulate.py --nodes 500 --profile spread --pods 200
     python benchmarks/bench_simulate.py --profile-code basic   # cProfile top functions
+    python benchmarks/bench_simulate.py --plain --nodes 5000   # the reference loop
 """
 from __future__ import annotations
 
