@@ -141,7 +141,8 @@ def main() -> None:
         prof.runcall(run, cluster, args.plain)
         pstats.Stats(prof).sort_stats("cumulative").print_stats(30)
         return
-    print(f"cores: {os.cpu_count()}  python: {sys.version.split()[0]}  scheduler: {'plain' if args.plain else 'vectorized'}")
+    scheduler = "plain" if args.plain else "vectorized"
+    print(f"cores: {os.cpu_count()}  python: {sys.version.split()[0]}  scheduler: {scheduler}")
     print(f"load average: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
     header = (f"{'nodes':>6}  {'workload':<14} {'running':>7} {'pending':>7} {'placed':>6} {'wall s':>7} {'cpu s':>7}"
               f" {'pods/s':>7} {'kube-scheduler':>14}")
