@@ -47,30 +47,17 @@ from typing import Any
 
 from ..models.objects import Cluster, Pod
 
-from .framework import NodeVerdict, PlacedGuard, Plugin, Profile, Reads, Reason, fit_error_message
+from .framework import (NodeVerdict, PlacedGuard, Plugin, Profile, Reads, Reason, fit_error_message,
+                        num_feasible_nodes_to_find)
 from .gangs import Gangs
 from .plan import Plan
 from .registry import DEFAULT_PROFILE
 from .runner import NEVER, Interrupt, Status
 from .state import ClusterState, NodeInfo
+from .vectorized import VectorScheduler
 
-MIN_FEASIBLE_NODES_TO_FIND = 100
-MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
-BASE_PERCENTAGE_OF_NODES_TO_SCORE = 50
 
 _MAX_SPECS = 256  # pod specs whose per-node caches are kept (a workload's replicas share one)
-
-
-def num_feasible_nodes_to_find(num_all_nodes: int, percentage: int = 0) -> int:
-    """schedule_one.go numFeasibleNodesToFind with percentageOfNodesToScore (0 = adaptive)."""
-    if num_all_nodes < MIN_FEASIBLE_NODES_TO_FIND:
-        return num_all_nodes
-    if percentage == 0:
-        percentage = BASE_PERCENTAGE_OF_NODES_TO_SCORE - num_all_nodes // 125
-        percentage = max(percentage, MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND)
-    if percentage >= 100:
-        return num_all_nodes
-    return max(num_all_nodes * percentage // 100, MIN_FEASIBLE_NODES_TO_FIND)
 
 
 def queue_order(pods: Iterable[Pod]) -> list[Pod]:
@@ -282,7 +269,8 @@ NOT_SCHEDULED = "not scheduled: the simulation was stopped before this pod's tur
 
 def simulate(cluster: Cluster, seed: int = 0, *, gangs: Gangs | None = None,
              percentage_of_nodes_to_score: int = 0, protect_placed: bool = True,
-             profile: Profile = DEFAULT_PROFILE, interrupt: Interrupt = NEVER, deadline: float | None = None) -> Plan:
+             profile: Profile = DEFAULT_PROFILE, interrupt: Interrupt = NEVER, deadline: float | None = None,
+             vectorized: bool = True) -> Plan:
     """kube-scheduler on the pending pods of `cluster`, one at a time.
 
     With gangs (coscheduling's Permit semantics): a gang that ends below its minimum releases all its pods,
@@ -291,14 +279,20 @@ def simulate(cluster: Cluster, seed: int = 0, *, gangs: Gangs | None = None,
     Ctrl-C (`interrupt`) or `deadline` (perf_counter seconds) stop the loop: the pods bound so far are the plan,
     the others stay pending with NOT_SCHEDULED (a partial plan the search completes). A stopped pass that
     leaves a gang short returns nothing placed, as the gang's Permit would have held its pods.
+    vectorized=True runs vectorized.VectorScheduler (the same results over all nodes at once) when every
+    plugin of the profile has a vectorized form (Plugin.vector); otherwise, or with False, this module's plain
+    per-node Scheduler, the reference.
     """
+    if vectorized and any(p.vector is None for p in profile.plugins if p.filter or p.score):
+        vectorized = False  # a rule without a vectorized form (a new or toy rule): the reference loop
     started = time.perf_counter()
     gangs = gangs or Gangs({}, {})
     dropped: set[str] = set()
     stopped = ""
     while True:
         state = ClusterState.from_cluster(cluster)
-        sched = Scheduler(state, seed, percentage_of_nodes_to_score, profile, protect_placed=protect_placed)
+        make = VectorScheduler if vectorized else Scheduler
+        sched = make(state, seed, percentage_of_nodes_to_score, profile, protect_placed=protect_placed)
         placements: dict[str, str] = {}
         pending: dict[str, str] = {}
         for pod in queue_order(cluster.pending):

@@ -24,7 +24,7 @@ Public API (other modules — the verifier, the preference objective — call th
 from __future__ import annotations
 
 from ..framework import Encoding, Plugin
-from . import batch, encoding
+from . import batch, encoding, vector
 
 from .filtering import (
     ERR_REASON_AFFINITY_RULES_NOT_MATCH,
@@ -66,6 +66,7 @@ PLUGIN = Plugin(
                       static_reasons=encoding.static_reasons, upper_bound=encoding.upper_bound_vector,
                       interactions=encoding.interactions, existing_terms=encoding.existing_terms,
                       blame=lambda reason: ("pod", "spec.affinity")),
+    vector=vector.new,
 )
 
 __all__ = [

@@ -14,7 +14,7 @@ Knowing differences:
 from __future__ import annotations
 
 from ..framework import Encoding, Plugin, Reads
-from . import encoding
+from . import encoding, vector
 from .filtering import (ERR_REASON_CONFLICT, ERR_REASON_POD, ERR_REASON_PRE_FILTER_RESULT, NAME, PreFilterState,
                         filter_node, pre_filter, required_matches)
 from .scoring import default_normalize_score, normalize, pre_score, preferred_score, score
@@ -35,6 +35,7 @@ PLUGIN = Plugin(
     encoding=Encoding(encode=encoding.encode, static_mask=encoding.static_mask,
                       static_reasons=encoding.static_reasons, existing_terms=encoding.existing_terms,
                       blame=lambda reason: ("pod", "spec.nodeSelector / spec.affinity.nodeAffinity")),
+    vector=vector.new,
 )
 
 __all__ = ["PLUGIN", "NAME", "WEIGHT", "ERR_REASON_POD", "ERR_REASON_CONFLICT", "ERR_REASON_PRE_FILTER_RESULT",

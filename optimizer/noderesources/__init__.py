@@ -9,7 +9,7 @@ NodeResourcesBalancedAllocation.
 from __future__ import annotations
 
 from ..framework import Encoding, Plugin, Reads, Reason
-from . import encoding
+from . import encoding, vector
 from .filtering import (ERR_REASON_INSUFFICIENT, ERR_REASON_TOO_MANY_PODS, NAME, InsufficientResource, filter_node,
                         fits, insufficient_resources, is_extended_resource_name, is_scalar_resource_name, pre_filter)
 from .scoring import (DEFAULT_RESOURCES, PreScoreState, balanced_allocation_score, balanced_pre_score,
@@ -43,10 +43,12 @@ PLUGIN = Plugin(
     encoding=Encoding(encode=encoding.encode, static_mask=encoding.static_mask,
                       static_reasons=encoding.static_reasons, upper_bound=encoding.upper_bound_vector,
                       blame=_blame),
+    vector=vector.new,
 )
 
 BALANCED_PLUGIN = Plugin(name=BALANCED_NAME, pre_score=balanced_pre_score, score=balanced_score,
-                         normalize=identity, weight=BALANCED_WEIGHT, score_reads=Reads.NODE_PODS)
+                         normalize=identity, weight=BALANCED_WEIGHT, score_reads=Reads.NODE_PODS,
+                         vector=vector.new_balanced)
 
 __all__ = ["PLUGIN", "BALANCED_PLUGIN", "NAME", "BALANCED_NAME", "ERR_REASON_TOO_MANY_PODS", "ERR_REASON_INSUFFICIENT",
            "InsufficientResource", "insufficient_resources", "fits", "is_extended_resource_name",

@@ -22,7 +22,7 @@ Public helpers (for the optimizer, the verifier and explain):
 - ERR_REASON_CONSTRAINTS_NOT_MATCH, ERR_REASON_NODE_LABEL_NOT_MATCH: upstream's reason strings.
 """
 from ..framework import Encoding, Plugin
-from . import batch, encoding
+from . import batch, encoding, vector
 from .common import (HOSTNAME_KEY, NAME, SYSTEM_DEFAULT_CONSTRAINTS, ZONE_KEY, SpreadConstraint, count_matching,
                      count_on_node, counts_toward, default_selector, filter_constraints, global_min, has_all_keys,
                      node_eligible, required_node_affinity_matches, score_constraints, self_match)
@@ -45,6 +45,7 @@ PLUGIN = Plugin(
     encoding=Encoding(encode=encoding.encode, static_mask=encoding.static_mask,
                       static_reasons=encoding.static_reasons, interactions=encoding.interactions,
                       existing_terms=encoding.existing_terms, blame=lambda reason: ("node", "metadata.labels")),
+    vector=vector.new,
 )
 
 __all__ = [
