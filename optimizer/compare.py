@@ -28,7 +28,7 @@ from ..models.selectors import LabelSelector
 
 from .gangs import find_gangs
 from .greedy import simulate
-from .movable import MovePolicy, as_pending, movable
+from .rebalance.movable import MovePolicy, as_pending, movable
 from .objective import TERMS
 from .output import table
 from .plan import Plan

@@ -13,10 +13,10 @@ from click.testing import CliRunner
 
 from podplan.models.loader import load_paths
 from podplan.models.objects import Cluster, Node, Pod, PodDisruptionBudget, Workload
-from podplan.optimizer import disruption
-from podplan.optimizer.commands_rebalance import evictions_text, plan_document, plan_table, script_text
-from podplan.optimizer.movable import MovePolicy, as_pending
-from podplan.optimizer.rebalance import RebalanceParams, RebalancePlan, rebalance
+from podplan.optimizer.rebalance import disruption, rebalance
+from podplan.optimizer.rebalance.movable import MovePolicy, as_pending
+from podplan.optimizer.rebalance.plan import RebalanceParams, RebalancePlan
+from podplan.optimizer.render.rebalance import evictions_text, rebalance_document, rebalance_table, script_text
 from podplan.optimizer.verify import verify
 from tests.builders import cluster_of, make_node, make_pod, pod_term, req, selector, spread, term
 
@@ -285,7 +285,7 @@ def test_pack_empties_a_node_reports_it_removable_and_keeps_it_cordoned() -> Non
     plan = plan_for(cluster, "pack")
     check_plan(cluster, plan)
     assert plan.complete and plan.moves == 1 and plan.after["empty_nodes"] == ["node-2"]
-    assert plan_document(plan)["removable"] == ["node-2"]
+    assert rebalance_document(plan)["removable"] == ["node-2"]
     assert plan.waves[0].cordon == ("node-2",) and plan.waves[0].temporary == ()
 
 
@@ -359,7 +359,7 @@ def test_a_pod_arrives_on_a_node_in_the_wave_its_occupant_leaves_or_later() -> N
 
 
 def test_the_plan_document_has_the_issue_shape() -> None:
-    doc = plan_document(plan_for(load_paths([str(PDB_DRAIN)]), "", drain=("node-1", "node-2")))
+    doc = rebalance_document(plan_for(load_paths([str(PDB_DRAIN)]), "", drain=("node-1", "node-2")))
     assert {"goal", "complete", "blocked", "waves", "moves", "before", "after"} <= set(doc)
     assert doc["goal"] == "drain" and doc["complete"] is False and doc["moves"] == 2
     assert doc["blocked"][0]["pod"] == "default/pod-b" and doc["blocked"][0]["reason"]
@@ -413,7 +413,7 @@ def test_the_script_lifts_temporary_cordons_but_keeps_drained_nodes_cordoned(tmp
 
 
 def test_the_table_shows_each_wave_where_replacements_land_and_the_metrics() -> None:
-    text = plan_table(plan_for(load_paths([str(PDB_DRAIN)]), "", drain=("node-1", "node-2")))
+    text = rebalance_table(plan_for(load_paths([str(PDB_DRAIN)]), "", drain=("node-1", "node-2")))
     assert "WAVE 1   cordon: node-1, node-2" in text
     assert "IF LEFT ALONE" in text and "default/frontend-pdb (1 of 1 allowed)" in text
     assert "INCOMPLETE" in text and "add node-1 back" in text and "cpu utilization max" in text
@@ -480,9 +480,9 @@ def test_the_script_runs_against_a_stub_kubectl_in_the_planned_order(tmp_path: P
 
 
 def test_a_large_drain_re_places_only_the_drained_nodes_pods(monkeypatch: pytest.MonkeyPatch) -> None:
-    import podplan.optimizer.rebalance as rebalance_module
+    import podplan.optimizer.rebalance.target as target_module
 
-    monkeypatch.setattr(rebalance_module, "FOCUS_LIMIT", 2)  # "large" from 3 movable pods on
+    monkeypatch.setattr(target_module, "FOCUS_LIMIT", 2)  # "large" from 3 movable pods on
     pods = [replica("a-0", "n1", "a").build(), replica("b-0", "n2", "b").build(), replica("c-0", "n3", "c").build()]
     cluster = cluster_of([node("n1"), node("n2"), node("n3")], pods)
     plan = plan_for(cluster, "", drain=("n1",))

@@ -1,37 +1,30 @@
-"""`podplan rebalance` (click command) and its outputs: a table per wave, the plan document (YAML/JSON),
-policy/v1 Eviction objects per wave, and a reviewable bash script (kubectl cordon/uncordon, evictions through
-the API, a wait for the replacements to be Ready before the next wave).
+"""What `podplan rebalance` prints: a table per wave, the plan document (YAML/JSON), policy/v1 Eviction
+objects per wave, and a reviewable bash script (kubectl cordon/uncordon, evictions through the API, a wait for
+the replacements to be Ready before the next wave).
 
-The computation is optimizer.rebalance; this module renders. The final state of every plan is checked with
-the verifier before anything is printed (a failure is a bug: exit 3).
+The computation is optimizer.rebalance; this module renders plans that passed the verifier.
 """
 from __future__ import annotations
 
 import json
 import shlex
-from collections.abc import Sequence
 from typing import Any
 
-import click
 import yaml
 
-from ..models.errors import PlanInvalidError
-from ..models.objects import Cluster, Pod
-from ..models.selectors import LabelSelector
+from ...models.objects import Cluster, Pod
+from ...models.selectors import LabelSelector
 
-from .cli_options import load_input
-from .movable import MovePolicy
-from .output import table
-from .rebalance import DRAIN, GOALS, RebalanceParams, RebalancePlan, Wave, rebalance, state_report
+from ..output import table
+from ..rebalance.plan import DRAIN, RebalancePlan, Wave
 
-EMITS = ("plan", "evictions", "script")
 PER_POD_LABELS = ("statefulset.kubernetes.io/pod-name", "apps.kubernetes.io/pod-index")
 
 
 # ------------------------------------------------------------------------------------------------ document
 
 
-def plan_document(plan: RebalancePlan) -> dict[str, Any]:
+def rebalance_document(plan: RebalancePlan) -> dict[str, Any]:
     """The plan as issue 6 shapes it (goal, complete, blocked, waves, moves, before, after), plus details."""
     return {
         "goal": plan.goal,
@@ -67,7 +60,7 @@ def _pct(v: float) -> str:
     return f"{100 * v:.1f}%"
 
 
-def plan_table(plan: RebalancePlan) -> str:
+def rebalance_table(plan: RebalancePlan) -> str:
     goal = plan.goal + (f" ({', '.join(plan.drain)})" if plan.drain and plan.goal == DRAIN else "")
     if plan.drain and plan.goal != DRAIN:
         goal += f", drain {', '.join(plan.drain)}"
@@ -275,58 +268,3 @@ def script_text(cluster: Cluster, plan: RebalancePlan) -> str:
         out.append(f"echo {q(f'podplan: the plan is incomplete: {len(plan.blocked)} pod(s) blocked (see the header)')} >&2")
     out.append(f"echo {q(f'podplan: {plan.moves} move(s) done')}")
     return "\n".join(out) + "\n"
-
-
-# ------------------------------------------------------------------------------------------------ command
-
-
-@click.command("rebalance")
-@click.argument("files", nargs=-1, type=click.Path(allow_dash=True))
-@click.option("--goal", type=click.Choice(GOALS), default=None,
-              help="fix: repair every rule violated now; spread: lowest max utilisation, then stddev; pack: empty "
-                   "as many nodes as possible; prefs: highest preference score. Default: fix (drain with --drain).")
-@click.option("--drain", multiple=True, metavar="NODE",
-              help="What-if: the node must end empty of movable pods (repeatable, emptied in this order).")
-@click.option("--max-moves", type=click.IntRange(min=0), default=None, help="At most this many evictions.")
-@click.option("--time-limit", type=click.FloatRange(min=0.1), default=10.0, show_default=True,
-              help="Wall seconds for the target computation.")
-@click.option("--workers", type=click.IntRange(min=1), default=2, show_default=True, help="CP-SAT search workers.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of CP-SAT and of the landing simulation.")
-@click.option("--evict-local-storage", is_flag=True, help="Pods with emptyDir/hostPath volumes may move.")
-@click.option("--evict-system-critical", is_flag=True, help="Pods with system-critical priority may move.")
-@click.option("--policy", "policy_file", type=click.Path(dir_okay=False), default=None,
-              help="YAML policy file with the preference multipliers (goal prefs).")
-@click.option("-o", "--output", "output", type=click.Choice(["table", "json", "yaml"]), default="table",
-              show_default=True, help="Output format.")
-@click.option("--emit", "emit_kind", type=click.Choice(EMITS), default="plan", show_default=True,
-              help="plan: the waves; evictions: policy/v1 Eviction objects per wave; script: a bash script.")
-def rebalance_command(files: Sequence[str], goal: str | None, drain: Sequence[str], max_moves: int | None,
-                      time_limit: float, workers: int, seed: int, evict_local_storage: bool,
-                      evict_system_critical: bool, policy_file: str | None, output: str, emit_kind: str) -> None:
-    """Plan evictions that move running pods to a better state, in PodDisruptionBudget-safe waves."""
-    from ..cli import emit  # cli imports this module at its end
-
-    from .policy import load_policy
-
-    policy = load_policy(policy_file)
-    cluster = load_input(files)
-    params = RebalanceParams(goal=goal or (DRAIN if drain else "fix"), drain=tuple(drain), max_moves=max_moves,
-                             time_limit=time_limit, workers=workers, seed=seed,
-                             move_policy=MovePolicy(evict_local_storage, evict_system_critical), policy=policy)
-    plan = rebalance(cluster, params)
-    moved = {m.key for w in plan.waves for m in w.moves}
-    report = state_report(cluster, plan.final, moved)
-    if not report.ok:
-        bad = [v for v in report.violations if not v.preexisting]
-        raise PlanInvalidError(f"the rebalance plan's final state failed verification: {len(bad)} violation(s), "
-                               f"first: {bad[0].pod} on {bad[0].node}: {bad[0].plugin}: {bad[0].reason}")
-    if emit_kind == "evictions":
-        emit(evictions_text(plan, output))
-    elif emit_kind == "script":
-        emit(script_text(cluster, plan))
-    elif output == "table":
-        emit(plan_table(plan))
-    elif output == "json":
-        emit(json.dumps(plan_document(plan), indent=2))
-    else:
-        emit(yaml.safe_dump(plan_document(plan), sort_keys=False))

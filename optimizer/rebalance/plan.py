@@ -1,0 +1,100 @@
+"""The rebalance's vocabulary: its parameters, a move, a wave, the target and the plan (frozen dataclasses),
+and the goal and status names every module of optimizer.rebalance shares."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ...models.errors import PodplanError
+from ...models.objects import Pod
+
+from ..policy import Policy
+from .movable import MovePolicy
+
+GOALS = ("fix", "spread", "pack", "prefs")
+DRAIN = "drain"
+EMITS = ("plan", "evictions", "script")  # what `podplan rebalance --emit` prints
+
+OPTIMAL = "OPTIMAL"
+FEASIBLE = "FEASIBLE"
+NO_TARGET = "NO_TARGET"
+
+
+class RebalanceError(PodplanError):
+    """Arguments that name nothing in the input (an unknown --drain node)."""
+
+
+@dataclass(frozen=True)
+class RebalanceParams:
+    goal: str = "fix"  # fix | spread | pack | prefs | drain (only --drain)
+    drain: tuple[str, ...] = ()
+    max_moves: int | None = None
+    time_limit: float = 10.0
+    workers: int = 2
+    seed: int = 0
+    move_policy: MovePolicy = MovePolicy()
+    policy: Policy = Policy()
+
+
+@dataclass(frozen=True)
+class Move:
+    pod: Pod  # the evicted pod
+    source: str
+    target: str
+
+    @property
+    def key(self) -> str:
+        return self.pod.key
+
+
+@dataclass(frozen=True)
+class Blocked:
+    pod: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class Landing:
+    pod: str  # the evicted pod whose replacement this is
+    planned: str
+    alone: str  # where kube-scheduler puts it with only the drained nodes cordoned ("" = stays pending)
+    cordoned: str  # with the wave's cordons
+
+
+@dataclass(frozen=True)
+class Wave:
+    moves: tuple[Move, ...]  # in eviction order
+    cordon: tuple[str, ...]  # nodes cordoned while the wave runs (drained nodes included)
+    temporary: tuple[str, ...]  # of those, the ones uncordoned after the wave
+    landing: tuple[Landing, ...]
+    budgets: dict[str, tuple[int, int]] = field(default_factory=dict)  # pdb -> (evictions, allowed)
+    spends: dict[str, str] = field(default_factory=dict)  # evicted pod -> the PDB whose disruption it spends
+
+
+@dataclass(frozen=True)
+class Target:
+    assignment: dict[str, str]  # every free pod -> its node in the target
+    status: str  # OPTIMAL | FEASIBLE | NO_TARGET
+    levels: tuple[tuple[str, int, bool], ...]  # (level, value, proven optimal)
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class RebalancePlan:
+    goal: str
+    drain: tuple[str, ...]
+    complete: bool
+    blocked: tuple[Blocked, ...]
+    waves: tuple[Wave, ...]
+    before: dict[str, Any]
+    after: dict[str, Any]
+    status: str
+    levels: tuple[tuple[str, int, bool], ...]
+    notes: tuple[str, ...]
+    wall_seconds: float
+    final: dict[str, str]  # every pod of the cluster -> its node after the waves
+
+    @property
+    def moves(self) -> int:
+        return sum(len(w.moves) for w in self.waves)
+

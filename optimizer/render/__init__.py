@@ -1,0 +1,1 @@
+"""Everything podplan prints: tables, plan documents, manifests, scripts, the HTML report."""
