@@ -317,22 +317,30 @@ from .optimizer.rebalance.plan import EMITS as REBALANCE_EMITS, GOALS as REBALAN
 @click.option("--evict-system-critical", is_flag=True, help="Pods with system-critical priority may move.")
 @click.option("--policy", "policy_file", type=click.Path(dir_okay=False), default=None,
               help="YAML policy file with the preference multipliers (goal prefs).")
-@output_option
+@click.option("-o", "--output", "output", type=OUTPUTS, default=None,
+              help="Output format: table (default) for the plan, yaml (default) or json for the evictions; the "
+                   "script has none.")
 @click.option("--emit", "emit_kind", type=click.Choice(REBALANCE_EMITS), default="plan",
               show_default=True,
               help="plan: the waves; evictions: policy/v1 Eviction objects per wave; script: a bash script.")
 def rebalance(files: Sequence[str], goal: str | None, drain: Sequence[str], max_moves: int | None,
               time_limit: float, workers: int, seed: int, evict_local_storage: bool,
-              evict_system_critical: bool, policy_file: str | None, output: str, emit_kind: str) -> None:
-    """Plan evictions that move running pods to a better state, in PodDisruptionBudget-safe waves."""
+              evict_system_critical: bool, policy_file: str | None, output: str | None, emit_kind: str) -> None:
+    """Plan evictions that move running pods to a better state, in PodDisruptionBudget-safe waves.
+
+    Exit 0: the plan is complete; 1: it is INCOMPLETE (blocked pods or moves); 2: bad input; 3: a bug."""
     from .optimizer.output import dump
     from .optimizer.policy import load_policy
     from .optimizer.rebalance import rebalance as run
     from .optimizer.rebalance.movable import MovePolicy
-    from .optimizer.rebalance.plan import DRAIN, RebalanceParams
+    from .optimizer.rebalance.plan import DRAIN, RebalanceError, RebalanceParams
     from .optimizer.rebalance.states import verify_final
     from .optimizer.render.rebalance import evictions_text, rebalance_document, rebalance_table, script_text
 
+    if emit_kind == "script" and output is not None:
+        raise RebalanceError(f"--emit script prints a bash script: -o {output} does not apply")
+    if emit_kind == "evictions" and output == "table":
+        raise RebalanceError("--emit evictions prints manifests: -o yaml or -o json, not -o table")
     policy = load_policy(policy_file)
     cluster = load_input(files)
     params = RebalanceParams(goal=goal or (DRAIN if drain else "fix"), drain=tuple(drain), max_moves=max_moves,
@@ -341,13 +349,15 @@ def rebalance(files: Sequence[str], goal: str | None, drain: Sequence[str], max_
     plan = run(cluster, params)
     verify_final(cluster, plan)
     if emit_kind == "evictions":
-        emit(evictions_text(plan, output))
+        emit(evictions_text(plan, output or "yaml"))
     elif emit_kind == "script":
         emit(script_text(cluster, plan))
-    elif output == "table":
+    elif output in (None, "table"):
         emit(rebalance_table(plan))
     else:
         emit(dump(rebalance_document(plan), output))
+    if not plan.complete:
+        sys.exit(1)
 
 
 if __name__ == "__main__":

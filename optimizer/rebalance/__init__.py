@@ -26,7 +26,7 @@ from .disruption import budget, pod_ready
 from .drain import left_on_drained
 from .metrics import metrics
 from .movable import who_moves
-from .plan import DRAIN, GOALS, NO_TARGET, Blocked, RebalanceError, RebalanceParams, RebalancePlan
+from .plan import DRAIN, GOALS, NO_TARGET, Blocked, Note, RebalanceError, RebalanceParams, RebalancePlan
 from .states import state_of, violations_by_pod
 from .target import find_target
 from .waves import waves_to
@@ -44,9 +44,9 @@ def rebalance(cluster: Cluster, params: RebalanceParams) -> RebalancePlan:
         raise RebalanceError(f"--drain names node(s) not in the input: {', '.join(unknown)}")
     if params.goal not in GOALS + (DRAIN,):
         raise RebalanceError(f"unknown goal {params.goal!r}: one of {', '.join(GOALS)}")
-    notes: list[str] = []
+    notes: list[Note] = []
     if cluster.pending:
-        notes.append(f"{len(cluster.pending)} pending pod(s) of the input are not part of a rebalance")
+        notes.append(Note(f"{len(cluster.pending)} pending pod(s) of the input are not part of a rebalance"))
     base = replace(cluster, pending=())
     drained = set(params.drain)
 
@@ -56,10 +56,10 @@ def rebalance(cluster: Cluster, params: RebalanceParams) -> RebalancePlan:
     movers = who_moves(base, params.move_policy, drained, healthy, start_budgets, initial_bad)
     blocked = [Blocked(pod, why) for pod, why in movers.blocked]
     for reason, keys in movers.kept.items():
-        notes.append(f"{len(keys)} pod(s) cannot be evicted ({', '.join(keys)}): {reason}")
+        notes.append(Note(f"{len(keys)} pod(s) cannot be evicted ({{items}}): {reason}", tuple(keys)))
 
     found = find_target(base, movers.free, params, deadline, movers.guarded, initial_bad)
-    notes.extend(found.notes)
+    notes.extend(Note(n) for n in found.notes)
     target, free = found.target, found.free
     if target is None:
         why = " within the time limit" if time.perf_counter() >= deadline else ""
@@ -67,13 +67,13 @@ def rebalance(cluster: Cluster, params: RebalanceParams) -> RebalancePlan:
         where = {p.key: p.node_name for p in base.pods}
         before = metrics(base, where, (), params.drain, params.policy)
         return RebalancePlan(params.goal, params.drain, False, tuple(blocked), (), before, before, NO_TARGET, (),
-                             tuple(notes), time.perf_counter() - started, where)
+                             tuple(notes), time.perf_counter() - started, where, len(cluster.pending))
     on_drained = {p.key for p in base.pods if p.node_name in drained}
     for key, why in found.unrepaired.items():
         if params.goal == "fix" or key in on_drained:
             blocked.append(Blocked(key, why))
         else:
-            notes.append(f"{key} {why}")
+            notes.append(Note(f"{key} {why}"))
     blocked += left_on_drained(base, free, target, params)
 
     waves, stuck, final = waves_to(base, target, free, params, healthy, initial_bad)
@@ -81,6 +81,7 @@ def rebalance(cluster: Cluster, params: RebalanceParams) -> RebalancePlan:
     moved = {m.key for w in waves for m in w.moves}
     before = metrics(base, {p.key: p.node_name for p in base.pods}, (), params.drain, params.policy)
     after = metrics(base, final, moved, params.drain, params.policy)
-    notes.extend(target.notes)
+    notes.extend(Note(n) for n in target.notes)
     return RebalancePlan(params.goal, params.drain, not blocked, tuple(blocked), tuple(waves), before, after,
-                         target.status, target.levels, tuple(notes), time.perf_counter() - started, final)
+                         target.status, target.levels, tuple(notes), time.perf_counter() - started, final,
+                         len(cluster.pending))

@@ -21,7 +21,7 @@ NO_TARGET = "NO_TARGET"
 
 
 class RebalanceError(PodplanError):
-    """Arguments that name nothing in the input (an unknown --drain node)."""
+    """Arguments that name nothing in the input (an unknown --drain node), or that do not apply together."""
 
 
 @dataclass(frozen=True)
@@ -80,6 +80,17 @@ class Target:
 
 
 @dataclass(frozen=True)
+class Note:
+    """A note of the plan. `{items}` in `text` stands for `items` (pods, nodes): JSON and YAML list them all,
+    tables count them past a few (render.rebalance)."""
+    text: str
+    items: tuple[str, ...] = ()
+
+    def with_items(self, items: str) -> str:
+        return self.text.replace("{items}", items) if self.items else self.text
+
+
+@dataclass(frozen=True)
 class RebalancePlan:
     goal: str
     drain: tuple[str, ...]
@@ -90,9 +101,10 @@ class RebalancePlan:
     after: dict[str, Any]
     status: str
     levels: tuple[tuple[str, int, bool], ...]
-    notes: tuple[str, ...]
+    notes: tuple[Note, ...]
     wall_seconds: float
     final: dict[str, str]  # every pod of the cluster -> its node after the waves
+    pending: int = 0  # pending pods of the input (not part of a rebalance: they may need the nodes it frees)
 
     @property
     def moves(self) -> int:

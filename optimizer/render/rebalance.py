@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import shlex
+from collections.abc import Sequence
 from typing import Any
 
 import yaml
@@ -19,6 +20,8 @@ from ..output import table
 from ..rebalance.plan import DRAIN, RebalancePlan, Wave
 
 PER_POD_LABELS = ("statefulset.kubernetes.io/pod-name", "apps.kubernetes.io/pod-index")
+LISTED = 5  # names a table cell or line lists in full; past that, the first SHOWN and a count
+SHOWN = 3
 
 
 # ------------------------------------------------------------------------------------------------ document
@@ -45,7 +48,7 @@ def rebalance_document(plan: RebalancePlan) -> dict[str, Any]:
         "removable": removable(plan),
         "target": {"status": plan.status, "levels": {name: v for name, v, _ in plan.levels},
                    "proven": plan.status == "OPTIMAL"},
-        "notes": list(plan.notes),
+        "notes": [n.with_items(", ".join(n.items)) for n in plan.notes],
         "wall_seconds": round(plan.wall_seconds, 3),
     }
 
@@ -56,6 +59,13 @@ def removable(plan: RebalancePlan) -> list[str]:
     return [n for n in plan.after["empty_nodes"] if n not in was]
 
 
+def listed(names: Sequence[str]) -> str:
+    """Names for a table: all of a few, else "a, b, c and 45 more" (-o json/yaml list them all)."""
+    if len(names) <= LISTED:
+        return ", ".join(names)
+    return f"{', '.join(names[:SHOWN])} and {len(names) - SHOWN} more"
+
+
 def _pct(v: float) -> str:
     return f"{100 * v:.1f}%"
 
@@ -64,11 +74,17 @@ def rebalance_table(plan: RebalancePlan) -> str:
     goal = plan.goal + (f" ({', '.join(plan.drain)})" if plan.drain and plan.goal == DRAIN else "")
     if plan.drain and plan.goal != DRAIN:
         goal += f", drain {', '.join(plan.drain)}"
+    gone = removable(plan)
+    pending = ""
+    if gone and plan.pending and plan.goal == "pack":
+        # the nodes pack frees are what the pending pods may need: say it where it is read first
+        pending = (f"; {len(gone)} node(s) removable while {plan.pending} pod(s) are pending: "
+                   "place them before removing any node")
     lines = [f"rebalance: goal {goal}: {'complete' if plan.complete else 'INCOMPLETE'}, "
-             f"{plan.moves} move(s) in {len(plan.waves)} wave(s); target {plan.status}"]
+             f"{plan.moves} move(s) in {len(plan.waves)} wave(s); target {plan.status}{pending}"]
     for i, w in enumerate(plan.waves, 1):
         lines.append("")
-        cordon = ", ".join(n + (" (temporary)" if n in w.temporary else "") for n in w.cordon) or "-"
+        cordon = listed([n + (" (temporary)" if n in w.temporary else "") for n in w.cordon]) or "-"
         lines.append(f"WAVE {i}   cordon: {cordon}")
         land = {l.pod: l for l in w.landing}
         rows = []
@@ -86,16 +102,15 @@ def rebalance_table(plan: RebalancePlan) -> str:
         for k in ("max", "mean", "stddev"):
             rows.append((f"{r} utilization {k}", _pct(b["utilization"][r][k]), _pct(a["utilization"][r][k])))
     rows += [("nodes used", b["nodes_used"], a["nodes_used"]),
-             ("empty nodes", ", ".join(b["empty_nodes"]) or "-", ", ".join(a["empty_nodes"]) or "-"),
+             ("empty nodes", listed(b["empty_nodes"]) or "-", listed(a["empty_nodes"]) or "-"),
              ("violations", b["violations"], a["violations"]),
              ("preference", b["preference"], a["preference"])]
     lines += ["", table(("METRIC", "BEFORE", "AFTER"), rows)]
-    gone = removable(plan)
     if gone:
-        lines.append(f"removable: {', '.join(gone)}")
+        lines.append(f"removable: {listed(gone)}")
     lines.append("target levels: " + ", ".join(f"{n} {v}{'' if ok else ' (not proven)'}" for n, v, ok in plan.levels))
     for note in plan.notes:
-        lines.append(f"note: {note}")
+        lines.append(f"note: {note.with_items(listed(note.items))}")
     return "\n".join(lines)
 
 
@@ -166,22 +181,65 @@ def replacement_selector(cluster: Cluster, pod: Pod) -> str:
 SCRIPT_HEAD = r'''set -euo pipefail
 
 TIMEOUT="${TIMEOUT:-600}"  # seconds to wait for each step
+EVICT_TIMEOUT="${EVICT_TIMEOUT:-$TIMEOUT}"  # seconds to keep retrying an eviction a PDB refuses for now (429)
+EVICT_INTERVAL="${EVICT_INTERVAL:-5}"  # seconds between those retries (kubectl drain waits 5 s)
+DRY_RUN="${DRY_RUN:-none}"  # server: every request is sent with dryRun (the API server checks, changes nothing)
 
-# evict NAMESPACE POD [UID]: POST a policy/v1 Eviction; the API server refuses it (429) if a PDB would
-# break, and (409) if the pod is no longer the one of the dump (UID precondition).
+# evict NAMESPACE POD [UID]: POST a policy/v1 Eviction. The API server answers 429 when a PDB allows no
+# disruption now: retried every EVICT_INTERVAL s for up to EVICT_TIMEOUT s, as kubectl drain does; 404: the
+# pod is already gone (done); anything else, such as 409 when the pod is no longer the one of the dump (UID
+# precondition): give up. Prints "evicted NS/POD", or "gave up NS/POD: why" on stderr and returns 1.
 evict() {
-  local options=""
+  local options="" url="/api/v1/namespaces/$1/pods/$2/eviction" dry="" out tries=0
+  local deadline=$((SECONDS + EVICT_TIMEOUT))
   if [ -n "${3:-}" ]; then
     options=", \"deleteOptions\": {\"preconditions\": {\"uid\": \"$3\"}}"
   fi
-  kubectl create --raw "/api/v1/namespaces/$1/pods/$2/eviction" -f - <<EOF
+  if [ "$DRY_RUN" = server ]; then
+    url="$url?dryRun=All"
+    dry=" (dry run)"
+  fi
+  while :; do
+    tries=$((tries + 1))
+    if out=$(kubectl create --raw "$url" -f - 2>&1 <<EOF
 {"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "$2", "namespace": "$1"}$options}
 EOF
+    ); then
+      echo "evicted $1/$2$dry"
+      return 0
+    fi
+    case "$out" in
+      *TooManyRequests*|*"disruption budget"*) ;;
+      *NotFound*)
+        echo "evicted $1/$2: already gone$dry"
+        return 0 ;;
+      *)
+        echo "gave up $1/$2: $out" >&2
+        return 1 ;;
+    esac
+    if [ $((SECONDS + EVICT_INTERVAL)) -ge "$deadline" ]; then
+      echo "gave up $1/$2: refused $tries time(s) in ${EVICT_TIMEOUT}s: $out" >&2
+      return 1
+    fi
+    echo "waiting ${EVICT_INTERVAL}s to retry $1/$2: $out" >&2
+    sleep "$EVICT_INTERVAL"
+  done
+}
+
+# cordon / uncordon NODE...: kubectl's, with --dry-run=server in a dry run.
+cordon() {
+  if [ "$DRY_RUN" = server ]; then kubectl cordon --dry-run=server "$@"; else kubectl cordon "$@"; fi
+}
+uncordon() {
+  if [ "$DRY_RUN" = server ]; then kubectl uncordon --dry-run=server "$@"; else kubectl uncordon "$@"; fi
 }
 
 # gone NAMESPACE POD [UID]: wait until the evicted pod is deleted (its resources are free on its node);
 # with its UID, a pod a StatefulSet already recreated under the same name does not count.
 gone() {
+  if [ "$DRY_RUN" = server ]; then
+    return 0
+  fi
   if [ -z "${3:-}" ]; then
     kubectl wait --for=delete "pod/$2" -n "$1" --timeout="${TIMEOUT}s"
     return
@@ -202,6 +260,9 @@ gone() {
 
 # ready NAMESPACE SELECTOR COUNT NODE: wait until COUNT pods matching SELECTOR are Ready on NODE.
 ready() {
+  if [ "$DRY_RUN" = server ]; then
+    return 0
+  fi
   local deadline=$((SECONDS + TIMEOUT)) n
   while :; do
     n=$(kubectl get pods -n "$1" -l "$2" --field-selector "spec.nodeName=$4" \
@@ -216,6 +277,29 @@ ready() {
     sleep 5
   done
 }
+
+# sourced (tests, or to run one step by hand): the functions only
+if (return 0 2>/dev/null); then
+  return 0
+fi
+
+for arg in "$@"; do
+  case "$arg" in
+    --dry-run=server | --dry-run=none) DRY_RUN="${arg#--dry-run=}" ;;
+    *)
+      echo "usage: $0 [--dry-run=server|none]" >&2
+      exit 2 ;;
+  esac
+done
+case "$DRY_RUN" in
+  none) ;;
+  server)
+    echo "dry run: every request is sent with dryRun=All and changes nothing; nothing is waited for, so each" \
+      "wave's evictions are checked against today's PDB budgets" >&2 ;;
+  *)
+    echo "DRY_RUN must be none or server, not '$DRY_RUN'" >&2
+    exit 2 ;;
+esac
 '''
 
 
@@ -240,7 +324,7 @@ def script_text(cluster: Cluster, plan: RebalancePlan) -> str:
             out.append(f"# PodDisruptionBudget {k}: {n} eviction(s) of {a} allowed disruption(s)")
         new = [n for n in w.cordon if n not in cordoned]
         if new:
-            out.append(f"kubectl cordon {' '.join(q(n) for n in new)}")
+            out.append(f"cordon {' '.join(q(n) for n in new)}")
             cordoned |= set(new)
         for m in w.moves:
             uid = f" {q(m.pod.uid)}" if m.pod.uid else ""
@@ -256,7 +340,7 @@ def script_text(cluster: Cluster, plan: RebalancePlan) -> str:
             out.append(f"ready {q(ns)} {q(sel)} {count} {q(node)}")
         lift = [n for n in w.temporary if n not in already]
         if lift:
-            out.append(f"kubectl uncordon {' '.join(q(n) for n in lift)}")
+            out.append(f"uncordon {' '.join(q(n) for n in lift)}")
             cordoned -= set(lift)
         out.append("")
     kept = [n for n in sorted(cordoned - already)]
@@ -266,5 +350,7 @@ def script_text(cluster: Cluster, plan: RebalancePlan) -> str:
                    f"uncordon {them} after maintenance, or remove {them} from the cluster.")
     if plan.blocked:
         out.append(f"echo {q(f'podplan: the plan is incomplete: {len(plan.blocked)} pod(s) blocked (see the header)')} >&2")
-    out.append(f"echo {q(f'podplan: {plan.moves} move(s) done')}")
+    done = q(f"podplan: {plan.moves} move(s) done")
+    checked = q(f"podplan: {plan.moves} eviction(s) accepted by the API server (dry run: nothing changed)")
+    out.append(f'if [ "$DRY_RUN" = server ]; then echo {checked}; else echo {done}; fi')
     return "\n".join(out) + "\n"
