@@ -20,8 +20,9 @@ from ..output import table
 from ..rebalance.plan import DRAIN, RebalancePlan, Wave
 
 PER_POD_LABELS = ("statefulset.kubernetes.io/pod-name", "apps.kubernetes.io/pod-index")
-LISTED = 5  # names a table cell or line lists in full; past that, the first SHOWN and a count
-SHOWN = 3
+LISTED = 5  # names a table cell or line lists in full (when they fit in WIDTH); past that, a count
+WIDTH = 80  # characters of names a line lists
+CELL = 40  # characters of names a cell of the metrics table lists (two cells side by side)
 
 
 # ------------------------------------------------------------------------------------------------ document
@@ -59,11 +60,16 @@ def removable(plan: RebalancePlan) -> list[str]:
     return [n for n in plan.after["empty_nodes"] if n not in was]
 
 
-def listed(names: Sequence[str]) -> str:
+def listed(names: Sequence[str], width: int = WIDTH) -> str:
     """Names for a table: all of a few, else "a, b, c and 45 more" (-o json/yaml list them all)."""
-    if len(names) <= LISTED:
+    if len(names) <= LISTED and len(", ".join(names)) <= width:
         return ", ".join(names)
-    return f"{', '.join(names[:SHOWN])} and {len(names) - SHOWN} more"
+    shown = [names[0]]
+    for name in names[1:LISTED - 1]:
+        if len(", ".join(shown + [name])) > width:
+            break
+        shown.append(name)
+    return f"{', '.join(shown)} and {len(names) - len(shown)} more"
 
 
 def _pct(v: float) -> str:
@@ -102,7 +108,7 @@ def rebalance_table(plan: RebalancePlan) -> str:
         for k in ("max", "mean", "stddev"):
             rows.append((f"{r} utilization {k}", _pct(b["utilization"][r][k]), _pct(a["utilization"][r][k])))
     rows += [("nodes used", b["nodes_used"], a["nodes_used"]),
-             ("empty nodes", listed(b["empty_nodes"]) or "-", listed(a["empty_nodes"]) or "-"),
+             ("empty nodes", listed(b["empty_nodes"], CELL) or "-", listed(a["empty_nodes"], CELL) or "-"),
              ("violations", b["violations"], a["violations"]),
              ("preference", b["preference"], a["preference"])]
     lines += ["", table(("METRIC", "BEFORE", "AFTER"), rows)]
