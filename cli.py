@@ -323,8 +323,9 @@ from .optimizer.rebalance.plan import EMITS as REBALANCE_EMITS, GOALS as REBALAN
 @click.option("--emit", "emit_kind", type=click.Choice(REBALANCE_EMITS), default="plan",
               show_default=True,
               help="plan: the waves; evictions: policy/v1 Eviction objects per wave; script: a bash script.")
-def rebalance(files: Sequence[str], goal: str | None, drain: Sequence[str], max_moves: int | None,
-              time_limit: float, workers: int, seed: int, evict_local_storage: bool,
+@click.pass_context
+def rebalance(ctx: click.Context, files: Sequence[str], goal: str | None, drain: Sequence[str],
+              max_moves: int | None, time_limit: float, workers: int, seed: int, evict_local_storage: bool,
               evict_system_critical: bool, policy_file: str | None, output: str | None, emit_kind: str) -> None:
     """Plan evictions that move running pods to a better state, in PodDisruptionBudget-safe waves.
 
@@ -345,7 +346,8 @@ def rebalance(files: Sequence[str], goal: str | None, drain: Sequence[str], max_
     cluster = load_input(files)
     params = RebalanceParams(goal=goal or (DRAIN if drain else "fix"), drain=tuple(drain), max_moves=max_moves,
                              time_limit=time_limit, workers=workers, seed=seed,
-                             move_policy=MovePolicy(evict_local_storage, evict_system_critical), policy=policy)
+                             move_policy=MovePolicy(evict_local_storage, evict_system_critical), policy=policy,
+                             log_progress=sys.stderr.isatty() or ctx.obj["verbose"])
     plan = run(cluster, params)
     verify_final(cluster, plan)
     if emit_kind == "evictions":

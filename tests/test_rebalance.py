@@ -592,3 +592,24 @@ def test_the_scripts_server_dry_run_sends_every_request_with_dry_run(tmp_path: P
     assert calls[0] == "kubectl cordon --dry-run=server node-1"
     assert all("dryRun=All" in c for c in calls[1:]) and len(calls) == 3, "no waits in a dry run"
     assert "dry run: nothing changed" in whole.stdout
+
+
+def test_a_large_pack_searches_the_nodes_easiest_to_empty_first_and_still_empties_them(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import podplan.optimizer.rebalance.target as target_module
+
+    monkeypatch.setattr(target_module, "FOCUS_LIMIT", 2)  # "large" from 3 movable pods on
+    monkeypatch.setattr(target_module, "BOUNDED_PODS", 2)  # the bounded search moves the pods of two nodes
+    pods = [replica(f"{app}-0", f"n{i}", app).build() for i, app in enumerate("abcd", 1)]
+    cluster = cluster_of([node(f"n{i}") for i in range(1, 5)], pods)
+    plan = plan_for(cluster, "pack")
+    check_plan(cluster, plan)
+    assert plan.complete and len(plan.after["empty_nodes"]) == 3 and plan.moves == 3
+
+
+def test_verbose_prints_a_line_per_target_stage_and_wave() -> None:
+    from podplan.cli import main
+
+    out = CliRunner().invoke(main, ["--verbose", "rebalance", str(PDB_DRAIN), "--goal", "pack"])
+    assert out.exit_code == 0
+    assert "rebalance: empty_nodes: searching for" in out.output and "rebalance: wave 1: 1 move(s), 0 left" in out.output

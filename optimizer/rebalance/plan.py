@@ -34,6 +34,7 @@ class RebalanceParams:
     seed: int = 0
     move_policy: MovePolicy = MovePolicy()
     policy: Policy = Policy()
+    log_progress: bool = False  # a line per target stage and improving solution on stderr
 
 
 @dataclass(frozen=True)

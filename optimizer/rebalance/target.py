@@ -11,6 +11,7 @@ place and then released one at a time while a valid target still exists (`find_t
 """
 from __future__ import annotations
 
+import sys
 import time
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
@@ -20,19 +21,51 @@ from ortools.sat.python import cp_model
 
 from ...models.objects import Cluster, Pod
 
+from .metrics import goal_values, occupied
+from .movable import goes_with_node
 from .plan import DRAIN, FEASIBLE, OPTIMAL, RebalanceParams, Target
-from .target_model import BuiltModel, build_model
+from .states import state_of
+from .target_model import SENSE, BuiltModel, build_model, level_names
 
 FOCUS_LIMIT = 300  # movable pods above which drain/fix first re-place only the pods that must move
+BOUNDED_PODS = 150  # pods a bounded search of a large pack/spread moves at most
+LARGE_MODEL = 20_000  # variables above which CP-SAT skips its most expensive presolve steps
 
 R_UNREPAIRED = "violates {rules} on {node} and no valid target moves it{limit}"
 
 
-def _run(model: cp_model.CpModel, params: RebalanceParams, limit: float) -> tuple[cp_model.CpSolver, int]:
+class _Progress(cp_model.CpSolverSolutionCallback):
+    """One line on stderr per improving solution of a stage."""
+
+    def __init__(self, label: str) -> None:
+        super().__init__()
+        self.label = label
+        self.started = time.perf_counter()
+
+    def on_solution_callback(self) -> None:
+        print(f"  [rebalance {self.label}] {self.objective_value:.0f}  bound {self.best_objective_bound:.0f}  "
+              f"{time.perf_counter() - self.started:.1f}s", file=sys.stderr, flush=True)
+
+
+def _say(params: RebalanceParams, line: str) -> None:
+    if params.log_progress:
+        print(f"rebalance: {line}", file=sys.stderr, flush=True)
+
+
+def _run(model: cp_model.CpModel, params: RebalanceParams, limit: float,
+         label: str = "") -> tuple[cp_model.CpSolver, int]:
     solver = cp_model.CpSolver()
     solver.parameters.max_time_in_seconds = max(0.05, limit)
     solver.parameters.num_workers = max(1, params.workers)
     solver.parameters.random_seed = params.seed
+    if len(model.proto.variables) > LARGE_MODEL:
+        # a 300-node cluster's pack model (75,000 variables): presolve's probing and symmetry detection alone
+        # outlast a 30 s stage on 2 cores, and CP-SAT then reports no solution, not even the complete feasible
+        # hint. Without them the search starts after a few seconds and its LNS improves the hint at once.
+        solver.parameters.cp_model_probing_level = 0
+        solver.parameters.symmetry_level = 0
+    if label and params.log_progress:
+        return solver, solver.solve(model, _Progress(label))
     return solver, solver.solve(model)
 
 
@@ -52,17 +85,24 @@ def _feasible(cluster: Cluster, free: list[Pod], params: RebalanceParams, limit:
 
 
 
-def _stay_solution(built: BuiltModel, params: RebalanceParams, limit: float) -> list[int] | None:
-    """Every free pod where it runs, completed into a full solution of the model (auxiliary variables:
-    presence literals, utilisation, ...) by CP-SAT with every x fixed: the first stage's hint and the
-    incumbent when a stage finds nothing better in time. None when staying is not valid."""
-    if not built.stay_possible:
-        return None
+def _stay_solution(built: BuiltModel, params: RebalanceParams, limit: float,
+                   counts: Mapping[tuple[int, int], int] | None = None) -> list[int] | None:
+    """Every free pod where it runs (or `counts` pods of each class on each node, from a bounded search),
+    completed into a full solution of the model (auxiliary variables: presence literals, utilisation, ...) by
+    CP-SAT with every x fixed: the first stage's hint and the incumbent when a stage finds nothing better in
+    time. None when that placement is not valid."""
+    if counts is None:
+        if not built.stay_possible:
+            return None
+        counts = built.here
+    known = {key: ctx.ub[key] for ctx in built.ctx_list for key in ctx.x}
+    if any(k and (key not in known or known[key] < k) for key, k in counts.items()):
+        return None  # a pod on a node where the model has no room for it
     clone = built.model.clone()
     proto = clone.proto
     for ctx in built.ctx_list:
         for key, var in ctx.x.items():
-            v = built.here.get(key, 0)
+            v = counts.get(key, 0)
             d = proto.variables[var.index].domain  # [0, ub]: x variables are plain intervals
             d[0] = v
             d[1] = v
@@ -70,6 +110,19 @@ def _stay_solution(built: BuiltModel, params: RebalanceParams, limit: float) -> 
     if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return list(solver.response_proto.solution)
     return None
+
+
+def _counts(built: BuiltModel, free: Sequence[Pod], where: Mapping[str, str]) -> dict[tuple[int, int], int]:
+    """(class, node) -> pods of the class there, with the free pods on `where` (default: where they run)."""
+    problem = built.problem
+    origin = {p.key: p.node_name for p in free}
+    out: dict[tuple[int, int], int] = defaultdict(int)
+    for c, cls in enumerate(problem.classes):
+        for p in cls.pods:
+            node = where.get(p.key, origin.get(p.key, ""))
+            if node in problem.node_index:
+                out[(c, problem.node_index[node])] += 1
+    return dict(out)
 
 
 def _extend(model: cp_model.CpModel, solution: Sequence[int], params: RebalanceParams,
@@ -134,11 +187,15 @@ def _counts_to_assignment(built: BuiltModel, solution: Sequence[int], free: list
 
 
 def solve_target(cluster: Cluster, free: list[Pod], params: RebalanceParams, deadline: float,
-                 guarded: Mapping[str, int] | None = None) -> Target | None:
-    """The lexicographic optimum for `free` pods (None: no valid target exists, or none found in time)."""
+                 guarded: Mapping[str, int] | None = None, start: Mapping[str, str] | None = None) -> Target | None:
+    """The lexicographic optimum for `free` pods (None: no valid target exists, or none found in time).
+    `start`: a valid placement of some free pods (the others stay) to start from instead of every pod staying."""
     built = build_model(cluster, free, params)
     model = built.model
-    solution = _stay_solution(built, params, max(0.1, (deadline - time.perf_counter()) * 0.2))
+    limit = max(0.1, (deadline - time.perf_counter()) * 0.2)
+    solution = _stay_solution(built, params, limit, _counts(built, free, start)) if start else None
+    if solution is None:
+        solution = _stay_solution(built, params, limit)
     results: list[tuple[str, int, bool]] = []
     notes: list[str] = []
     proven = True
@@ -157,18 +214,21 @@ def solve_target(cluster: Cluster, free: list[Pod], params: RebalanceParams, dea
                 # the level added variables: complete the incumbent for them (propagation only)
                 solution = _extend(model, solution, params, left * 0.2) or solution
             _set_hint(model, solution)
-        solver, status = _run(model, params, left)
+        _say(params, f"{name}: searching for {left:.1f}s ({len(model.proto.variables)} variables)")
+        solver, status = _run(model, params, left, name)
         if status == cp_model.INFEASIBLE:
             return None
         if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
             if solution is None:
                 return None
             notes.append(f"level {name}: no better solution within the time limit")
+            _say(params, f"{name}: no solution in {left:.1f}s")
             proven = False
             break
         solution = list(solver.response_proto.solution)
         value = int(solver.value(expr))
         optimal = status == cp_model.OPTIMAL
+        _say(params, f"{name}: {value} ({'optimal' if optimal else 'not proven'})")
         proven &= optimal
         results.append((name, value, optimal))
         if optimal:
@@ -185,6 +245,10 @@ def solve_target(cluster: Cluster, free: list[Pod], params: RebalanceParams, dea
             return None
         solution = list(solver.response_proto.solution)
     assignment = _counts_to_assignment(built, solution, free, guarded or {})
+    if len(results) < len(built.levels):
+        # the levels no stage reached: their values in the incumbent, not proven
+        values = goal_values(cluster, params, assignment, free)
+        results += [(name, values[name], False) for name, _, _ in built.levels[len(results):]]
     return Target(assignment, OPTIMAL if proven else FEASIBLE, tuple(results), tuple(notes))
 
 
@@ -230,7 +294,9 @@ def find_target(cluster: Cluster, free: list[Pod], params: RebalanceParams, dead
             notes.append(f"{len(free)} movable pods: only the {len(target.assignment)} that must move (on drained "
                          "nodes, or in violation) were re-placed; the others stayed where they run")
             free = [p for p in free if p.key in target.assignment]  # the others count as existing pods
-    if target is None:
+    if target is None and params.goal in ("pack", "spread") and len(free) > FOCUS_LIMIT and not params.drain:
+        target = _bounded(cluster, free, params, deadline, guarded)
+    elif target is None:
         target = solve_target(cluster, free, params, deadline, guarded)
     kept: dict[str, str] = {}
     if target is None:
@@ -249,3 +315,64 @@ def find_target(cluster: Cluster, free: list[Pod], params: RebalanceParams, dead
             target = solve_target(cluster, ok, params, max(deadline, time.perf_counter() + 1.0), guarded)
             free = ok
     return Found(target, free, kept, notes)
+
+
+def _bounded(cluster: Cluster, free: list[Pod], params: RebalanceParams, deadline: float,
+             guarded: Mapping[str, int]) -> Target | None:
+    """Large pack/spread problems: first a bounded search that moves only the pods of the nodes easiest to empty
+    (pack: the nodes with the fewest pods, all movable) or of the fullest nodes (spread), up to BOUNDED_PODS
+    pods, with everything else in place: a small model CP-SAT solves in seconds. Then every movable pod, from
+    that placement, in the time left; the better of the two (lexicographically, on every level) is kept.
+    Without it the full model of a 300-node cluster spends the whole limit in presolve and keeps every pod
+    where it runs ("complete, 0 moves" where --max-moves 10 frees 6 nodes)."""
+    state = state_of(cluster, {})
+    mine = {p.key for p in free}
+    on: dict[str, list[Pod]] = defaultdict(list)
+    for p in free:
+        on[p.node_name].append(p)
+    kept = [n.name for n in cluster.nodes if n.name not in params.drain]
+
+    def load(name: str) -> float:
+        info = state.nodes[name]
+        return max((info.requested.get(r, 0) / a for r, a in info.node.allocatable.items()
+                    if r in ("cpu", "memory") and a > 0), default=0.0)
+
+    if params.goal == "pack":
+        whole = [n for n in kept if occupied(state.nodes[n]) and all(
+            p.key in mine or goes_with_node(p) for p in state.nodes[n].pods.values())]
+        order = sorted(whole, key=lambda n: (len(on[n]), load(n)))
+    else:
+        order = sorted((n for n in kept if on[n]), key=load, reverse=True)
+    chosen: list[Pod] = []
+    for name in order:
+        if chosen and len(chosen) + len(on[name]) > BOUNDED_PODS:
+            break
+        chosen.extend(on[name])
+    if not chosen or len(chosen) == len(free):
+        return solve_target(cluster, free, params, deadline, guarded)
+    chosen.sort(key=lambda p: p.order)
+    _say(params, f"bounded search: the {len(chosen)} movable pods of {len(order)} candidate node(s) first")
+    share = time.perf_counter() + (deadline - time.perf_counter()) * 0.4
+    small = solve_target(cluster, chosen, params, share, guarded)
+    start = small.assignment if small is not None else None
+    _say(params, f"every movable pod ({len(free)}) from there")
+    full = solve_target(cluster, free, params, deadline, guarded, start)
+    if small is None:
+        return full
+    if full is not None and not _worse(cluster, params, free, full.assignment, small.assignment):
+        return full
+    which = "the nodes easiest to empty" if params.goal == "pack" else "the fullest nodes"
+    notes = small.notes + (f"only the {len(chosen)} pods of {which} were re-placed: the search over every "
+                           "movable pod found nothing better in time",)
+    values = goal_values(cluster, params, small.assignment, free)
+    return Target(small.assignment, FEASIBLE, tuple((n, values[n], False) for n in level_names(params)), notes)
+
+
+def _worse(cluster: Cluster, params: RebalanceParams, free: list[Pod], a: Mapping[str, str],
+           b: Mapping[str, str]) -> bool:
+    """Is assignment `a` lexicographically worse than `b` on the target's levels?"""
+    va, vb = goal_values(cluster, params, a, free), goal_values(cluster, params, b, free)
+    for name in level_names(params):
+        if va[name] != vb[name]:
+            return va[name] < vb[name] if SENSE.get(name, "min") == "max" else va[name] > vb[name]
+    return False

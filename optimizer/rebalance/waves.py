@@ -19,6 +19,7 @@ pods, as the Eviction API would.
 """
 from __future__ import annotations
 
+import sys
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
@@ -352,6 +353,9 @@ def plan_waves(cluster: Cluster, moves: Sequence[Move], params: RebalanceParams,
             break
         done = {m.key for m in wave}
         remaining = [m for m in remaining if m.key not in done]
+        if params.log_progress:
+            print(f"rebalance: wave {len(waves)}: {len(wave)} move(s), {len(remaining)} left", file=sys.stderr,
+                  flush=True)
     return waves, stuck, dict(w.where)
 
 

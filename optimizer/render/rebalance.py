@@ -69,6 +69,8 @@ def listed(names: Sequence[str], width: int = WIDTH) -> str:
         if len(", ".join(shown + [name])) > width:
             break
         shown.append(name)
+    if len(names) - len(shown) < 2:
+        return ", ".join(names)  # "and 1 more" would hide a name to save nothing
     return f"{', '.join(shown)} and {len(names) - len(shown)} more"
 
 
