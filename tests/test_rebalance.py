@@ -612,4 +612,5 @@ def test_verbose_prints_a_line_per_target_stage_and_wave() -> None:
 
     out = CliRunner().invoke(main, ["--verbose", "rebalance", str(PDB_DRAIN), "--goal", "pack"])
     assert out.exit_code == 0
-    assert "rebalance: empty_nodes: searching for" in out.output and "rebalance: wave 1: 1 move(s), 0 left" in out.output
+    assert "rebalance: empty_nodes: searching for" in out.output
+    assert "rebalance: wave 1: 1 move(s), 0 left" in out.output
