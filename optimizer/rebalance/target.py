@@ -245,6 +245,10 @@ def solve_target(cluster: Cluster, free: list[Pod], params: RebalanceParams, dea
             return None
         solution = list(solver.response_proto.solution)
     assignment = _counts_to_assignment(built, solution, free, guarded or {})
+    # an unproven moves level counts stays the solver left below min(x, here); the assignment keeps every pod
+    # it can in place: report the moves it makes
+    moved = sum(1 for p in free if assignment.get(p.key, p.node_name) != p.node_name)
+    results = [(n, moved if n == "moves" and not ok else v, ok) for n, v, ok in results]
     if len(results) < len(built.levels):
         # the levels no stage reached: their values in the incumbent, not proven
         values = goal_values(cluster, params, assignment, free)
@@ -344,14 +348,16 @@ def _bounded(cluster: Cluster, free: list[Pod], params: RebalanceParams, deadlin
     else:
         order = sorted((n for n in kept if on[n]), key=load, reverse=True)
     chosen: list[Pod] = []
+    nodes = 0
     for name in order:
         if chosen and len(chosen) + len(on[name]) > BOUNDED_PODS:
             break
         chosen.extend(on[name])
+        nodes += 1
     if not chosen or len(chosen) == len(free):
         return solve_target(cluster, free, params, deadline, guarded)
     chosen.sort(key=lambda p: p.order)
-    _say(params, f"bounded search: the {len(chosen)} movable pods of {len(order)} candidate node(s) first")
+    _say(params, f"bounded search: the {len(chosen)} movable pods of {nodes} node(s) first")
     share = time.perf_counter() + (deadline - time.perf_counter()) * 0.4
     small = solve_target(cluster, chosen, params, share, guarded)
     start = small.assignment if small is not None else None
