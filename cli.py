@@ -259,14 +259,20 @@ def validate(files: Sequence[str], output: str) -> None:
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the tie-break among equal nodes.")
 @click.option("--percentage-of-nodes-to-score", type=click.IntRange(0, 100), default=0, show_default=True,
               help="kube-scheduler's percentageOfNodesToScore (0: its adaptive default).")
-def simulate(files: Sequence[str], output: str, emit_kind: str, seed: int, percentage_of_nodes_to_score: int) -> None:
-    """Place pending pods one at a time, as kube-scheduler would."""
+@click.option("--no-preemption", is_flag=True,
+              help="Never evict lower-priority pods for a pod that fits nowhere (DefaultPreemption is on by default).")
+def simulate(files: Sequence[str], output: str, emit_kind: str, seed: int, percentage_of_nodes_to_score: int,
+             no_preemption: bool) -> None:
+    """Place pending pods one at a time, as kube-scheduler would (preempting lower-priority pods)."""
+    from .optimizer.defaultpreemption import after_preemption
     from .optimizer.pipeline import greedy_plan
 
     cluster = load_input(files)
     with Interrupt().install() as interrupt:
         plan = greedy_plan(cluster, seed, percentage_of_nodes_to_score=percentage_of_nodes_to_score,
-                           interrupt=interrupt)
+                           interrupt=interrupt, preemption=not no_preemption)
+    # the final state has no victims and holds their controllers' new pods (pending, or placed by the plan)
+    cluster = after_preemption(cluster, plan)
     print_plan(cluster, plan, output, emit_kind)
     finish(interrupt)
 
