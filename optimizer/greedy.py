@@ -203,11 +203,13 @@ class Scheduler:
         return self.names[best], ""
 
     def evict(self, pods: Sequence[Pod]) -> None:
-        """Delete bound pods (preemption's victims); the guards, which only ever see pods arrive, start over."""
+        """Delete bound pods (preemption's victims); the guards, which only ever see pods arrive, start over
+        (when some pod of the state has what they protect: spread constraints or required pod affinity)."""
         for pod in pods:
             self.state.remove(pod)
-        self.guards = [(p.name, p.placed_guard(self.state))
-                       for p in self.profile.filters if self.protect_placed and p.placed_guard]
+        if self.guards and any(p.spread_constraints or p.affinity.pod_required for p, _ in self.state.all_pods()):
+            self.guards = [(p.name, p.placed_guard(self.state))
+                           for p in self.profile.filters if self.protect_placed and p.placed_guard]
 
     def bind_nominated(self, pod: Pod, node: str) -> bool:
         """evaluateNominatedNode: bind `pod` to `node` if every filter (and guard) passes there."""
