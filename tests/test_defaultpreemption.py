@@ -428,3 +428,66 @@ def test_the_emitted_state_leaves_the_victims_out_and_holds_the_recreated_pods()
     assert "nodeName" not in pods["cache-0"]["spec"] and "status" not in pods["cache-0"]
     assert pods["search-indexer"]["spec"]["nodeName"] == "node-1" and pods["cache-1"]["spec"]["nodeName"] == "node-2"
     assert len([n for n in pods if n.startswith("batch-7d4f9-")]) == 3
+
+
+# ------------------------------------------------------------------------------- optimal: solve --preempt
+
+
+def solve_preempt(cluster: Any, allow_pdb_violations: bool = False) -> Any:
+    import time
+    from podplan.optimizer.defaultpreemption.batch import solve_preempt as solve
+    from podplan.optimizer.runner import SolverParams
+    plan = solve(cluster, SolverParams(time_limit=10, workers=1), deadline=time.perf_counter() + 10,
+                 allow_pdb_violations=allow_pdb_violations)
+    check(cluster, plan)  # verified on the final state
+    return plan
+
+
+def test_the_optimum_evicts_the_one_pod_that_makes_room_rather_than_two() -> None:
+    nodes = [node("node1"), node("node2")]
+    # 400m: node1 needs its 300m pod gone, node2 both of its 200m pods
+    pods = [pod("big", LOW, LARGE, "node1"), pod("small-1", LOW, MEDIUM, "node2"), pod("small-2", LOW, MEDIUM, "node2"),
+            make_pod("p").priority(HIGH).req(cpu="400m", memory=400).build()]
+    plan = solve_preempt(cluster_of(nodes, pods))
+    assert plan.placements == {"default/p": "node1"} and plan.removed == {"default/big"}
+
+
+def test_the_optimum_evicts_the_lowest_priority_it_can() -> None:
+    nodes = [node("node1"), node("node2")]
+    pods = [pod("mid", MID, LARGE, "node1"), pod("low", LOW, LARGE, "node2"), pod("p", HIGH, LARGE)]
+    plan = solve_preempt(cluster_of(nodes, pods))
+    assert plan.placements == {"default/p": "node2"} and plan.removed == {"default/low"}
+    assert plan.status == "OPTIMAL"
+
+
+@pytest.mark.parametrize("policy", ["", "Never"], ids=["a pod of equal priority evicts nobody",
+                                                      "a pod with preemptionPolicy Never evicts nobody"])
+def test_the_optimum_never_evicts_for_a_pod_that_may_not_preempt(policy: str) -> None:
+    nodes = [node("node1")]
+    running = pod("running", HIGH if not policy else LOW, LARGE, "node1")
+    waiting = make_pod("p").priority(HIGH).req(cpu="300m", memory=300).set(preemption_policy=policy).build()
+    plan = solve_preempt(cluster_of(nodes, [running, waiting]))
+    assert plan.placements == {} and plan.removed == frozenset() and "default/p" in plan.pending
+
+
+def test_the_optimum_respects_pod_disruption_budgets_unless_told_otherwise() -> None:
+    nodes = [node("node1")]
+    pods = [pod("guarded", LOW, LARGE, "node1", app="db"), pod("p", HIGH, LARGE)]
+    cluster = cluster_of(nodes, pods, pdbs=(pdb(1, app="db"),))
+    assert solve_preempt(cluster).placements == {}
+    plan = solve_preempt(cluster, allow_pdb_violations=True)
+    assert plan.placements == {"default/p": "node1"} and plan.removed == {"default/guarded"}
+
+
+def test_solve_preempt_on_the_bundled_instance_keeps_the_pdb_and_places_the_checkout_pods() -> None:
+    import json
+    code, out = run("solve", INSTANCE, "--preempt", "--time-limit", "20", "-o", "json")
+    assert code == 0, out
+    doc = json.loads(out)
+    assert doc["status"] == "OPTIMAL" and doc["objective"]["placed_by_priority"] == {"1000": 2}
+    victims = [v for p in doc["preemptions"] for v in p["victims"]]
+    assert len(victims) == 2 and "shop/cache-0" not in victims
+    code, out = run("solve", INSTANCE, "--preempt", "--allow-pdb-violations", "--time-limit", "20", "-o", "json")
+    doc = json.loads(out)
+    assert code == 0 and doc["objective"]["placed_by_priority"] == {"1000": 3}
+    assert {"shop/cache-0", "shop/batch-7d4f9-h2x8q"} <= {v for p in doc["preemptions"] for v in p["victims"]}
