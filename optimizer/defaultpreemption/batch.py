@@ -14,9 +14,10 @@ levels:
 4. the preference score P.
 A victim owned by a controller comes back as a pending pod (its replacement); the plan places none of them.
 
-Knowing differences: a class mixing pods of different PodDisruptionBudgets counts every eviction of it against
-each of its members' budgets (a stricter budget, never a broken one); pods that already break a static rule on
-their node are not evictable (they keep running: evicting them cannot be required by a later pod's rules alone).
+Pods of one class are interchangeable for every rule, so the counts that stay are kept per (class, node, set of
+PDBs guarding the pod): only the budgets tell them apart. Knowing differences: pods that already break a static
+rule on their node are not evictable (they keep running); `--gang` is not applied with --preempt; an input state
+that already breaks a rule between running pods leaves no solution (status UNKNOWN, nothing placed).
 """
 from __future__ import annotations
 
@@ -68,9 +69,6 @@ def solve_preempt(cluster: Cluster, params: SolverParams, policy: Policy | None 
         free = [p for p in free if p.key not in stuck]
         built = _build(cluster, free, profile, policy, allow_pdb_violations)
     model: cp_model.CpModel = built["model"]
-    if not built["feasible"]:
-        return Plan({}, {p.key: NOT_PLACED.format(why="PodDisruptionBudgets allow no solution")
-                         for p in cluster.pending}, Status.INFEASIBLE, wall_seconds=time.perf_counter() - started)
     result = lexicographic(model, built["levels"], params, deadline, interrupt=interrupt)
     values = result.values
     if values is None:
@@ -138,7 +136,6 @@ def _build(cluster: Cluster, free: list[Pod], profile: Profile, policy: Policy, 
     levels.append(Level("victims", sum(ranks[q] * v for q, v in victims), "min"))
     levels.append(Level("placed_never_preempting", sum(never), "max"))
     healthy = [(p, pod_ready(p)) for p in cluster.pods]
-    feasible = True
     overruns = []
     for pdb in cluster.pdbs:
         if not by_pdb.get(pdb.key):
@@ -155,7 +152,7 @@ def _build(cluster: Cluster, free: list[Pod], profile: Profile, policy: Policy, 
         levels.append(Level("pdb_overrun", sum(overruns), "min"))
     levels.append(Level("preference", sum(t for ctx in ctxs for kind in ctx.terms for t in ctx.terms[kind]), "max"))
     return {"model": model, "levels": levels, "problem": problem, "ctxs": ctxs, "stays": stays, "stuck": stuck,
-            "origin": origin, "free": free_keys, "feasible": feasible}
+            "origin": origin, "free": free_keys}
 
 
 def _plan(cluster: Cluster, built: dict[str, Any], values: Sequence[int], status: Status, started: float,
