@@ -34,12 +34,13 @@ from ..context import ModelContext
 from ..disruption import budget, guards, pod_ready
 from ..explain import final_state_message
 from ..framework import Profile
+from ..greedy import simulate
 from ..movable import as_pending
 from ..plan import Plan, Preemption
 from ..policy import Policy
 from ..problem import build_problem
 from ..registry import DEFAULT_PROFILE
-from ..runner import NEVER, Interrupt, Level, SolverParams, Status, lexicographic
+from ..runner import NEVER, Interrupt, Level, SolverParams, Status, complete, lexicographic
 from ..verify import final_state
 from .preemption import importance, recreate
 
@@ -69,7 +70,8 @@ def solve_preempt(cluster: Cluster, params: SolverParams, policy: Policy | None 
         free = [p for p in free if p.key not in stuck]
         built = _build(cluster, free, profile, policy, allow_pdb_violations)
     model: cp_model.CpModel = built["model"]
-    result = lexicographic(model, built["levels"], params, deadline, interrupt=interrupt)
+    incumbent = _warm_start(cluster, built, params, deadline, profile, interrupt)
+    result = lexicographic(model, built["levels"], params, deadline, interrupt=interrupt, incumbent=incumbent)
     values = result.values
     if values is None:
         return Plan({}, {p.key: NOT_PLACED.format(why=result.stopped or "no solution in time") for p in cluster.pending},
@@ -77,6 +79,45 @@ def solve_preempt(cluster: Cluster, params: SolverParams, policy: Policy | None 
     optimal = all(r.optimal for r in result.levels) and not result.stopped
     return _plan(cluster, built, values, Status.OPTIMAL if optimal else Status.FEASIBLE, started, params,
                  [f"{r.name}: {r.value}" + ("" if r.optimal else f" (bound {r.bound:g})") for r in result.levels])
+
+
+def _counts(cluster: Cluster, built: dict[str, Any], placements: dict[str, str], removed: frozenset[str]) -> dict[int, int]:
+    """x and stay values (by variable index) of the final state where `placements` are placed and `removed` gone."""
+    problem, origin, free = built["problem"], built["origin"], built["free"]
+    fixed: dict[int, int] = {}
+    for ctx in built["ctxs"]:
+        for c in ctx.classes:
+            cls = problem.classes[c]
+            for n in ctx.by_class[c]:
+                node = problem.nodes[n].name
+                stayed = [p for p in cls.pods if p.key in free and origin[p.key] == node and p.key not in removed]
+                fixed[ctx.x[(c, n)].index] = len(stayed) + sum(
+                    1 for p in cls.pods if p.key not in free and placements.get(p.key) == node)
+                for g in {frozenset(b.key for b in cluster.pdbs if guards(b, p))
+                          for p in cls.pods if p.key in free and origin[p.key] == node}:
+                    var = built["stays"].get((c, n, g))
+                    if var is not None:
+                        fixed[var.index] = sum(1 for p in stayed
+                                               if frozenset(b.key for b in cluster.pdbs if guards(b, p)) == g)
+    return fixed
+
+
+def _warm_start(cluster: Cluster, built: dict[str, Any], params: SolverParams, deadline: float, profile: Profile,
+                interrupt: Interrupt) -> list[int] | None:
+    """A full solution to start from: kube-scheduler's plan with preemption (its victims' replacements left out),
+    else every running pod where it runs and nothing placed; None when neither is a solution."""
+    greedy = simulate(cluster, params.seed, profile=profile, preemption=True, interrupt=interrupt,
+                      deadline=time.perf_counter() + max(0.0, deadline - time.perf_counter()) * 0.3)
+    pending = {p.key for p in cluster.pending}
+    tries = [({k: n for k, n in greedy.placements.items() if k in pending}, greedy.removed), ({}, frozenset())]
+    for placements, removed in tries:
+        if removed - built["free"]:
+            continue  # a victim the model may not evict
+        left = max(0.1, (deadline - time.perf_counter()) * 0.1)
+        done = complete(built["model"], _counts(cluster, built, placements, removed), params, left, interrupt=interrupt)
+        if done.values is not None:
+            return done.values
+    return None
 
 
 def _build(cluster: Cluster, free: list[Pod], profile: Profile, policy: Policy, allow_pdb: bool) -> dict[str, Any]:
