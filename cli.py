@@ -261,14 +261,20 @@ def validate(files: Sequence[str], output: str) -> None:
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the tie-break among equal nodes.")
 @click.option("--percentage-of-nodes-to-score", type=click.IntRange(0, 100), default=0, show_default=True,
               help="kube-scheduler's percentageOfNodesToScore (0: its adaptive default).")
-def simulate(files: Sequence[str], output: str, emit_kind: str, seed: int, percentage_of_nodes_to_score: int) -> None:
-    """Place pending pods one at a time, as kube-scheduler would."""
+@click.option("--no-preemption", is_flag=True,
+              help="Never evict lower-priority pods for a pod that fits nowhere (DefaultPreemption is on by default).")
+def simulate(files: Sequence[str], output: str, emit_kind: str, seed: int, percentage_of_nodes_to_score: int,
+             no_preemption: bool) -> None:
+    """Place pending pods one at a time, as kube-scheduler would (preempting lower-priority pods)."""
+    from .optimizer.defaultpreemption import after_preemption
     from .optimizer.pipeline import greedy_plan
 
     cluster = load_input(files)
     with Interrupt().install() as interrupt:
         plan = greedy_plan(cluster, seed, percentage_of_nodes_to_score=percentage_of_nodes_to_score,
-                           interrupt=interrupt)
+                           interrupt=interrupt, preemption=not no_preemption)
+    # the final state has no victims and holds their controllers' new pods (pending, or placed by the plan)
+    cluster = after_preemption(cluster, plan)
     print_plan(cluster, plan, output, emit_kind)
     finish(interrupt)
 
@@ -278,11 +284,19 @@ def simulate(files: Sequence[str], output: str, emit_kind: str, seed: int, perce
 @output_option
 @emit_option
 @solver_options(30.0, "Wall seconds for the whole command: reading, greedy warm start, search, output.")
+@click.option("--preempt", is_flag=True,
+              help="Running pods of lower priority than a pending pod may be evicted to place it (optimal batch "
+                   "preemption: fewest victims weighted by priority).")
+@click.option("--allow-pdb-violations", is_flag=True,
+              help="With --preempt: PodDisruptionBudgets become a cost instead of a constraint.")
 @click.pass_context
 def solve(ctx: click.Context, files: Sequence[str], output: str, emit_kind: str, time_limit: float, workers: int,
-          seed: int, gang: bool, strategy: str, policy_file: str | None) -> None:
+          seed: int, gang: bool, strategy: str, policy_file: str | None, preempt: bool,
+          allow_pdb_violations: bool) -> None:
     """Place all pending pods at once, optimally (CP-SAT), never worse than kube-scheduler's greedy."""
-    from .optimizer.pipeline import Deadline, optimal_plan
+    from .optimizer.defaultpreemption import after_preemption
+    from .optimizer.defaultpreemption.batch import solve_preempt
+    from .optimizer.pipeline import Deadline, optimal_plan, reserve
     from .optimizer.policy import load_policy
     from .optimizer.runner import SolverParams
 
@@ -292,7 +306,13 @@ def solve(ctx: click.Context, files: Sequence[str], output: str, emit_kind: str,
     params = SolverParams(time_limit=time_limit, workers=workers, seed=seed, gang=gang, strategy=strategy,
                           log_progress=sys.stderr.isatty() or ctx.obj["verbose"])
     with Interrupt().install() as interrupt:
-        plan, _ = optimal_plan(cluster, params, policy, deadline=deadline, interrupt=interrupt)
+        if preempt:
+            plan = solve_preempt(cluster, params, policy, deadline=deadline.at - reserve(cluster, time_limit),
+                                 allow_pdb_violations=allow_pdb_violations, interrupt=interrupt)
+        else:
+            plan, _ = optimal_plan(cluster, params, policy, deadline=deadline, interrupt=interrupt)
+    # with --preempt the final state has no victims and holds their controllers' new pods
+    cluster = after_preemption(cluster, plan)
     print_plan(cluster, plan, output, emit_kind, policy)
     finish(interrupt)
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 from ..models.errors import PlanInvalidError
 from ..models.objects import Cluster
 
+from .defaultpreemption import after_preemption
 from .framework import Profile
 from .gangs import find_gangs
 from .greedy import simulate
@@ -56,7 +57,9 @@ class Deadline:
 
 def check(cluster: Cluster, plan: Plan, policy: Policy | None = None, profile: Profile = DEFAULT_PROFILE,
           what: str = "") -> Report:
-    """The verify gate: the verifier's report of `plan`, or PlanInvalidError when it breaks a rule."""
+    """The verify gate: the verifier's report of `plan`, or PlanInvalidError when it breaks a rule. A plan that
+    preempted is judged on its final state: the victims gone, their controllers' new pods pending."""
+    cluster = after_preemption(cluster, plan)
     report = verify(cluster, plan.placements, policy, profile)
     if not report.ok:
         bad = [v for v in report.violations if not v.preexisting]
@@ -69,11 +72,13 @@ def check(cluster: Cluster, plan: Plan, policy: Policy | None = None, profile: P
 
 def greedy_plan(cluster: Cluster, seed: int = 0, *, gang: bool = False, profile: Profile = DEFAULT_PROFILE,
                 percentage_of_nodes_to_score: int = 0, interrupt: Interrupt = NEVER,
-                deadline: float | None = None) -> Plan:
-    """kube-scheduler's greedy loop on the pending pods (interrupted: the pods bound so far)."""
+                deadline: float | None = None, preemption: bool = False) -> Plan:
+    """kube-scheduler's greedy loop on the pending pods (interrupted: the pods bound so far); with
+    `preemption`, DefaultPreemption evicts lower-priority pods for a pod that fits nowhere (simulate's default;
+    the optimizer's warm start never preempts)."""
     return simulate(cluster, seed, gangs=find_gangs(cluster, gang), profile=profile,
                     percentage_of_nodes_to_score=percentage_of_nodes_to_score or profile.percentage_of_nodes_to_score,
-                    interrupt=interrupt, deadline=deadline)
+                    interrupt=interrupt, deadline=deadline, preemption=preemption)
 
 
 def reserve(cluster: Cluster, limit: float) -> float:

@@ -18,6 +18,7 @@ previous cycle (this scheduler's binds, a caller's removals) is replayed into th
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -59,8 +60,10 @@ class VectorScheduler:
         self.infos = list(state.nodes.values())
         self.names = [info.name for info in self.infos]
         # batch semantics: the plugins' guards keep a bind from breaking a pod placed before it
+        self.protect_placed = protect_placed
         self.guards: list[tuple[Plugin, PlacedGuard]] = [
             (p, p.placed_guard(state)) for p in profile.filters if protect_placed and p.placed_guard]
+        self.diagnosis: list[NodeVerdict] = []  # the last failed cycle's verdict per node (PostFilter reads it)
         self._build()
 
     def _build(self) -> None:
@@ -148,6 +151,36 @@ class VectorScheduler:
             guard.bound(pod, self.infos[best], pres[p.name])
         return self.names[best], ""
 
+    def evict(self, pods: Sequence[Pod]) -> None:
+        """Delete bound pods (preemption's victims): the arrays catch up through the state's change journal;
+        the guards, which only ever see pods arrive, start over (when some pod of the state has what they
+        protect: spread constraints or required pod affinity), as greedy.Scheduler.evict."""
+        for pod in pods:
+            self.state.remove(pod)
+        if self.guards and any(p.spread_constraints or p.affinity.pod_required for p, _ in self.state.all_pods()):
+            self.guards = [(p, p.placed_guard(self.state))
+                           for p in self.profile.filters if self.protect_placed and p.placed_guard]
+
+    def bind_nominated(self, pod: Pod, node: str) -> bool:
+        """evaluateNominatedNode: bind `pod` to `node` if every filter (and guard) passes there (the plain
+        predicates: one node, once per preemption)."""
+        state, info = self.state, self.state.nodes[node]
+        ran: dict[str, Any] = {}
+        for p in self.profile.filters:
+            if p.pre_filter_skip is not None and p.pre_filter_skip(pod, state):
+                continue
+            pre = ran[p.name] = p.pre_filter(pod, state) if p.pre_filter else None
+            if (p.filter_skipped is None or not p.filter_skipped(pre)) and p.filter(pod, pre, info, state):  # type: ignore[misc]
+                return False
+        for _, guard in self.guards:
+            check = guard.prepare(pod)
+            if check is not None and check(info):
+                return False
+        state.add(pod, node)
+        for p, guard in self.guards:
+            guard.bound(pod, info, ran.get(p.name))
+        return True
+
     def _guard_masks(self, pod: Pod) -> tuple[np.ndarray | None, list[Any]]:
         """The nodes the placed-pod guards reject for `pod` (None: none), from the guards whose plugin's
         vectorized form has a guard_mask; the per-node checks of the others (those that can reject)."""
@@ -192,4 +225,5 @@ class VectorScheduler:
                     if found_reasons:
                         reasons[i] = found_reasons
                         break
+        self.diagnosis = [NodeVerdict(self.names[i], r) for i, r in enumerate(reasons) if r]
         return _message(n, reasons)

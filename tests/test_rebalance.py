@@ -13,7 +13,8 @@ from click.testing import CliRunner
 
 from podplan.models.loader import load_paths
 from podplan.models.objects import Cluster, Node, Pod, PodDisruptionBudget, Workload
-from podplan.optimizer.rebalance import disruption, rebalance
+from podplan.optimizer import disruption
+from podplan.optimizer.rebalance import rebalance
 from podplan.optimizer.rebalance.movable import MovePolicy, as_pending
 from podplan.optimizer.rebalance.plan import RebalanceParams, RebalancePlan
 from podplan.optimizer.render.rebalance import evictions_text, rebalance_document, rebalance_table, script_text

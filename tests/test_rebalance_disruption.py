@@ -5,7 +5,7 @@ import pytest
 
 from podplan.models.objects import OwnerRef, PodDisruptionBudget, Workload
 from podplan.models.selectors import LabelSelector
-from podplan.optimizer.rebalance import disruption
+from podplan.optimizer import disruption
 from tests.builders import make_pod, selector
 
 WEB = selector(app="web")

@@ -122,3 +122,13 @@ def test_generated_clusters_get_the_plain_loops_placements_and_messages(profile:
     cluster = parse_documents(generate(nodes, nodes * 5, 5, profile), f"<generate {profile}>")
     options = dict(seed=7, percentage_of_nodes_to_score=percentage)
     assert outcome(cluster, True, **options) == outcome(cluster, False, **options)
+
+
+@PROPERTY
+@given(st.one_of(clusters(), enriched()), st.integers(0, 3), st.booleans())
+def test_with_preemption_the_vectorized_scheduler_evicts_and_places_as_the_plain_loop_does(
+        cluster: Cluster, seed: int, protect: bool) -> None:
+    fast = simulate(cluster, seed, protect_placed=protect, preemption=True, vectorized=True)
+    plain = simulate(cluster, seed, protect_placed=protect, preemption=True, vectorized=False)
+    assert (fast.placements, fast.pending, fast.preemptions) == (plain.placements, plain.pending, plain.preemptions), \
+        describe(cluster)

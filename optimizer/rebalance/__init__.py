@@ -22,7 +22,7 @@ from dataclasses import replace
 
 from ...models.objects import Cluster
 
-from .disruption import budget, pod_ready
+from ..disruption import budget, pod_ready
 from .drain import left_on_drained
 from .metrics import metrics
 from .movable import who_moves

@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 
 from ...models.objects import Cluster, Pod
 
-from .disruption import ERR_TOO_MANY_PDBS, Budget, guarding, spends
+from ..disruption import ERR_TOO_MANY_PDBS, Budget, guarding, spends
 
 # reasons, as sentences ({what}: what keeping the pod in place costs)
 R_IMMOVABLE_ON_DRAINED = "cannot leave {node}: {why}; the drain of {node} cannot complete"

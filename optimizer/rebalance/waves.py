@@ -32,7 +32,7 @@ from ..problem import pod_signature
 from ..registry import DEFAULT_PROFILE
 from ..state import ClusterState
 from ..verify import judge, verify
-from .disruption import Budget, budget, guarding, spends
+from ..disruption import Budget, budget, guarding, spends
 from .landing import assign_landing, land
 from .metrics import goal_values, occupied
 from .movable import as_pending

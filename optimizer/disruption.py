@@ -25,7 +25,7 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from ...models.objects import Pod, PodDisruptionBudget, Workload
+from ..models.objects import Pod, PodDisruptionBudget, Workload
 
 ERR_TOO_MANY_PDBS = "This pod has more than one PodDisruptionBudget, which the eviction subresource does not support."
 ERR_VIOLATES_BUDGET = "Cannot evict pod as it would violate the pod's disruption budget."
