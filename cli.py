@@ -314,21 +314,40 @@ def verify(files: Sequence[str], output: str) -> None:
 @main.command()
 @files_argument
 @output_option
+@click.option("--pod", "pod_patterns", metavar="NS/NAME", multiple=True,
+              help="Only this pending pod (repeatable; NAME alone matches any namespace; shell globs: 'shop/web-*'). "
+                   "The other pending pods still count in the final state.")
+@click.option("--nodes/--summary", "per_node", default=None,
+              help=f"Every node's verdict and scores per pod, or one line per pod. Default: --nodes up to "
+                   f"20 pending pods and 50 nodes, else --summary (-o json: always every node).")
 @click.option("--why-pending", is_flag=True,
               help="Solve first, then name the rules (object and field) that keep each pod the optimum leaves pending.")
 @click.option("--time-limit", type=click.FloatRange(min=0.1), default=30.0, show_default=True,
               help="With --why-pending: wall seconds for the solve.")
 @click.option("--gang", is_flag=True, help="With --why-pending: every workload all-or-nothing.")
-def explain(files: Sequence[str], output: str, why_pending: bool, time_limit: float, gang: bool) -> None:
-    """Every node's verdict for every pending pod: all failing plugins, and each plugin's score."""
+def explain(files: Sequence[str], output: str, pod_patterns: Sequence[str], per_node: bool | None,
+            why_pending: bool, time_limit: float, gang: bool) -> None:
+    """Each pending pod's verdict on every node (all failing plugins, each plugin's score), judged against the
+    batch's final state: the existing pods plus the other pending pods where simulate places them."""
     from .optimizer.explain import explain as run
-    from .optimizer.render.inputs import explain_table, why_pending_document, why_pending_table
+    from .optimizer.render.inputs import (SUMMARY_NODES, SUMMARY_PODS, explain_document, explain_summary,
+                                          explain_table, why_pending_document, why_pending_table)
     from .optimizer.render.plans import dump
 
     cluster = load_input(files)
+    asked = _asked_pods(cluster, pod_patterns)
     if not why_pending:
-        pods = run(cluster)
-        emit(explain_table(pods) if output == "table" else dump({"pods": [p.to_dict() for p in pods]}, output))
+        from .optimizer.pipeline import greedy_plan
+
+        plan = greedy_plan(cluster)
+        if per_node is None:
+            per_node = len(asked or cluster.pending) <= SUMMARY_PODS and len(cluster.nodes) <= SUMMARY_NODES
+        full = output != "table" or per_node
+        pods = run(cluster, pods=asked, placements=plan.placements, scores=full)
+        if output != "table":
+            emit(dump(explain_document(pods), output))
+        else:
+            emit(explain_table(pods) if full else explain_summary(pods))
         return
     from .optimizer.pipeline import Deadline, optimal_plan
     from .optimizer.runner import SolverParams
@@ -336,8 +355,22 @@ def explain(files: Sequence[str], output: str, why_pending: bool, time_limit: fl
 
     params = SolverParams(time_limit=time_limit, gang=gang)
     plan, _ = optimal_plan(cluster, params, deadline=Deadline.start(time_limit))
-    doc = why_pending_document(plan, blockers_of(cluster, plan, params))
+    doc = why_pending_document(plan, blockers_of(cluster, plan, params, pods=asked))
     emit(why_pending_table(doc) if output == "table" else dump(doc, output))
+
+
+def _asked_pods(cluster: Cluster, patterns: Sequence[str]) -> list[str] | None:
+    """Keys of the pending pods --pod names (NS/NAME or NAME, globs allowed), in input order; None: all."""
+    from fnmatch import fnmatchcase
+
+    if not patterns:
+        return None
+    keys = [p.key for p in cluster.pending]
+    for pattern in patterns:
+        if not any(fnmatchcase(k if "/" in pattern else k.split("/", 1)[1], pattern) for k in keys):
+            raise click.BadParameter(f"no pending pod in the batch matches {pattern!s}", param_hint="--pod")
+    return [k for k in keys
+            if any(fnmatchcase(k if "/" in pat else k.split("/", 1)[1], pat) for pat in patterns)]
 
 
 @main.command("compare")
