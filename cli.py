@@ -210,18 +210,25 @@ def emit_option(f: Callable[..., Any]) -> Callable[..., Any]:
 def print_plan(cluster: Cluster, plan: Any, output: str, emit_kind: str, policy: Any = None) -> None:
     """Verify (the gate), then print in the requested form."""
     from .optimizer.pipeline import check
-    from .optimizer.render.plans import bindings, dump, node_details, plan_document, plan_table, state_manifests
+    from .optimizer.render.plans import (binding, bindings, dump, node_details, plan_document, plan_table,
+                                         replicas_to_create, state_manifests)
 
     report = check(cluster, plan, policy)
     if emit_kind == "state":
         emit(dump(state_manifests(cluster, plan.placements), "json" if output == "json" else "yaml"))
     elif emit_kind == "bindings":
-        docs, stuck = bindings(cluster, plan.placements)
+        docs, stuck, created = bindings(cluster, plan.placements)
         for pod in stuck:
             click.echo(f"warning: no binding order accepts {pod.key} before the others; bind it last", err=True)
-        docs += [{"apiVersion": "v1", "kind": "Binding", "metadata": {"name": p.name, "namespace": p.namespace},
-                  "target": {"apiVersion": "v1", "kind": "Node", "name": plan.placements[p.key]}} for p in stuck]
-        emit(dump(docs, "json" if output == "json" else "yaml"))
+        docs += [binding(p, plan.placements[p.key]) for p in stuck]
+        if created:
+            # Replicas podplan named itself: a Binding would get NotFound. The controller creates them.
+            click.echo(f"note: no Binding for {len(created)} replica(s) their controllers will create (podplan "
+                       "named them itself); where the plan puts them:", err=True)
+            for line in replicas_to_create(created, plan.placements):
+                click.echo(f"note:   {line}", err=True)
+        if docs or output == "json":  # YAML: no document at all; JSON: an empty List
+            emit(dump(docs, "json" if output == "json" else "yaml"))
     elif output == "table":
         emit(plan_table(cluster, plan, report))
         if _root().get("wide"):
@@ -298,14 +305,18 @@ def solve(ctx: click.Context, files: Sequence[str], output: str, emit_kind: str,
 @main.command()
 @files_argument
 @output_option
-def verify(files: Sequence[str], output: str) -> None:
+@click.option("--policy", "policy_file", type=click.Path(dir_okay=False), default=None,
+              help="YAML policy file with the preference multipliers (the one solve was given).")
+def verify(files: Sequence[str], output: str, policy_file: str | None) -> None:
     """Judge a final state (pods with spec.nodeName) with every Filter; exit 1 on any violation."""
+    from .optimizer.policy import load_policy
     from .optimizer.render.inputs import verify_document, verify_table
     from .optimizer.render.plans import dump
     from .optimizer.verify import verify_state
 
+    policy = load_policy(policy_file)
     cluster = load_input(files, batch=False)
-    report = verify_state(cluster)
+    report = verify_state(cluster, policy)
     emit(verify_table(cluster, report) if output == "table" else dump(verify_document(cluster, report), output))
     if not report.ok:
         sys.exit(1)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import json
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -55,8 +56,10 @@ def pod_manifest(pod: Pod, node_name: str) -> dict[str, Any]:
     if pod.labels:
         meta["labels"] = dict(pod.labels)
     if pod.owner_refs:
+        # uid left out when unknown (a workload manifest without one, the ReplicaSet a Deployment would make):
+        # an empty uid is a value the API server rejects, a made-up one would point at nothing.
         meta["ownerReferences"] = [{"apiVersion": "apps/v1" if o.kind != "Job" else "batch/v1", "kind": o.kind,
-                                    "name": o.name, "uid": o.uid, "controller": o.controller}
+                                    "name": o.name, **({"uid": o.uid} if o.uid else {}), "controller": o.controller}
                                    for o in pod.owner_refs]
     spec = dict(raw.get("spec") or {})
     spec.pop("nodeName", None)
@@ -117,12 +120,37 @@ def binding_order(cluster: Cluster, placements: Mapping[str, str]) -> tuple[list
     return ordered, []
 
 
-def bindings(cluster: Cluster, placements: Mapping[str, str]) -> tuple[list[dict[str, Any]], list[Pod]]:
+def to_create(pod: Pod) -> bool:
+    """A replica podplan made from its workload (not a Pod of the input): the controller will create it under
+    a name of its own, so no Binding can name it."""
+    return bool(pod.workload) and pod.where.kind == pod.workload.split("/", 1)[0]
+
+
+def binding(pod: Pod, node_name: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": pod.name, "namespace": pod.namespace},
+            "target": {"apiVersion": "v1", "kind": "Node", "name": node_name}}
+
+
+def bindings(cluster: Cluster, placements: Mapping[str, str]) -> tuple[list[dict[str, Any]], list[Pod], list[Pod]]:
+    """(Bindings in an order the filters accept, pods of the input with no such order, placed replicas the
+    controllers will create). The order is worked out with the replicas where the plan puts them."""
     ordered, stuck = binding_order(cluster, placements)
-    docs = [{"apiVersion": "v1", "kind": "Binding",
-             "metadata": {"name": p.name, "namespace": p.namespace},
-             "target": {"apiVersion": "v1", "kind": "Node", "name": placements[p.key]}} for p in ordered]
-    return docs, stuck
+    docs = [binding(p, placements[p.key]) for p in ordered if not to_create(p)]
+    return docs, [p for p in stuck if not to_create(p)], [p for p in (*ordered, *stuck) if to_create(p)]
+
+
+def replicas_to_create(pods: Sequence[Pod], placements: Mapping[str, str]) -> list[str]:
+    """One line per workload: how many placed replicas its controller will create and where the plan puts them
+    (node counts, the first 5 nodes named)."""
+    by_workload: dict[str, Counter[str]] = {}
+    for p in pods:
+        by_workload.setdefault(p.workload, Counter())[placements[p.key]] += 1
+    lines = []
+    for workload, nodes in by_workload.items():
+        named = [f"{n} ({k})" if k > 1 else n for n, k in sorted(nodes.items())]
+        more = f" and {len(named) - 5} more node(s)" if len(named) > 5 else ""
+        lines.append(f"{workload}: {sum(nodes.values())} pod(s) to create, placed on {', '.join(named[:5])}{more}")
+    return lines
 
 
 class _Dumper(yaml.SafeDumper):
