@@ -177,7 +177,9 @@ def test_pod_asks_about_some_pods_while_the_others_still_count(tmp_path: Path) -
 
 def test_pod_that_matches_no_pending_pod_is_one_line_and_exit_2() -> None:
     result = CliRunner().invoke(main, ["explain", WEB_STORE, "--pod", "default/nope"])
-    assert result.exit_code == 2 and "no pending pod in the batch matches default/nope" in result.output
+    assert result.exit_code == 2
+    assert result.output.splitlines() == [
+        "error: --pod default/nope: no pending pod of the batch matches (explain lists pending pods only)"]
 
 
 def test_table_output_names_each_node_verdict_and_scores(tmp_path: Path) -> None:
