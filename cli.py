@@ -23,6 +23,11 @@ from .optimizer.runner import Interrupt
 
 OUTPUTS = click.Choice(["table", "wide", "json", "yaml"])
 EMITS = click.Choice(["plan", "state", "bindings"])
+# Exit codes (README "## Exit codes"; tests/test_exit_codes.py runs its examples).
+EXIT_DONE = 0
+EXIT_VIOLATIONS = 1
+EXIT_BAD_INPUT = 2
+EXIT_BUG = 3
 EXIT_INTERRUPTED = 130
 
 
@@ -40,10 +45,20 @@ class Group(click.Group):
             return super().invoke(ctx)
         except PlanInvalidError as exc:
             click.echo(f"error: BUG: {exc}", err=True)
-            sys.exit(3)
+            sys.exit(EXIT_BUG)
         except PodplanError as exc:
             click.echo(f"error: {exc}", err=True)
-            sys.exit(2)
+            sys.exit(EXIT_BAD_INPUT)
+        except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
+            raise  # click's own usage errors (exit 2) and exits
+        except Exception as exc:  # anything else is podplan's fault, not the input's
+            if _root().get("verbose"):
+                import traceback
+
+                traceback.print_exc()
+            click.echo(f"error: BUG: {type(exc).__name__}: {exc} (please report it; --verbose shows the traceback)",
+                       err=True)
+            sys.exit(EXIT_BUG)
         except KeyboardInterrupt:
             # Ctrl-C before any plan existed (reading the input): nothing to print
             click.echo("interrupted: no plan was made yet", err=True)
@@ -370,7 +385,7 @@ def verify(files: Sequence[str], output: str, policy_file: str | None) -> None:
         report = verify_state(cluster, policy)
     emit(verify_table(cluster, report) if output == "table" else dump(verify_document(cluster, report), output))
     if not report.ok:
-        sys.exit(1)
+        sys.exit(EXIT_VIOLATIONS)
 
 
 @main.command()
