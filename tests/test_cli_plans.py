@@ -150,3 +150,17 @@ def test_verify_exits_1_and_prints_each_violation(tmp_path: Path) -> None:
     assert "INVALID: 2 pods judged, 2 violation(s)" in out
     code, out = run("verify", str(path), "-o", "json")
     assert code == 1 and json.loads(out)["ok"] is False and len(json.loads(out)["violations"]) == 2
+
+
+def test_a_node_with_many_new_pods_names_four_and_counts_the_rest(tmp_path: Path) -> None:
+    docs = [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"},
+             "status": {"allocatable": {"cpu": "8", "memory": "8Gi", "pods": "110"}}}]
+    docs += [{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"p{i}", "namespace": "default"},
+              "spec": {"containers": [{"name": "c", "image": "i"}]}} for i in range(7)]
+    path = tmp_path / "in.yaml"
+    path.write_text(yaml.safe_dump_all(docs))
+    code, out = run("simulate", str(path))
+    assert code == 0
+    assert out.splitlines()[1].split(None, 2) == [
+        "n1", "7", "default/p0, default/p1, default/p2, default/p3 and 3 more (-o json lists all)"]
+    assert len(json.loads(run("simulate", str(path), "-o", "json")[1])["placements"]) == 7

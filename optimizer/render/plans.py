@@ -178,6 +178,17 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
     return "\n".join("   ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in cells)
 
 
+# A table cell names at most this many objects, then counts the rest (-o json lists them all).
+CELL_NAMES = 4
+
+
+def names_cell(names: Sequence[str], limit: int = CELL_NAMES) -> str:
+    """`a, b, c, d and 6 more (-o json lists all)`; `-` for none."""
+    if len(names) <= limit:
+        return ", ".join(names) or "-"
+    return f"{', '.join(names[:limit])} and {len(names) - limit} more (-o json lists all)"
+
+
 def plan_table(cluster: Cluster, plan: Plan, report: Report) -> str:
     """Placements per node, pending pods with their reason, then status and objective."""
     pending = {p.key: p for p in cluster.pending}
@@ -185,8 +196,8 @@ def plan_table(cluster: Cluster, plan: Plan, report: Report) -> str:
     for k, n in plan.placements.items():
         by_node.setdefault(n, []).append(k)
     lines = []
-    rows = [(n.name, len(by_node.get(n.name, [])), ", ".join(sorted(by_node.get(n.name, []))) or "-")
-            for n in cluster.nodes if n.name in by_node]
+    rows = [(n.name, len(by_node[n.name]), names_cell(sorted(by_node[n.name]))) for n in cluster.nodes
+            if n.name in by_node]
     if rows:
         lines.append(table(("NODE", "NEW PODS", "PODS"), rows))
     if plan.pending:
