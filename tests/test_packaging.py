@@ -3,6 +3,7 @@ optimizer/) are mapped by pyproject.toml's package-dir and an explicit `packages
 that list is silently left out of the wheel (optimizer/render once was: every command failed once installed)."""
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 import tomllib
@@ -40,8 +41,13 @@ def test_every_listed_package_is_a_folder_with_an_init() -> None:
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
+    # Built from a copy: setuptools leaves build/ in the tree it builds, and a stale build/lib would put
+    # deleted modules back into later wheels.
+    src = tmp_path_factory.mktemp("src") / "podplan"
+    shutil.copytree(ROOT, src, ignore=shutil.ignore_patterns(".git", ".venv", "build", "dist", "*.egg-info",
+                                                             "__pycache__", ".hypothesis", ".pytest_cache"))
     out = tmp_path_factory.mktemp("wheel")
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(out), str(ROOT)],
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(out), str(src)],
                    check=True, capture_output=True, cwd=out)
     (whl,) = out.glob("podplan-*.whl")
     with zipfile.ZipFile(whl) as z:
