@@ -217,3 +217,12 @@ def test_why_pending_names_the_deployments_template_and_a_reason_on_every_row(tm
              "requiredDuringSchedulingIgnoredDuringExecution[0]", "node(s) didn't match pod anti-affinity rules"),
             ("Deployment/default/web", "spec.template.spec.nodeSelector",
              "node(s) didn't match Pod's node affinity/selector")]
+
+
+def test_a_pending_pod_without_a_blocker_still_gets_a_row_with_the_plans_reason() -> None:
+    from podplan.optimizer.render.inputs import why_pending_table
+
+    doc = {"status": "FEASIBLE", "pending": [{"pod": "default/p", "reason": "kept out: its gang cannot start",
+                                              "blockers": []}]}
+    assert [c.strip() for c in why_pending_table(doc).splitlines()[2].split("   ") if c.strip()] == [
+        "default/p", "-", "Pod/default/p", "-", "kept out: its gang cannot start", "-"]

@@ -162,6 +162,9 @@ def why_pending_table(doc: dict[str, Any]) -> str:
     def nodes(names: list[str]) -> str:
         return ", ".join(names[:3]) + (f" (+{len(names) - 3})" if len(names) > 3 else "") if names else "-"
 
+    # A pod with no blocker from the solver (gated, another scheduler's, kept out by a gang) still gets a row:
+    # the plan's own reason for it.
     rows = [(p["pod"], b["plugin"], b["object"], b["field"], b["reason"], nodes(b["nodes"]))
-            for p in doc["pending"] for b in p["blockers"]]
+            for p in doc["pending"] for b in (p["blockers"] or [{"plugin": "-", "object": f"Pod/{p['pod']}",
+                                                                  "field": "-", "reason": p["reason"], "nodes": []}])]
     return f"status: {doc['status']}\n" + table(("PENDING POD", "PLUGIN", "OBJECT", "FIELD", "REASON", "NODES"), rows)
