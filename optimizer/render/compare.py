@@ -142,6 +142,6 @@ def render_table(doc: Mapping[str, Any]) -> str:
         lines += ["", head, table(["POD", TITLES[a].upper(), TITLES[b].upper()],
                                   [(p["pod"], p[a] or "(pending)", p[b] or "(pending)") for p in d["pods"]])]
     if doc["movable_pods"]:
-        lines += ["", f"movable pods re-placed: {doc['movable_pods']} (running pods a controller "
-                      "would re-create elsewhere: not a DaemonSet's, not a static pod's mirror)"]
+        lines += ["", f"movable pods re-placed: {doc['movable_pods']} (owned by a controller, not DaemonSet, "
+                      "not mirror: the descheduler's default eviction policy, see README \"Which pods move\")"]
     return "\n".join(lines)
