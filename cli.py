@@ -127,8 +127,11 @@ def input_options(f: Callable[..., Any]) -> Callable[..., Any]:
 @click.pass_context
 def main(ctx: click.Context, strict: bool) -> None:
     """podplan: batch placement optimizer for Kubernetes, with kube-scheduler's semantics."""
-    # update, not assign: the input options (and --verbose) already keep theirs in ctx.obj
-    ctx.ensure_object(dict).update(strict=strict)
+    # update, not assign: the input options (and --verbose) already keep theirs in ctx.obj; "verbose" is always
+    # there (False until --verbose is given, before or after the subcommand)
+    obj = ctx.ensure_object(dict)
+    obj.update(strict=strict)
+    obj.setdefault("verbose", False)
 
 
 def emit(text: str) -> None:
