@@ -9,7 +9,8 @@ from __future__ import annotations
 import os
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import click
@@ -24,6 +25,11 @@ from .optimizer.runner import Interrupt
 
 OUTPUTS = click.Choice(["table", "wide", "json", "yaml"])
 EMITS = click.Choice(["plan", "state", "bindings"])
+# Exit codes (README "## Exit codes"; tests/test_exit_codes.py runs its examples).
+EXIT_DONE = 0
+EXIT_VIOLATIONS = 1
+EXIT_BAD_INPUT = 2
+EXIT_BUG = 3
 EXIT_INTERRUPTED = 130
 
 
@@ -41,10 +47,20 @@ class Group(click.Group):
             return super().invoke(ctx)
         except PlanInvalidError as exc:
             click.echo(f"error: BUG: {exc}", err=True)
-            sys.exit(3)
+            sys.exit(EXIT_BUG)
         except PodplanError as exc:
             click.echo(f"error: {exc}", err=True)
-            sys.exit(2)
+            sys.exit(EXIT_BAD_INPUT)
+        except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
+            raise  # click's own usage errors (exit 2) and exits
+        except Exception as exc:  # anything else is podplan's fault, not the input's
+            if _root().get("verbose"):
+                import traceback
+
+                traceback.print_exc()
+            click.echo(f"error: BUG: {type(exc).__name__}: {exc} (please report it; --verbose shows the traceback)",
+                       err=True)
+            sys.exit(EXIT_BUG)
         except KeyboardInterrupt:
             # Ctrl-C before any plan existed (reading the input): nothing to print
             click.echo("interrupted: no plan was made yet", err=True)
@@ -61,10 +77,32 @@ def _record(ctx: click.Context, param: click.Parameter, value: Any) -> None:
         ctx.find_root().ensure_object(dict).setdefault("input", {})[str(param.name)] = value
 
 
+def _record_verbose(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    """--verbose before or after the subcommand (`podplan --verbose solve` and `podplan solve --verbose`)."""
+    if value:
+        ctx.find_root().ensure_object(dict)["verbose"] = True
+
+
+def progress(message: str) -> None:
+    """A progress or timing line on stderr, with --verbose only."""
+    if _root().get("verbose"):
+        click.echo(message, err=True)
+
+
+@contextmanager
+def timed(what: str) -> Iterator[None]:
+    """`what: 0.12s` on stderr with --verbose, once the block is done."""
+    started = time.perf_counter()
+    yield
+    progress(f"{what}: {time.perf_counter() - started:.2f}s")
+
+
 def input_options(f: Callable[..., Any]) -> Callable[..., Any]:
-    """--cluster, --kubeconfig, --context and kubectl's scope flags (-n, -A, -l), on the group and on every
-    command that reads input; the values go to ctx.obj["input"], read by load_input, never to the function."""
+    """--cluster, --kubeconfig, --context, kubectl's scope flags (-n, -A, -l) and --verbose, on the group and on
+    every command that reads input; the values go to ctx.obj, read by load_input, never to the function."""
     options = [
+        click.option("--verbose", is_flag=True, expose_value=False, callback=_record_verbose,
+                     help="Progress and timing lines on stderr (loading, greedy, search, verify)."),
         click.option("--cluster", is_flag=True, expose_value=False, callback=_record,
                      help="Read the cluster of the kubeconfig's context (read-only lists); files given too are added "
                           "on top (what-if)."),
@@ -86,14 +124,16 @@ def input_options(f: Callable[..., Any]) -> Callable[..., Any]:
 
 
 @click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("--verbose", is_flag=True, help="Print progress and details on stderr.")
 @click.option("--strict", is_flag=True, help="Unknown fields in the input (typos) are errors, not warnings.")
 @input_options
 @click.pass_context
-def main(ctx: click.Context, verbose: bool, strict: bool) -> None:
+def main(ctx: click.Context, strict: bool) -> None:
     """podplan: batch placement optimizer for Kubernetes, with kube-scheduler's semantics."""
-    # update, not assign: the input options already keep theirs in ctx.obj
-    ctx.ensure_object(dict).update(verbose=verbose, strict=strict)
+    # update, not assign: the input options (and --verbose) already keep theirs in ctx.obj; "verbose" is always
+    # there (False until --verbose is given, before or after the subcommand)
+    obj = ctx.ensure_object(dict)
+    obj.update(strict=strict)
+    obj.setdefault("verbose", False)
 
 
 def emit(text: str) -> None:
@@ -112,6 +152,7 @@ def load_input(files: Sequence[str], batch: bool = True) -> Cluster:
     (commands that place pending pods), keeps only its pending pods in the batch and says how many it left out."""
     from .models.scope import in_scope, parse_selector, scope
 
+    started = time.perf_counter()
     root = _root()
     opts = dict(root.get("input", {}))
     default_namespace = None  # files: every namespace
@@ -128,7 +169,7 @@ def load_input(files: Sequence[str], batch: bool = True) -> Cluster:
             click.echo(f"cluster:{live.context}: read {len(docs)} objects in {time.monotonic() - started:.2f}s "
                        f"(context namespace {live.namespace})", err=True)
     elif opts.get("kubeconfig") or opts.get("context"):
-        raise click.UsageError("--kubeconfig and --context need --cluster")
+        refuse("--kubeconfig and --context need --cluster")
     if files or not opts.get("cluster"):
         if not files and sys.stdin.isatty():
             # Reading a terminal would wait silently for manifests nobody is typing.
@@ -138,6 +179,9 @@ def load_input(files: Sequence[str], batch: bool = True) -> Cluster:
     cluster = cluster_of(docs, sources, unknown_fields_fatal=bool(root.get("strict")))
     for w in cluster.warnings:
         click.echo(f"warning: {w}", err=True)
+    progress(f"load: {len(cluster.nodes)} node(s), {len(cluster.pods)} existing and {len(cluster.pending)} pending "
+             f"pod(s), {len(cluster.workloads)} workload(s) from {', '.join(sources)}: "
+             f"{time.perf_counter() - started:.2f}s")
     # -A wins over -n, as in kubectl get.
     namespace = None if opts.get("all_namespaces") else opts.get("namespace", default_namespace)
     selector = parse_selector(opts["selector"]) if "selector" in opts else None
@@ -209,21 +253,47 @@ def emit_option(f: Callable[..., Any]) -> Callable[..., Any]:
                              "bindings: v1 Bindings.")(f)
 
 
+def refuse(message: str) -> None:
+    """An option that does not apply to this combination: one line, exit 2 (as bad input), before any work."""
+    raise PodplanError(message)
+
+
+def given(name: str) -> bool:
+    """Was option `name` given on the command line (not left at its default)?"""
+    ctx = click.get_current_context()
+    return ctx.get_parameter_source(name) not in (None, click.core.ParameterSource.DEFAULT)
+
+
+def check_emit(output: str, emit_kind: str) -> None:
+    """--emit state/bindings print manifests (YAML, or JSON with -o json): an explicit -o table/wide is refused."""
+    if emit_kind != "plan" and output == "table" and given("output"):
+        refuse(f"--emit {emit_kind} prints manifests: use -o yaml (the default with --emit {emit_kind}) or -o json, "
+               f"not -o {'wide' if _root().get('wide') else 'table'}")
+
+
 def print_plan(cluster: Cluster, plan: Any, output: str, emit_kind: str, policy: Any = None) -> None:
     """Verify (the gate), then print in the requested form."""
     from .optimizer.pipeline import check
-    from .optimizer.render.plans import bindings, dump, node_details, plan_document, plan_table, state_manifests
+    from .optimizer.render.plans import (binding, bindings, dump, node_details, plan_document, plan_table,
+                                         replicas_to_create, state_manifests)
 
-    report = check(cluster, plan, policy)
+    with timed(f"verify: {len(plan.placements)} placement(s) judged"):
+        report = check(cluster, plan, policy)
     if emit_kind == "state":
         emit(dump(state_manifests(cluster, plan.placements), "json" if output == "json" else "yaml"))
     elif emit_kind == "bindings":
-        docs, stuck = bindings(cluster, plan.placements)
+        docs, stuck, created = bindings(cluster, plan.placements)
         for pod in stuck:
             click.echo(f"warning: no binding order accepts {pod.key} before the others; bind it last", err=True)
-        docs += [{"apiVersion": "v1", "kind": "Binding", "metadata": {"name": p.name, "namespace": p.namespace},
-                  "target": {"apiVersion": "v1", "kind": "Node", "name": plan.placements[p.key]}} for p in stuck]
-        emit(dump(docs, "json" if output == "json" else "yaml"))
+        docs += [binding(p, plan.placements[p.key]) for p in stuck]
+        if created:
+            # Replicas podplan named itself: a Binding would get NotFound. The controller creates them.
+            click.echo(f"note: no Binding for {len(created)} replica(s) their controllers will create (podplan "
+                       "named them itself); where the plan puts them:", err=True)
+            for line in replicas_to_create(created, plan.placements):
+                click.echo(f"note:   {line}", err=True)
+        if docs or output == "json":  # YAML: no document at all; JSON: an empty List
+            emit(dump(docs, "json" if output == "json" else "yaml"))
     elif output == "table":
         emit(plan_table(cluster, plan, report))
         if _root().get("wide"):
@@ -269,10 +339,13 @@ def simulate(files: Sequence[str], output: str, emit_kind: str, seed: int, perce
     from .optimizer.defaultpreemption import after_preemption
     from .optimizer.pipeline import greedy_plan
 
+    check_emit(output, emit_kind)
     cluster = load_input(files)
     with Interrupt().install() as interrupt:
         plan = greedy_plan(cluster, seed, percentage_of_nodes_to_score=percentage_of_nodes_to_score,
                            interrupt=interrupt, preemption=not no_preemption)
+    progress(f"greedy: {len(plan.placements)} placed, {len(plan.pending)} pending: {plan.wall_seconds:.2f}s"
+             + (f" ({len(plan.preemptions)} preemption(s))" if plan.preemptions else ""))
     # the final state has no victims and holds their controllers' new pods (pending, or placed by the plan)
     cluster = after_preemption(cluster, plan)
     print_plan(cluster, plan, output, emit_kind)
@@ -300,17 +373,20 @@ def solve(ctx: click.Context, files: Sequence[str], output: str, emit_kind: str,
     from .optimizer.policy import load_policy
     from .optimizer.runner import SolverParams
 
+    check_emit(output, emit_kind)
     deadline = Deadline.start(time_limit)
     policy = load_policy(policy_file)
     cluster = load_input(files)
     params = SolverParams(time_limit=time_limit, workers=workers, seed=seed, gang=gang, strategy=strategy,
-                          log_progress=sys.stderr.isatty() or ctx.obj["verbose"])
+                          log_progress=sys.stderr.isatty() or bool(_root().get("verbose")))
     with Interrupt().install() as interrupt:
         if preempt:
             plan = solve_preempt(cluster, params, policy, deadline=deadline.at - reserve(cluster, time_limit),
                                  allow_pdb_violations=allow_pdb_violations, interrupt=interrupt)
         else:
-            plan, _ = optimal_plan(cluster, params, policy, deadline=deadline, interrupt=interrupt)
+            plan, greedy = optimal_plan(cluster, params, policy, deadline=deadline, interrupt=interrupt)
+            progress(f"greedy (warm start): {len(greedy.placements)} placed: {greedy.wall_seconds:.2f}s")
+    progress(f"search: {plan.status}, {len(plan.placements)} placed: {plan.wall_seconds:.2f}s")
     # with --preempt the final state has no victims and holds their controllers' new pods
     cluster = after_preemption(cluster, plan)
     print_plan(cluster, plan, output, emit_kind, policy)
@@ -320,46 +396,96 @@ def solve(ctx: click.Context, files: Sequence[str], output: str, emit_kind: str,
 @main.command()
 @files_argument
 @output_option
-def verify(files: Sequence[str], output: str) -> None:
+@click.option("--policy", "policy_file", type=click.Path(dir_okay=False), default=None,
+              help="YAML policy file with the preference multipliers (the one solve was given).")
+def verify(files: Sequence[str], output: str, policy_file: str | None) -> None:
     """Judge a final state (pods with spec.nodeName) with every Filter; exit 1 on any violation."""
+    from .optimizer.policy import load_policy
     from .optimizer.render.inputs import verify_document, verify_table
     from .optimizer.render.plans import dump
     from .optimizer.verify import verify_state
 
+    policy = load_policy(policy_file)
     cluster = load_input(files, batch=False)
-    report = verify_state(cluster)
+    with timed(f"verify: {len(cluster.pods)} pod(s) judged"):
+        report = verify_state(cluster, policy)
     emit(verify_table(cluster, report) if output == "table" else dump(verify_document(cluster, report), output))
     if not report.ok:
-        sys.exit(1)
+        sys.exit(EXIT_VIOLATIONS)
 
 
 @main.command()
 @files_argument
 @output_option
+@click.option("--pod", "pod_patterns", metavar="NS/NAME", multiple=True,
+              help="Only this pending pod (repeatable; NAME alone matches any namespace; shell globs: 'shop/web-*'). "
+                   "The other pending pods still count in the final state.")
+@click.option("--nodes/--summary", "per_node", default=None,
+              help="Every node's verdict and scores per pod, or one line per pod. Default: --nodes up to "
+                   "20 pending pods and 50 nodes, else --summary (-o json: always every node).")
 @click.option("--why-pending", is_flag=True,
               help="Solve first, then name the rules (object and field) that keep each pod the optimum leaves pending.")
 @click.option("--time-limit", type=click.FloatRange(min=0.1), default=30.0, show_default=True,
               help="With --why-pending: wall seconds for the solve.")
 @click.option("--gang", is_flag=True, help="With --why-pending: every workload all-or-nothing.")
-def explain(files: Sequence[str], output: str, why_pending: bool, time_limit: float, gang: bool) -> None:
-    """Every node's verdict for every pending pod: all failing plugins, and each plugin's score."""
+def explain(files: Sequence[str], output: str, pod_patterns: Sequence[str], per_node: bool | None,
+            why_pending: bool, time_limit: float, gang: bool) -> None:
+    """Each pending pod's verdict on every node (all failing plugins, each plugin's score), judged against the
+    batch's final state: the existing pods plus the other pending pods where simulate places them."""
     from .optimizer.explain import explain as run
-    from .optimizer.render.inputs import explain_table, why_pending_document, why_pending_table
+    from .optimizer.render.inputs import (SUMMARY_NODES, SUMMARY_PODS, explain_document, explain_summary,
+                                          explain_table, why_pending_document, why_pending_table)
     from .optimizer.render.plans import dump
 
-    cluster = load_input(files)
     if not why_pending:
-        pods = run(cluster)
-        emit(explain_table(pods) if output == "table" else dump({"pods": [p.to_dict() for p in pods]}, output))
+        for name, flag in (("gang", "--gang"), ("time_limit", "--time-limit")):
+            if given(name):
+                refuse(f"{flag} applies to explain --why-pending only (explain alone runs no solve)")
+    if given("per_node") and (why_pending or output != "table"):
+        refuse(f"--nodes/--summary choose the explain table: not with "
+               f"{'--why-pending' if why_pending else '-o ' + output} (" 
+               f"{'it has one row per blocking rule' if why_pending else 'which always holds every node'})")
+    cluster = load_input(files)
+    asked = _asked_pods(cluster, pod_patterns)
+    if not why_pending:
+        from .optimizer.pipeline import greedy_plan
+
+        with timed("greedy (the batch's final state)"):
+            plan = greedy_plan(cluster)
+        if per_node is None:
+            per_node = len(asked or cluster.pending) <= SUMMARY_PODS and len(cluster.nodes) <= SUMMARY_NODES
+        full = output != "table" or per_node
+        with timed("judge: every node for each asked pod"):
+            pods = run(cluster, pods=asked, placements=plan.placements, scores=full)
+        if output != "table":
+            emit(dump(explain_document(pods), output))
+        else:
+            emit(explain_table(pods) if full else explain_summary(pods))
         return
     from .optimizer.pipeline import Deadline, optimal_plan
     from .optimizer.runner import SolverParams
     from .optimizer.solve import why_pending as blockers_of
 
     params = SolverParams(time_limit=time_limit, gang=gang)
-    plan, _ = optimal_plan(cluster, params, deadline=Deadline.start(time_limit))
-    doc = why_pending_document(plan, blockers_of(cluster, plan, params))
+    with timed("solve"):
+        plan, _ = optimal_plan(cluster, params, deadline=Deadline.start(time_limit))
+    with timed(f"why pending: {len(plan.pending)} pod(s)"):
+        doc = why_pending_document(plan, blockers_of(cluster, plan, params, pods=asked))
     emit(why_pending_table(doc) if output == "table" else dump(doc, output))
+
+
+def _asked_pods(cluster: Cluster, patterns: Sequence[str]) -> list[str] | None:
+    """Keys of the pending pods --pod names (NS/NAME or NAME, globs allowed), in input order; None: all."""
+    from fnmatch import fnmatchcase
+
+    if not patterns:
+        return None
+    keys = [p.key for p in cluster.pending]
+    for pattern in patterns:
+        if not any(fnmatchcase(k if "/" in pattern else k.split("/", 1)[1], pattern) for k in keys):
+            refuse(f"--pod {pattern}: no pending pod of the batch matches (explain lists pending pods only)")
+    return [k for k in keys
+            if any(fnmatchcase(k if "/" in pat else k.split("/", 1)[1], pat) for pat in patterns)]
 
 
 @main.command("compare")
@@ -384,8 +510,8 @@ def compare(files: Sequence[str], time_limit: float, workers: int, seed: int, ga
     policy = load_policy(policy_file)
     cluster = load_input(files)
     params = SolverParams(time_limit=time_limit, workers=workers, seed=seed, gang=gang, strategy=strategy,
-                          log_progress=sys.stderr.isatty())
-    with Interrupt().install() as interrupt:
+                          log_progress=sys.stderr.isatty() or bool(_root().get("verbose")))
+    with Interrupt().install() as interrupt, timed("compare: greedy, optimum, verify"):
         doc = to_dict(run(cluster, params, policy, deadline=deadline, interrupt=interrupt))
     if report_dir is not None:
         from .optimizer.render.report import write_report
@@ -471,7 +597,7 @@ def rebalance(ctx: click.Context, files: Sequence[str], goal: str | None, drain:
     else:
         emit(dump(rebalance_document(plan), output))
     if not plan.complete:
-        sys.exit(1)
+        sys.exit(EXIT_VIOLATIONS)
 
 
 if __name__ == "__main__":

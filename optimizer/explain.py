@@ -1,16 +1,20 @@
 """`podplan explain`: for each pending pod, every node's verdict with ALL failing plugins, each score
 plugin's normalized score on the feasible nodes, and kube-scheduler's summary message.
 
-Each pending pod is judged against the existing pods only, as the scheduler would judge it next.
+Each pending pod is judged against the batch's final state: the existing pods plus every OTHER pending pod
+where the greedy plan (simulate) puts it. A pod that needs a pending sibling (pod affinity to a cache being
+created in the same batch) then reads as the plan sees it. The verdict against the existing pods alone (what
+kube-scheduler would say if this pod were next in its queue) is kept when it differs, so the output can say
+that the other pending pods change it.
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 
 from ..models.objects import Cluster, Pod
 
-from .framework import Profile, Reason, fit_error_message, run_filters, run_scores
+from .framework import NodeVerdict, Profile, Reason, fit_error_message, run_filters, run_scores
 from .registry import DEFAULT_PROFILE
 from .state import ClusterState
 
@@ -27,11 +31,17 @@ class PodExplanation:
     pod: str
     message: str
     nodes: dict[str, NodeExplanation]
+    # The greedy plan's node for this pod ("" when the plan leaves it pending), and kube-scheduler's message
+    # against the existing pods only when the feasible nodes differ there ("" when they do not).
+    planned: str = ""
+    alone: str = ""
 
     def to_dict(self) -> dict[str, object]:
         return {
             "pod": self.pod,
             "message": self.message,
+            "plannedNode": self.planned or None,
+            "messageAgainstExistingPodsOnly": self.alone or None,
             "nodes": {
                 name: {"feasible": n.feasible,
                        "reasons": [{"plugin": r.plugin, "reason": r.reason} for r in n.reasons],
@@ -53,16 +63,42 @@ def explain_pod(pod: Pod, state: ClusterState, candidates: Sequence[str] | None 
                                 {plugin: per_node[v.node] for plugin, per_node in scores.items() if v.node in per_node})
         for v in verdicts
     }
-    if feasible:
-        message = f"{len(feasible)}/{len(verdicts)} nodes are available"
-    else:
-        message = fit_error_message(len(verdicts), verdicts)
-    return PodExplanation(pod.key, message, nodes)
+    return PodExplanation(pod.key, _message(verdicts), nodes)
 
 
-def explain(cluster: Cluster, profile: Profile = DEFAULT_PROFILE) -> list[PodExplanation]:
-    state = ClusterState.from_cluster(cluster)
-    return [explain_pod(p, state, profile=profile) for p in cluster.pending]
+def explain(cluster: Cluster, profile: Profile = DEFAULT_PROFILE, pods: Sequence[str] | None = None,
+            placements: Mapping[str, str] | None = None, scores: bool = True) -> list[PodExplanation]:
+    """The pending pods `pods` (keys; default: all) judged against the final state of `placements` (the
+    batch's plan; default: none placed, i.e. the existing pods only), each without itself. scores=False
+    skips the Score plugins (the summary reads filter verdicts only)."""
+    placements = placements or {}
+    by_key = {p.key: p for p in cluster.pending}
+    wanted = [by_key[k] for k in pods] if pods is not None else list(cluster.pending)
+    final = ClusterState.from_cluster(cluster, [*((p, p.node_name) for p in cluster.pods),
+                                                *((by_key[k], n) for k, n in placements.items() if k in by_key)])
+    alone = ClusterState.from_cluster(cluster) if placements else None
+    none: Sequence[str] | None = None if scores else ()
+    out = []
+    for pod in wanted:
+        planned = placements.get(pod.key, "")
+        if planned:
+            final.remove(pod)
+        e = explain_pod(pod, final, none, profile)
+        if planned:
+            final.add(pod, planned)
+        note = ""
+        if alone is not None:
+            feasible = {n for n, v in e.nodes.items() if v.feasible}
+            verdicts = run_filters(pod, alone, profile.filters)
+            if {v.node for v in verdicts if v.feasible} != feasible:
+                note = _message(verdicts)
+        out.append(replace(e, planned=planned, alone=note))
+    return out
+
+
+def _message(verdicts: Sequence[NodeVerdict]) -> str:
+    feasible = sum(1 for v in verdicts if v.feasible)
+    return f"{feasible}/{len(verdicts)} nodes are available" if feasible else fit_error_message(len(verdicts), verdicts)
 
 
 def final_state_message(pod: Pod, state: ClusterState, profile: Profile = DEFAULT_PROFILE) -> str | None:

@@ -149,8 +149,9 @@ class Progress(cp_model.CpSolverSolutionCallback):
     def on_solution_callback(self) -> None:
         if not self.enabled:
             return
-        obj, bound = self.objective_value, self.best_objective_bound
-        print(f"  [{self.label}] objective {obj:.0f}  bound {bound:.0f}  gap {abs(bound - obj):.0f}  "
+        # whole numbers: f"{-0.0:.0f}" would print "-0"
+        obj, bound = round(self.objective_value), round(self.best_objective_bound)
+        print(f"  [{self.label}] objective {obj}  bound {bound}  gap {abs(bound - obj)}  "
               f"{time.perf_counter() - self.started:.1f}s", file=sys.stderr, flush=True)
 
 

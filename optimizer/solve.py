@@ -34,8 +34,9 @@ from typing import Any
 
 from ortools.sat.python import cp_model
 
-from ..models.objects import Cluster
+from ..models.objects import Cluster, Pod
 
+from .blockers import carrier, dynamic_reason
 from .bound import placed_bound, preference_bound
 from .context import TERM_KINDS, Explain
 from .framework import Profile, Reason
@@ -697,6 +698,7 @@ def why_pending(cluster: Cluster, plan: Plan, params: SolverParams | None = None
         if c is not None and n is not None:
             counts[(c, n)] += 1
     wanted = set(pods) if pods is not None else set(plan.pending)
+    by_key = {p.key: p for p in (*cluster.pods, *cluster.pending)}
     out: dict[str, list[Blocker]] = {}
     comp_of = {c: comp for comp in problem.components for c in comp.classes}
     for cls in problem.classes:
@@ -704,9 +706,23 @@ def why_pending(cluster: Cluster, plan: Plan, params: SolverParams | None = None
         if not keys:
             continue
         blockers = _why_class(problem, comp_of[cls.index], cls.index, counts, params, policy, time_limit)
+        same_class = {p.key for p in cls.pods}
         for k in keys:
-            out[k] = blockers
+            out[k] = _in_words(blockers, by_key, by_key[k], same_class)
     return out
+
+
+def _in_words(blockers: list[Blocker], pods: dict[str, Pod], asked: Pod, same_class: set[str]) -> list[Blocker]:
+    """Each blocker named for `asked`: the object that carries the field (a replica's workload template, never
+    a sibling replica) and a reason (upstream's, for rules without a per-node verdict); merged when two
+    blockers then read the same."""
+    merged: dict[tuple[str, str, str, str], list[str]] = {}
+    for b in blockers:
+        own = b.object.startswith("Pod/") and b.object[len("Pod/"):] in same_class
+        obj, fld = carrier(b.object, b.field, pods, asked, same_class)
+        nodes = merged.setdefault((b.plugin, obj, fld, b.reason or dynamic_reason(b.plugin, b.field, own)), [])
+        nodes.extend(n for n in b.nodes if n not in nodes)
+    return [Blocker(plugin, obj, fld, reason, tuple(nodes)) for (plugin, obj, fld, reason), nodes in merged.items()]
 
 
 def _why_class(problem: Problem, comp: Component, c: int, counts: dict[tuple[int, int], int], params: SolverParams,

@@ -309,7 +309,7 @@ def test_why_pending_names_node_capacity_and_taints_that_keep_a_replica_out() ->
     assert list(why) == ["default/w-2"]
     described = sorted(b.describe() for b in why["default/w-2"])
     assert described == [
-        "NodeResourcesFit Node status.allocatable.cpu on 2 node(s) (n0, n1)",
+        "NodeResourcesFit Node status.allocatable.cpu: Insufficient cpu on 2 node(s) (n0, n1)",
         "TaintToleration Node spec.taints: node(s) had untolerated taint {nvidia.com/gpu: true} on 1 node(s) (gpu)",
     ]
 
@@ -320,7 +320,16 @@ def test_why_pending_names_the_spread_constraint_when_min_domains_caps_the_zones
     plan, _ = run(cluster)
     why = why_pending(cluster, plan)
     [pending] = list(why)
-    assert [(b.plugin, b.field) for b in why[pending]] == [("PodTopologySpread", "spec.topologySpreadConstraints[0]")]
+    # a replica's rule lives in its workload's pod template, not in a (made-up) sibling replica
+    assert [(b.plugin, b.object, b.field, b.reason) for b in why[pending]] == [
+        ("PodTopologySpread", pods_workload(cluster, pending), "spec.template.spec.topologySpreadConstraints[0]",
+         "node(s) didn't match pod topology spread constraints")]
+
+
+def pods_workload(cluster: Cluster, key: str) -> str:
+    (pod,) = [p for p in cluster.pending if p.key == key]
+    assert pod.workload
+    return pod.workload
 
 
 def test_why_pending_names_the_gang_when_its_minimum_cannot_be_met() -> None:

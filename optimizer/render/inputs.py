@@ -90,16 +90,61 @@ def verify_table(cluster: Cluster, report: Report) -> str:
     return "\n".join(lines)
 
 
+# Above these sizes explain prints one line per pod unless --nodes asks for every node's verdict.
+SUMMARY_PODS = 20
+SUMMARY_NODES = 50
+JUDGED = ("judged against the batch's final state: the existing pods plus the other pending pods where simulate "
+          "places them (each pod without itself)")
+
+
+def explain_document(pods: list[PodExplanation]) -> dict[str, Any]:
+    return {"judgedAgainst": JUDGED, "pods": [p.to_dict() for p in pods]}
+
+
+def _failing_by_plugin(p: PodExplanation) -> str:
+    """`TaintToleration 4, NodeAffinity 2`: nodes failing each plugin (a node failing two counts under both)."""
+    counts: Counter[str] = Counter(r.plugin for n in p.nodes.values() for r in n.reasons)
+    return ", ".join(f"{plugin} {k}" for plugin, k in counts.most_common()) or "-"
+
+
+def _changed(p: PodExplanation) -> str:
+    return f"note: against the existing pods only (without the other pending pods): {p.alone}"
+
+
+def explain_summary(pods: list[PodExplanation]) -> str:
+    if not pods:
+        return "no pending pods"
+    rows = [(p.pod, p.planned or "pending", p.message.split()[0], p.alone.split()[0] if p.alone else "same",
+             _failing_by_plugin(p)) for p in pods]
+    lines = [JUDGED, "", table(("POD", "SIMULATE", "AVAILABLE", "EXISTING PODS ONLY", "FAILING NODES BY PLUGIN"),
+                               rows)]
+    # The verdict changes when the pod fits somewhere in one state and nowhere in the other.
+    blocked = sum(1 for p in pods if p.alone and p.message.startswith("0/") and not p.alone.startswith("0/"))
+    helped = sum(1 for p in pods if p.alone and p.alone.startswith("0/") and not p.message.startswith("0/"))
+    if blocked:
+        lines += ["", f"note: {blocked} pod(s) fit nowhere once the other pending pods are placed, but fit against "
+                      "the existing pods only"]
+    if helped:
+        lines += ["", f"note: {helped} pod(s) fit only thanks to other pending pods (e.g. pod affinity to a pod of "
+                      "the same batch): against the existing pods only they fit nowhere"]
+    lines += ["", "one line per pod; --nodes (or --pod NS/NAME, -o json) for every node's verdict and scores"]
+    return "\n".join(lines)
+
+
 def explain_table(pods: list[PodExplanation]) -> str:
-    blocks = []
+    blocks = [JUDGED]
     for p in pods:
         rows = []
         for name, n in p.nodes.items():
             verdict = "feasible" if n.feasible else "; ".join(f"{r.plugin}: {r.reason}" for r in n.reasons)
             scores = " ".join(f"{k}={v}" for k, v in n.scores.items())
             rows.append((name, verdict, scores))
-        blocks.append(f"{p.pod}: {p.message}\n" + table(("NODE", "VERDICT", "SCORES"), rows))
-    return "\n\n".join(blocks) if blocks else "no pending pods"
+        head = [f"{p.pod}: {p.message}",
+                f"simulate places it on {p.planned}" if p.planned else "simulate leaves it pending"]
+        if p.alone:
+            head.append(_changed(p))
+        blocks.append("\n".join(head) + "\n" + table(("NODE", "VERDICT", "SCORES"), rows))
+    return "\n\n".join(blocks) if pods else "no pending pods"
 
 
 def why_pending_document(plan: Plan, blockers: dict[str, list[Blocker]]) -> dict[str, Any]:
@@ -117,6 +162,9 @@ def why_pending_table(doc: dict[str, Any]) -> str:
     def nodes(names: list[str]) -> str:
         return ", ".join(names[:3]) + (f" (+{len(names) - 3})" if len(names) > 3 else "") if names else "-"
 
+    # A pod with no blocker from the solver (gated, another scheduler's, kept out by a gang) still gets a row:
+    # the plan's own reason for it.
     rows = [(p["pod"], b["plugin"], b["object"], b["field"], b["reason"], nodes(b["nodes"]))
-            for p in doc["pending"] for b in p["blockers"]]
+            for p in doc["pending"] for b in (p["blockers"] or [{"plugin": "-", "object": f"Pod/{p['pod']}",
+                                                                  "field": "-", "reason": p["reason"], "nodes": []}])]
     return f"status: {doc['status']}\n" + table(("PENDING POD", "PLUGIN", "OBJECT", "FIELD", "REASON", "NODES"), rows)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import json
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -57,8 +58,10 @@ def pod_manifest(pod: Pod, node_name: str) -> dict[str, Any]:
     if pod.labels:
         meta["labels"] = dict(pod.labels)
     if pod.owner_refs:
+        # uid left out when unknown (a workload manifest without one, the ReplicaSet a Deployment would make):
+        # an empty uid is a value the API server rejects, a made-up one would point at nothing.
         meta["ownerReferences"] = [{"apiVersion": "apps/v1" if o.kind != "Job" else "batch/v1", "kind": o.kind,
-                                    "name": o.name, "uid": o.uid, "controller": o.controller}
+                                    "name": o.name, **({"uid": o.uid} if o.uid else {}), "controller": o.controller}
                                    for o in pod.owner_refs]
     spec = dict(raw.get("spec") or {})
     spec.pop("nodeName", None)
@@ -119,12 +122,37 @@ def binding_order(cluster: Cluster, placements: Mapping[str, str]) -> tuple[list
     return ordered, []
 
 
-def bindings(cluster: Cluster, placements: Mapping[str, str]) -> tuple[list[dict[str, Any]], list[Pod]]:
+def to_create(pod: Pod) -> bool:
+    """A replica podplan made from its workload (not a Pod of the input): the controller will create it under
+    a name of its own, so no Binding can name it."""
+    return bool(pod.workload) and pod.where.kind == pod.workload.split("/", 1)[0]
+
+
+def binding(pod: Pod, node_name: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": pod.name, "namespace": pod.namespace},
+            "target": {"apiVersion": "v1", "kind": "Node", "name": node_name}}
+
+
+def bindings(cluster: Cluster, placements: Mapping[str, str]) -> tuple[list[dict[str, Any]], list[Pod], list[Pod]]:
+    """(Bindings in an order the filters accept, pods of the input with no such order, placed replicas the
+    controllers will create). The order is worked out with the replicas where the plan puts them."""
     ordered, stuck = binding_order(cluster, placements)
-    docs = [{"apiVersion": "v1", "kind": "Binding",
-             "metadata": {"name": p.name, "namespace": p.namespace},
-             "target": {"apiVersion": "v1", "kind": "Node", "name": placements[p.key]}} for p in ordered]
-    return docs, stuck
+    docs = [binding(p, placements[p.key]) for p in ordered if not to_create(p)]
+    return docs, [p for p in stuck if not to_create(p)], [p for p in (*ordered, *stuck) if to_create(p)]
+
+
+def replicas_to_create(pods: Sequence[Pod], placements: Mapping[str, str]) -> list[str]:
+    """One line per workload: how many placed replicas its controller will create and where the plan puts them
+    (node counts, the first 5 nodes named)."""
+    by_workload: dict[str, Counter[str]] = {}
+    for p in pods:
+        by_workload.setdefault(p.workload, Counter())[placements[p.key]] += 1
+    lines = []
+    for workload, nodes in by_workload.items():
+        named = [f"{n} ({k})" if k > 1 else n for n, k in sorted(nodes.items())]
+        more = f" and {len(named) - 5} more node(s)" if len(named) > 5 else ""
+        lines.append(f"{workload}: {sum(nodes.values())} pod(s) to create, placed on {', '.join(named[:5])}{more}")
+    return lines
 
 
 class _Dumper(yaml.SafeDumper):
@@ -152,6 +180,17 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
     return "\n".join("   ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in cells)
 
 
+# A table cell names at most this many objects, then counts the rest (-o json lists them all).
+CELL_NAMES = 4
+
+
+def names_cell(names: Sequence[str], limit: int = CELL_NAMES) -> str:
+    """`a, b, c, d and 6 more (-o json lists all)`; `-` for none."""
+    if len(names) <= limit:
+        return ", ".join(names) or "-"
+    return f"{', '.join(names[:limit])} and {len(names) - limit} more (-o json lists all)"
+
+
 def plan_table(cluster: Cluster, plan: Plan, report: Report) -> str:
     """Placements per node, pending pods with their reason, then status and objective."""
     pending = {p.key: p for p in cluster.pending}
@@ -159,8 +198,8 @@ def plan_table(cluster: Cluster, plan: Plan, report: Report) -> str:
     for k, n in plan.placements.items():
         by_node.setdefault(n, []).append(k)
     lines = []
-    rows = [(n.name, len(by_node.get(n.name, [])), ", ".join(sorted(by_node.get(n.name, []))) or "-")
-            for n in cluster.nodes if n.name in by_node]
+    rows = [(n.name, len(by_node[n.name]), names_cell(sorted(by_node[n.name]))) for n in cluster.nodes
+            if n.name in by_node]
     if rows:
         lines.append(table(("NODE", "NEW PODS", "PODS"), rows))
     if plan.preemptions:
