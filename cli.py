@@ -187,8 +187,9 @@ def solver_options(time_limit: float, time_help: str) -> Callable[[Callable[...,
                      help="Seed of CP-SAT and of the greedy tie-break."),
         click.option("--gang", is_flag=True,
                      help="Every workload (Deployment, ReplicaSet, StatefulSet, Job) all-or-nothing."),
-        click.option("--strategy", type=click.Choice(["spread", "pack"]), default="spread", show_default=True,
-                     help="Tie-break after pods placed and preference: balance load, or use the fewest nodes."),
+        click.option("--strategy", type=click.Choice(["spread", "pack"]), default=None,
+                     help="Tie-break after pods placed and preference: balance load, or use the fewest nodes "
+                          "[default: pack under a MostAllocated scoring strategy (--scheduler-config), else spread]."),
         click.option("--policy", "policy_file", type=click.Path(dir_okay=False), default=None,
                      help="YAML policy file with the preference multipliers."),
     ]
@@ -201,18 +202,58 @@ def solver_options(time_limit: float, time_help: str) -> Callable[[Callable[...,
     return decorate
 
 
+def scheduler_config_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option("--scheduler-config", "scheduler_config", metavar="FILE", type=click.Path(dir_okay=False),
+                        default=None, help="kube-scheduler's KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1): "
+                                           "its profiles (by spec.schedulerName), plugins, weights and plugin args.")(f)
+
+
+def load_profiles(path: str | None) -> Any:
+    """The scheduler profiles (optimizer.profiles.Profiles): the file's, else kube-scheduler's defaults. An invalid
+    file is an InputError (one line naming file and field, exit 2). Plugins podplan accepts without modelling
+    them are named once per profile on stderr."""
+    from .models.schedulerconfig import load_scheduler_config
+    from .optimizer.profiles import default_profiles, profiles_from
+
+    if path is None:
+        return default_profiles()
+    profiles = profiles_from(load_scheduler_config(path))
+    by_profile: dict[str, list[str]] = {}
+    for note in profiles.notes:  # "profile NAME: PLUGIN: why"
+        head, plugin, _ = note.split(": ", 2)
+        by_profile.setdefault(head, []).append(plugin)
+    for head, plugins in by_profile.items():
+        click.echo(f"note: {head}: {', '.join(plugins)} not modelled (they pass every node and score 0: no volumes, "
+                   f"images or resource claims in podplan's input)", err=True)
+    return profiles
+
+
+def held_back(cluster: Cluster, profiles: Any) -> tuple[Cluster, Any]:
+    """The batch kube-scheduler would schedule, and the pending pods it would not bind (gated, other
+    schedulers), which no command places."""
+    from .optimizer.profiles import hold_back
+
+    batch, held = hold_back(cluster, profiles)
+    note = held.note()
+    if note is not None and _root().get("verbose"):
+        click.echo(f"note: {note}", err=True)
+    return batch, held
+
+
 def emit_option(f: Callable[..., Any]) -> Callable[..., Any]:
     return click.option("--emit", "emit_kind", type=EMITS, default="plan", show_default=True,
                         help="plan: placements and pending pods; state: the final state as manifests; "
                              "bindings: v1 Bindings.")(f)
 
 
-def print_plan(cluster: Cluster, plan: Any, output: str, emit_kind: str, policy: Any = None) -> None:
-    """Verify (the gate), then print in the requested form."""
+def print_plan(cluster: Cluster, plan: Any, output: str, emit_kind: str, policy: Any = None,
+               profile: Any = None) -> None:
+    """Verify (the gate, with the plan's scheduler profile(s)), then print in the requested form."""
     from .optimizer.pipeline import check
+    from .optimizer.registry import DEFAULT_PROFILE
     from .optimizer.render.plans import bindings, dump, node_details, plan_document, plan_table, state_manifests
 
-    report = check(cluster, plan, policy)
+    report = check(cluster, plan, policy, DEFAULT_PROFILE if profile is None else profile)
     if emit_kind == "state":
         emit(dump(state_manifests(cluster, plan.placements), "json" if output == "json" else "yaml"))
     elif emit_kind == "bindings":
@@ -258,16 +299,21 @@ def validate(files: Sequence[str], output: str) -> None:
 @emit_option
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the tie-break among equal nodes.")
 @click.option("--percentage-of-nodes-to-score", type=click.IntRange(0, 100), default=0, show_default=True,
-              help="kube-scheduler's percentageOfNodesToScore (0: its adaptive default).")
-def simulate(files: Sequence[str], output: str, emit_kind: str, seed: int, percentage_of_nodes_to_score: int) -> None:
-    """Place pending pods one at a time, as kube-scheduler would."""
+              help="kube-scheduler's percentageOfNodesToScore (0: the scheduler configuration's, else its adaptive "
+                   "default).")
+@scheduler_config_option
+def simulate(files: Sequence[str], output: str, emit_kind: str, seed: int, percentage_of_nodes_to_score: int,
+             scheduler_config: str | None) -> None:
+    """Place pending pods one at a time, as kube-scheduler would (each with its own profile)."""
     from .optimizer.pipeline import greedy_plan
 
+    profiles = load_profiles(scheduler_config)
     cluster = load_input(files)
+    batch, held = held_back(cluster, profiles)
     with Interrupt().install() as interrupt:
-        plan = greedy_plan(cluster, seed, percentage_of_nodes_to_score=percentage_of_nodes_to_score,
+        plan = greedy_plan(batch, seed, percentage_of_nodes_to_score=percentage_of_nodes_to_score, profile=profiles,
                            interrupt=interrupt)
-    print_plan(cluster, plan, output, emit_kind)
+    print_plan(cluster, held.into(plan), output, emit_kind, profile=profiles)
     finish(interrupt)
 
 
@@ -276,9 +322,10 @@ def simulate(files: Sequence[str], output: str, emit_kind: str, seed: int, perce
 @output_option
 @emit_option
 @solver_options(30.0, "Wall seconds for the whole command: reading, greedy warm start, search, output.")
+@scheduler_config_option
 @click.pass_context
 def solve(ctx: click.Context, files: Sequence[str], output: str, emit_kind: str, time_limit: float, workers: int,
-          seed: int, gang: bool, strategy: str, policy_file: str | None) -> None:
+          seed: int, gang: bool, strategy: str | None, policy_file: str | None, scheduler_config: str | None) -> None:
     """Place all pending pods at once, optimally (CP-SAT), never worse than kube-scheduler's greedy."""
     from .optimizer.pipeline import Deadline, optimal_plan
     from .optimizer.policy import load_policy
@@ -286,26 +333,33 @@ def solve(ctx: click.Context, files: Sequence[str], output: str, emit_kind: str,
 
     deadline = Deadline.start(time_limit)
     policy = load_policy(policy_file)
+    profiles = load_profiles(scheduler_config)
     cluster = load_input(files)
-    params = SolverParams(time_limit=time_limit, workers=workers, seed=seed, gang=gang, strategy=strategy,
+    batch, held = held_back(cluster, profiles)
+    profile = profiles.for_batch(batch.pending)
+    params = SolverParams(time_limit=time_limit, workers=workers, seed=seed, gang=gang,
+                          strategy=strategy or profiles.strategy(profile),
                           log_progress=sys.stderr.isatty() or ctx.obj["verbose"])
     with Interrupt().install() as interrupt:
-        plan, _ = optimal_plan(cluster, params, policy, deadline=deadline, interrupt=interrupt)
-    print_plan(cluster, plan, output, emit_kind, policy)
+        plan, _ = optimal_plan(batch, params, policy, deadline=deadline, interrupt=interrupt, profile=profile)
+    print_plan(cluster, held.into(plan), output, emit_kind, policy, profile)
     finish(interrupt)
 
 
 @main.command()
 @files_argument
 @output_option
-def verify(files: Sequence[str], output: str) -> None:
-    """Judge a final state (pods with spec.nodeName) with every Filter; exit 1 on any violation."""
+@scheduler_config_option
+def verify(files: Sequence[str], output: str, scheduler_config: str | None) -> None:
+    """Judge a final state (pods with spec.nodeName) with every Filter of each pod's profile; exit 1 on any
+    violation (a pod bound to a node the input does not hold is one)."""
     from .optimizer.render.inputs import verify_document, verify_table
     from .optimizer.render.plans import dump
     from .optimizer.verify import verify_state
 
+    profiles = load_profiles(scheduler_config)
     cluster = load_input(files, batch=False)
-    report = verify_state(cluster)
+    report = verify_state(cluster, profile=profiles)
     emit(verify_table(cluster, report) if output == "table" else dump(verify_document(cluster, report), output))
     if not report.ok:
         sys.exit(1)
@@ -319,24 +373,31 @@ def verify(files: Sequence[str], output: str) -> None:
 @click.option("--time-limit", type=click.FloatRange(min=0.1), default=30.0, show_default=True,
               help="With --why-pending: wall seconds for the solve.")
 @click.option("--gang", is_flag=True, help="With --why-pending: every workload all-or-nothing.")
-def explain(files: Sequence[str], output: str, why_pending: bool, time_limit: float, gang: bool) -> None:
-    """Every node's verdict for every pending pod: all failing plugins, and each plugin's score."""
+@scheduler_config_option
+def explain(files: Sequence[str], output: str, why_pending: bool, time_limit: float, gang: bool,
+            scheduler_config: str | None) -> None:
+    """Every node's verdict for every pending pod: all failing plugins, and each plugin's score (each pod
+    with its own profile's plugins)."""
     from .optimizer.explain import explain as run
     from .optimizer.render.inputs import explain_table, why_pending_document, why_pending_table
     from .optimizer.render.plans import dump
 
-    cluster = load_input(files)
+    profiles = load_profiles(scheduler_config)
+    cluster, held = held_back(load_input(files), profiles)
+    for key, why in held.pending.items():
+        click.echo(f"note: {key}: {why}", err=True)
     if not why_pending:
-        pods = run(cluster)
+        pods = run(cluster, profiles)
         emit(explain_table(pods) if output == "table" else dump({"pods": [p.to_dict() for p in pods]}, output))
         return
     from .optimizer.pipeline import Deadline, optimal_plan
     from .optimizer.runner import SolverParams
     from .optimizer.solve import why_pending as blockers_of
 
-    params = SolverParams(time_limit=time_limit, gang=gang)
-    plan, _ = optimal_plan(cluster, params, deadline=Deadline.start(time_limit))
-    doc = why_pending_document(plan, blockers_of(cluster, plan, params))
+    profile = profiles.for_batch(cluster.pending)
+    params = SolverParams(time_limit=time_limit, gang=gang, strategy=profiles.strategy(profile))
+    plan, _ = optimal_plan(cluster, params, deadline=Deadline.start(time_limit), profile=profile)
+    doc = why_pending_document(plan, blockers_of(cluster, plan, params, profile=profile))
     emit(why_pending_table(doc) if output == "table" else dump(doc, output))
 
 
@@ -347,8 +408,9 @@ def explain(files: Sequence[str], output: str, why_pending: bool, time_limit: fl
 @output_option
 @click.option("--report", "report_dir", type=click.Path(file_okay=False), default=None,
               help="Also write DIR/report.html: charts and tables, self-contained.")
-def compare(files: Sequence[str], time_limit: float, workers: int, seed: int, gang: bool, strategy: str,
-            policy_file: str | None, output: str, report_dir: str | None) -> None:
+@scheduler_config_option
+def compare(files: Sequence[str], time_limit: float, workers: int, seed: int, gang: bool, strategy: str | None,
+            policy_file: str | None, output: str, report_dir: str | None, scheduler_config: str | None) -> None:
     """Greedy (kube-scheduler) against the optimum, side by side; and, when running pods can move,
     the current placement against an optimal re-placement."""
     from .optimizer.compare import compare as run
@@ -360,11 +422,16 @@ def compare(files: Sequence[str], time_limit: float, workers: int, seed: int, ga
 
     deadline = Deadline.start(time_limit)
     policy = load_policy(policy_file)
-    cluster = load_input(files)
-    params = SolverParams(time_limit=time_limit, workers=workers, seed=seed, gang=gang, strategy=strategy,
-                          log_progress=sys.stderr.isatty())
+    profiles = load_profiles(scheduler_config)
+    cluster, held = held_back(load_input(files), profiles)
+    note = held.note()
+    if note is not None:
+        click.echo(f"note: {note}", err=True)
+    profile = profiles.for_batch(cluster.pending)
+    params = SolverParams(time_limit=time_limit, workers=workers, seed=seed, gang=gang,
+                          strategy=strategy or profiles.strategy(profile), log_progress=sys.stderr.isatty())
     with Interrupt().install() as interrupt:
-        doc = to_dict(run(cluster, params, policy, deadline=deadline, interrupt=interrupt))
+        doc = to_dict(run(cluster, params, policy, deadline=deadline, interrupt=interrupt, profile=profile))
     if report_dir is not None:
         from .optimizer.render.report import write_report
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from ..models.objects import Cluster, Pod
 
 from .framework import Profile, Reason, fit_error_message, run_filters, run_scores
+from .profiles import Profiles
 from .registry import DEFAULT_PROFILE
 from .state import ClusterState
 
@@ -60,9 +61,11 @@ def explain_pod(pod: Pod, state: ClusterState, candidates: Sequence[str] | None 
     return PodExplanation(pod.key, message, nodes)
 
 
-def explain(cluster: Cluster, profile: Profile = DEFAULT_PROFILE) -> list[PodExplanation]:
+def explain(cluster: Cluster, profile: Profile | Profiles = DEFAULT_PROFILE) -> list[PodExplanation]:
+    """explain_pod for every pending pod, each with its own profile when given a scheduler configuration's."""
     state = ClusterState.from_cluster(cluster)
-    return [explain_pod(p, state, profile=profile) for p in cluster.pending]
+    return [explain_pod(p, state, profile=profile.judge_with(p) if isinstance(profile, Profiles) else profile)
+            for p in cluster.pending]
 
 
 def final_state_message(pod: Pod, state: ClusterState, profile: Profile = DEFAULT_PROFILE) -> str | None:

@@ -50,6 +50,7 @@ from ..models.objects import Cluster, Pod
 from .framework import NodeVerdict, PlacedGuard, Plugin, Profile, Reads, Reason, fit_error_message
 from .gangs import Gangs
 from .plan import Plan
+from .profiles import NOT_OURS, Profiles
 from .registry import DEFAULT_PROFILE
 from .runner import NEVER, Interrupt, Status
 from .state import ClusterState, NodeInfo
@@ -282,8 +283,14 @@ NOT_SCHEDULED = "not scheduled: the simulation was stopped before this pod's tur
 
 def simulate(cluster: Cluster, seed: int = 0, *, gangs: Gangs | None = None,
              percentage_of_nodes_to_score: int = 0, protect_placed: bool = True,
-             profile: Profile = DEFAULT_PROFILE, interrupt: Interrupt = NEVER, deadline: float | None = None) -> Plan:
+             profile: Profile | Profiles = DEFAULT_PROFILE, interrupt: Interrupt = NEVER,
+             deadline: float | None = None) -> Plan:
     """kube-scheduler on the pending pods of `cluster`, one at a time.
+
+    `profile`: one Profile schedules every pod; Profiles (a scheduler configuration): each pod is scheduled by
+    the profile of its spec.schedulerName (a pod no profile names stays pending), as one kube-scheduler with
+    several profiles does: one queue, one node rotation, one random source, each profile its own plugins.
+    percentage_of_nodes_to_score (0: each profile's own, else the adaptive default) overrides the profiles'.
 
     With gangs (coscheduling's Permit semantics): a gang that ends below its minimum releases all its pods,
     and the pass is repeated without it, until every gang left is whole. protect_placed=False is
@@ -298,7 +305,7 @@ def simulate(cluster: Cluster, seed: int = 0, *, gangs: Gangs | None = None,
     stopped = ""
     while True:
         state = ClusterState.from_cluster(cluster)
-        sched = Scheduler(state, seed, percentage_of_nodes_to_score, profile, protect_placed=protect_placed)
+        sched = _Schedulers(state, seed, percentage_of_nodes_to_score, profile, protect_placed)
         placements: dict[str, str] = {}
         pending: dict[str, str] = {}
         for pod in queue_order(cluster.pending):
@@ -327,6 +334,35 @@ def simulate(cluster: Cluster, seed: int = 0, *, gangs: Gangs | None = None,
     notes = (f"stopped after {len(placements)} of {len(cluster.pending)} pods were placed: {stopped}",) if stopped else ()
     return Plan(placements=placements, pending=pending, status=Status.GREEDY,
                 wall_seconds=time.perf_counter() - started, seed=seed, notes=notes)
+
+
+class _Schedulers:
+    """One Scheduler per profile over one state, sharing the node rotation and the random source."""
+
+    def __init__(self, state: ClusterState, seed: int, percentage: int, profile: Profile | Profiles,
+                 protect_placed: bool) -> None:
+        table = profile.profiles if isinstance(profile, Profiles) else (profile,)
+        self.by_name = {p.scheduler_name: Scheduler(state, seed, percentage or p.percentage_of_nodes_to_score, p,
+                                                    protect_placed=protect_placed) for p in table}
+        self.single = None if isinstance(profile, Profiles) else self.by_name[profile.scheduler_name]
+        first = next(iter(self.by_name.values()))
+        for other in self.by_name.values():
+            other.rng = first.rng
+        self.next_start = 0
+
+    def schedule(self, pod: Pod) -> tuple[str | None, str]:
+        sched = self.single or self.by_name.get(pod.scheduler_name)
+        if sched is None:
+            return None, NOT_OURS.format(name=pod.scheduler_name)
+        sched.next_start = self.next_start
+        node, message = sched.schedule(pod)
+        self.next_start = sched.next_start
+        if node is not None:
+            for other in self.by_name.values():
+                if other is not sched:  # the other profiles' guards protect this pod too
+                    for _, guard in other.guards:
+                        guard.bound(pod, other.state.nodes[node], None)
+        return node, message
 
 
 def _short_gangs(cluster: Cluster, placements: dict[str, str], gangs: Gangs) -> set[str]:

@@ -65,7 +65,7 @@ PLUGIN = Plugin(
     encoding=Encoding(encode=encoding.encode, static_mask=encoding.static_mask,
                       static_reasons=encoding.static_reasons, upper_bound=encoding.upper_bound_vector,
                       interactions=encoding.interactions, existing_terms=encoding.existing_terms,
-                      blame=lambda reason: ("pod", "spec.affinity")),
+                      blame=lambda reason: ("pod", "spec.affinity"), soft=encoding.encode_soft),
 )
 
 __all__ = [

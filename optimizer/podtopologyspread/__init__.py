@@ -44,7 +44,8 @@ PLUGIN = Plugin(
     final_state_judge=batch.Judge,
     encoding=Encoding(encode=encoding.encode, static_mask=encoding.static_mask,
                       static_reasons=encoding.static_reasons, interactions=encoding.interactions,
-                      existing_terms=encoding.existing_terms, blame=lambda reason: ("node", "metadata.labels")),
+                      existing_terms=encoding.existing_terms, blame=lambda reason: ("node", "metadata.labels"),
+                      soft=encoding.encode_soft),
 )
 
 __all__ = [

@@ -1,0 +1,188 @@
+"""The user's KubeSchedulerConfiguration (models.schedulerconfig) as podplan's profiles, and the pending pods
+kube-scheduler would not bind.
+
+`profiles_from(config)` turns each configured profile into a framework.Profile: the enabled Filter plugins
+in their configured order (a disabled Filter is left out of the simulator, the verifier and the model: its
+record keeps only its Score and its preference terms), the Score plugins with their configured weights (a
+plugin not enabled at Score scores nothing), the plugins' arguments applied by the rule packages' factories
+(noderesources.new / new_balanced, nodeaffinity.new), percentageOfNodesToScore per profile or global. The
+default configuration gives exactly registry.DEFAULT_PROFILE.
+
+`hold_back(cluster, profiles)`: pods kube-scheduler never binds stay pending with their reason and are no
+part of any batch: pods with spec.schedulingGates (the API server sets PodScheduled=False/SchedulingGated on
+them and refuses their binding), and pods whose spec.schedulerName is no profile of the configuration
+(another scheduler, e.g. volcano, owns them).
+
+Not modelled yet (an InputError, exit 2, rather than a silently different answer): PodTopologySpread
+defaultConstraints / defaultingType List, InterPodAffinity hardPodAffinityWeight other than 1 and
+ignorePreferredTermsOfExistingPods.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from ..models.errors import InputError, PodplanError, Where
+from ..models.objects import Cluster, Pod
+from ..models.schedulerconfig import (INTER_POD_AFFINITY, MOST_ALLOCATED, NODE_AFFINITY, NODE_RESOURCES_BALANCED_ALLOCATION,
+                                      NODE_RESOURCES_FIT, POD_TOPOLOGY_SPREAD, InterPodAffinityArgs,
+                                      PodTopologySpreadArgs, SchedulerConfiguration, default_configuration)
+from ..models.schedulerconfig import Profile as ConfigProfile
+
+from . import nodeaffinity, noderesources
+from .framework import Encoding, Plugin, Profile
+from .plan import Plan
+from .registry import PLUGINS
+
+# PodScheduled condition the API server sets on a gated pod (pkg/registry/core/pod/strategy.go), and the
+# SchedulingGates PreEnqueue status (pkg/scheduler/framework/plugins/schedulinggates).
+REASON_SCHEDULING_GATED = "SchedulingGated"
+MESSAGE_SCHEDULING_GATED = "Scheduling is blocked due to non-empty scheduling gates"
+STATUS_WAITING_FOR_GATES = "waiting for scheduling gates: [{gates}]"
+NOT_OURS = 'not scheduled by podplan: spec.schedulerName is "{name}"'
+
+
+@dataclass(frozen=True)
+class Profiles:
+    """The profiles of one configuration, by scheduler name, with their solve tie-break strategy."""
+
+    profiles: tuple[Profile, ...]
+    strategies: tuple[str, ...]  # per profile: "pack" under MostAllocated, else "spread"
+    notes: tuple[str, ...] = ()  # plugins accepted but not modelled
+    source: str = "<default>"
+
+    def of(self, pod: Pod) -> Profile | None:
+        """The profile that schedules `pod` (its spec.schedulerName), None when no profile does."""
+        return next((p for p in self.profiles if p.scheduler_name == pod.scheduler_name), None)
+
+    def judge_with(self, pod: Pod) -> Profile:
+        """The profile whose Filters judge a pod of a final state: its own, else the first (a pod another
+        scheduler bound is judged by the rules the configuration's first profile enforces)."""
+        return self.of(pod) or self.profiles[0]
+
+    def strategy(self, profile: Profile) -> str:
+        return self.strategies[self.profiles.index(profile)]
+
+    def for_batch(self, pods: tuple[Pod, ...]) -> Profile:
+        """The one profile a CP-SAT solve of `pods` uses: mixing profiles in one model is not supported yet."""
+        names = sorted({p.scheduler_name for p in pods})
+        if len(names) > 1:
+            raise PodplanError(f"{self.source}: the pending pods use several scheduler profiles "
+                               f"({', '.join(names)}): solving them in one batch is not supported yet; "
+                               f"select one profile's pods (e.g. with -l) or use simulate")
+        found = self.of(pods[0]) if pods else None
+        return found or self.profiles[0]
+
+
+def _unsupported(where: str, field: str, what: str) -> InputError:
+    return InputError(Where(where, 0, "KubeSchedulerConfiguration"), field, f"{what} is not supported by podplan yet")
+
+
+def _configured(plugin: Plugin, cp: ConfigProfile, source: str, index: int) -> Plugin:
+    """The plugin record with the profile's arguments applied (the default record when they are defaults)."""
+    at = f"profiles[{index}].pluginConfig"
+    if plugin.name == NODE_RESOURCES_FIT:
+        return noderesources.new(cp.fit)
+    if plugin.name == NODE_RESOURCES_BALANCED_ALLOCATION:
+        return noderesources.new_balanced(cp.balanced_allocation)
+    if plugin.name == NODE_AFFINITY:
+        return nodeaffinity.new(cp.node_affinity)
+    if plugin.name == POD_TOPOLOGY_SPREAD and cp.pod_topology_spread != PodTopologySpreadArgs():
+        raise _unsupported(source, f"{at}(PodTopologySpread).args", "defaultingType List (defaultConstraints)")
+    if plugin.name == INTER_POD_AFFINITY and cp.inter_pod_affinity != InterPodAffinityArgs():
+        raise _unsupported(source, f"{at}(InterPodAffinity).args",
+                           "hardPodAffinityWeight other than 1 or ignorePreferredTermsOfExistingPods")
+    return plugin
+
+
+def _without_filter(plugin: Plugin) -> Plugin:
+    """A plugin enabled at Score only: no Filter, no batch guard, and of its model only the preference terms."""
+    enc = plugin.encoding
+    soft = None
+    if enc is not None and enc.soft is not None:
+        soft = Encoding(encode=enc.soft, interactions=enc.interactions, existing_terms=enc.existing_terms)
+    return replace(plugin, pre_filter=None, filter=None, pre_filter_skip=None, filter_skipped=None,
+                   placed_guard=None, final_state_judge=None, encoding=soft)
+
+
+def _without_score(plugin: Plugin) -> Plugin:
+    return replace(plugin, pre_score=None, score=None, normalize=None, pre_score_skip=None, score_skipped=None)
+
+
+def profile_from(cp: ConfigProfile, config: SchedulerConfiguration, index: int = 0) -> Profile:
+    """One configured profile as a framework Profile (see the module docstring)."""
+    known = {p.name: p for p in PLUGINS}
+    filters = [name for name in cp.modelled_filters if name in known]
+    weights = dict(cp.modelled_scores)
+    plugins: list[Plugin] = []
+    for name in filters + [n for n in weights if n not in filters and n in known]:
+        plugin = _configured(known[name], cp, config.source, index)
+        if name not in filters:
+            plugin = _without_filter(plugin)
+        if name not in weights:
+            plugin = _without_score(plugin)
+        plugins.append(plugin)
+    pct = cp.percentage_of_nodes_to_score
+    return Profile(tuple(plugins), tuple((n, w) for n, w in weights.items() if n in known), cp.scheduler_name,
+                   config.percentage_of_nodes_to_score if pct is None else pct)
+
+
+def profiles_from(config: SchedulerConfiguration) -> Profiles:
+    profiles = tuple(profile_from(cp, config, i) for i, cp in enumerate(config.profiles))
+    strategies = tuple("pack" if cp.fit.scoring_strategy.type == MOST_ALLOCATED else "spread" for cp in config.profiles)
+    notes = tuple(note for cp in config.profiles for note in cp.notes)
+    return Profiles(profiles, strategies, notes, config.source)
+
+
+def default_profiles() -> Profiles:
+    return profiles_from(default_configuration())
+
+
+# -------------------------------------------------------------------------------- pods podplan leaves alone
+
+
+def held_reason(pod: Pod, profiles: Profiles) -> str | None:
+    """Why kube-scheduler would not bind `pod` (None: it schedules it)."""
+    if pod.scheduling_gates:
+        gates = STATUS_WAITING_FOR_GATES.format(gates=" ".join(pod.scheduling_gates))
+        return f"{REASON_SCHEDULING_GATED}: {MESSAGE_SCHEDULING_GATED} ({gates})"
+    if profiles.of(pod) is None:
+        return NOT_OURS.format(name=pod.scheduler_name)
+    return None
+
+
+@dataclass(frozen=True)
+class Held:
+    """Pending pods no command places, with their reasons, in input order."""
+
+    pending: dict[str, str]
+
+    def note(self) -> str | None:
+        if not self.pending:
+            return None
+        gated = sum(1 for r in self.pending.values() if r.startswith(REASON_SCHEDULING_GATED))
+        parts = [f"{gated} with scheduling gates"] if gated else []
+        if len(self.pending) - gated:
+            parts.append(f"{len(self.pending) - gated} of other schedulers")
+        return f"{len(self.pending)} pending pod(s) left alone ({', '.join(parts)}): kube-scheduler would not bind them"
+
+    def into(self, plan: Plan) -> Plan:
+        """`plan` with the held pods listed as pending and counted in a note."""
+        note = self.note()
+        if note is None:
+            return plan
+        return replace(plan, pending={**plan.pending, **self.pending}, notes=plan.notes + (note,))
+
+
+def hold_back(cluster: Cluster, profiles: Profiles) -> tuple[Cluster, Held]:
+    """The cluster whose pending pods are the batch kube-scheduler would schedule, and the pods it holds."""
+    held: dict[str, str] = {}
+    batch: list[Pod] = []
+    for pod in cluster.pending:
+        why = held_reason(pod, profiles)
+        if why is None:
+            batch.append(pod)
+        else:
+            held[pod.key] = why
+    if not held:
+        return cluster, Held({})
+    return replace(cluster, pending=tuple(batch)), Held(held)
