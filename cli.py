@@ -210,8 +210,8 @@ def scheduler_config_option(f: Callable[..., Any]) -> Callable[..., Any]:
 
 def load_profiles(path: str | None) -> Any:
     """The scheduler profiles (optimizer.profiles.Profiles): the file's, else kube-scheduler's defaults. An invalid
-    file is an InputError (one line naming file and field, exit 2). Plugins podplan accepts without modelling
-    them are named once per profile on stderr."""
+    file is an InputError (one line naming file and field, exit 2). With --verbose, the plugins podplan accepts
+    without modelling them (volumes, images, resource claims) are named once per profile on stderr."""
     from .models.schedulerconfig import load_scheduler_config
     from .optimizer.profiles import default_profiles, profiles_from
 
@@ -222,7 +222,7 @@ def load_profiles(path: str | None) -> Any:
     for note in profiles.notes:  # "profile NAME: PLUGIN: why"
         head, plugin, _ = note.split(": ", 2)
         by_profile.setdefault(head, []).append(plugin)
-    for head, plugins in by_profile.items():
+    for head, plugins in by_profile.items() if _root().get("verbose") else ():
         click.echo(f"note: {head}: {', '.join(plugins)} not modelled (they pass every node and score 0: no volumes, "
                    f"images or resource claims in podplan's input)", err=True)
     return profiles
