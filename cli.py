@@ -253,11 +253,12 @@ def print_plan(cluster: Cluster, plan: Any, output: str, emit_kind: str, policy:
     from .optimizer.registry import DEFAULT_PROFILE
     from .optimizer.render.plans import bindings, dump, node_details, plan_document, plan_table, state_manifests
 
-    report = check(cluster, plan, policy, DEFAULT_PROFILE if profile is None else profile)
+    profile = DEFAULT_PROFILE if profile is None else profile
+    report = check(cluster, plan, policy, profile)
     if emit_kind == "state":
         emit(dump(state_manifests(cluster, plan.placements), "json" if output == "json" else "yaml"))
     elif emit_kind == "bindings":
-        docs, stuck = bindings(cluster, plan.placements)
+        docs, stuck = bindings(cluster, plan.placements, profile)
         for pod in stuck:
             click.echo(f"warning: no binding order accepts {pod.key} before the others; bind it last", err=True)
         docs += [{"apiVersion": "v1", "kind": "Binding", "metadata": {"name": p.name, "namespace": p.namespace},

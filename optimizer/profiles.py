@@ -13,22 +13,23 @@ part of any batch: pods with spec.schedulingGates (the API server sets PodSchedu
 them and refuses their binding), and pods whose spec.schedulerName is no profile of the configuration
 (another scheduler, e.g. volcano, owns them).
 
-Not modelled yet (an InputError, exit 2, rather than a silently different answer): PodTopologySpread
-defaultConstraints / defaultingType List, InterPodAffinity hardPodAffinityWeight other than 1 and
-ignorePreferredTermsOfExistingPods.
+Not modelled yet (one line, exit 2, rather than a silently different answer): solving (solve, compare,
+explain --why-pending) under PodTopologySpread defaultConstraints with whenUnsatisfiable DoNotSchedule
+(the model encodes only the pods' own hard constraints; simulate and verify apply them); solving pods of
+several profiles in one batch.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from ..models.errors import InputError, PodplanError, Where
+from ..models.errors import PodplanError
 from ..models.objects import Cluster, Pod
 from ..models.schedulerconfig import (INTER_POD_AFFINITY, MOST_ALLOCATED, NODE_AFFINITY, NODE_RESOURCES_BALANCED_ALLOCATION,
-                                      NODE_RESOURCES_FIT, POD_TOPOLOGY_SPREAD, InterPodAffinityArgs,
-                                      PodTopologySpreadArgs, SchedulerConfiguration, default_configuration)
+                                      NODE_RESOURCES_FIT, POD_TOPOLOGY_SPREAD,
+                                      SchedulerConfiguration, default_configuration)
 from ..models.schedulerconfig import Profile as ConfigProfile
 
-from . import nodeaffinity, noderesources
+from . import interpodaffinity, nodeaffinity, noderesources, podtopologyspread
 from .framework import Encoding, Plugin, Profile
 from .plan import Plan
 from .registry import PLUGINS
@@ -38,6 +39,8 @@ from .registry import PLUGINS
 REASON_SCHEDULING_GATED = "SchedulingGated"
 MESSAGE_SCHEDULING_GATED = "Scheduling is blocked due to non-empty scheduling gates"
 STATUS_WAITING_FOR_GATES = "waiting for scheduling gates: [{gates}]"
+UNSOLVABLE_SPREAD_DEFAULTS = ("PodTopologySpread defaultConstraints with whenUnsatisfiable DoNotSchedule are applied by "
+                              "simulate and verify, but solving under them is not supported yet")
 NOT_OURS = 'not scheduled by podplan: spec.schedulerName is "{name}"'
 
 
@@ -49,6 +52,7 @@ class Profiles:
     strategies: tuple[str, ...]  # per profile: "pack" under MostAllocated, else "spread"
     notes: tuple[str, ...] = ()  # plugins accepted but not modelled
     source: str = "<default>"
+    unsolvable: tuple[str, ...] = ()  # per profile: why solve cannot model it ("" = it can)
 
     def of(self, pod: Pod) -> Profile | None:
         """The profile that schedules `pod` (its spec.schedulerName), None when no profile does."""
@@ -69,28 +73,25 @@ class Profiles:
             raise PodplanError(f"{self.source}: the pending pods use several scheduler profiles "
                                f"({', '.join(names)}): solving them in one batch is not supported yet; "
                                f"select one profile's pods (e.g. with -l) or use simulate")
-        found = self.of(pods[0]) if pods else None
-        return found or self.profiles[0]
+        found = (self.of(pods[0]) if pods else None) or self.profiles[0]
+        why = self.unsolvable[self.profiles.index(found)] if self.unsolvable else ""
+        if why:
+            raise PodplanError(f"{self.source}: profile {found.scheduler_name}: {why}")
+        return found
 
 
-def _unsupported(where: str, field: str, what: str) -> InputError:
-    return InputError(Where(where, 0, "KubeSchedulerConfiguration"), field, f"{what} is not supported by podplan yet")
-
-
-def _configured(plugin: Plugin, cp: ConfigProfile, source: str, index: int) -> Plugin:
+def _configured(plugin: Plugin, cp: ConfigProfile) -> Plugin:
     """The plugin record with the profile's arguments applied (the default record when they are defaults)."""
-    at = f"profiles[{index}].pluginConfig"
     if plugin.name == NODE_RESOURCES_FIT:
         return noderesources.new(cp.fit)
     if plugin.name == NODE_RESOURCES_BALANCED_ALLOCATION:
         return noderesources.new_balanced(cp.balanced_allocation)
     if plugin.name == NODE_AFFINITY:
         return nodeaffinity.new(cp.node_affinity)
-    if plugin.name == POD_TOPOLOGY_SPREAD and cp.pod_topology_spread != PodTopologySpreadArgs():
-        raise _unsupported(source, f"{at}(PodTopologySpread).args", "defaultingType List (defaultConstraints)")
-    if plugin.name == INTER_POD_AFFINITY and cp.inter_pod_affinity != InterPodAffinityArgs():
-        raise _unsupported(source, f"{at}(InterPodAffinity).args",
-                           "hardPodAffinityWeight other than 1 or ignorePreferredTermsOfExistingPods")
+    if plugin.name == POD_TOPOLOGY_SPREAD:
+        return podtopologyspread.new(cp.pod_topology_spread)
+    if plugin.name == INTER_POD_AFFINITY:
+        return interpodaffinity.new(cp.inter_pod_affinity)
     return plugin
 
 
@@ -108,14 +109,14 @@ def _without_score(plugin: Plugin) -> Plugin:
     return replace(plugin, pre_score=None, score=None, normalize=None, pre_score_skip=None, score_skipped=None)
 
 
-def profile_from(cp: ConfigProfile, config: SchedulerConfiguration, index: int = 0) -> Profile:
+def profile_from(cp: ConfigProfile, config: SchedulerConfiguration) -> Profile:
     """One configured profile as a framework Profile (see the module docstring)."""
     known = {p.name: p for p in PLUGINS}
     filters = [name for name in cp.modelled_filters if name in known]
     weights = dict(cp.modelled_scores)
     plugins: list[Plugin] = []
     for name in filters + [n for n in weights if n not in filters and n in known]:
-        plugin = _configured(known[name], cp, config.source, index)
+        plugin = _configured(known[name], cp)
         if name not in filters:
             plugin = _without_filter(plugin)
         if name not in weights:
@@ -127,10 +128,12 @@ def profile_from(cp: ConfigProfile, config: SchedulerConfiguration, index: int =
 
 
 def profiles_from(config: SchedulerConfiguration) -> Profiles:
-    profiles = tuple(profile_from(cp, config, i) for i, cp in enumerate(config.profiles))
+    profiles = tuple(profile_from(cp, config) for cp in config.profiles)
     strategies = tuple("pack" if cp.fit.scoring_strategy.type == MOST_ALLOCATED else "spread" for cp in config.profiles)
     notes = tuple(note for cp in config.profiles for note in cp.notes)
-    return Profiles(profiles, strategies, notes, config.source)
+    unsolvable = tuple(UNSOLVABLE_SPREAD_DEFAULTS if POD_TOPOLOGY_SPREAD in cp.filters
+                       and not podtopologyspread.solvable(cp.pod_topology_spread) else "" for cp in config.profiles)
+    return Profiles(profiles, strategies, notes, config.source, unsolvable)
 
 
 def default_profiles() -> Profiles:

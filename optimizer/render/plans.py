@@ -16,6 +16,7 @@ from ...models.objects import Cluster, Pod
 from ..framework import Profile
 from ..greedy import queue_order
 from ..plan import Plan
+from ..profiles import Profiles
 from ..registry import DEFAULT_PROFILE
 from ..state import ClusterState
 from ..verify import Report
@@ -93,11 +94,12 @@ def accepts(pod: Pod, node_name: str, state: ClusterState, profile: Profile = DE
     return True
 
 
-def binding_order(cluster: Cluster, placements: Mapping[str, str]) -> tuple[list[Pod], list[Pod]]:
+def binding_order(cluster: Cluster, placements: Mapping[str, str],
+                  profile: Profile | Profiles = DEFAULT_PROFILE) -> tuple[list[Pod], list[Pod]]:
     """An order in which kube-scheduler's filters accept each binding, starting from the existing pods.
 
     Passes over the remaining pods in queue order, binding every pod its node accepts now; pods left when a
-    pass binds nothing have no such order (returned second).
+    pass binds nothing have no such order (returned second). Each pod is judged by its own profile's filters.
     """
     state = ClusterState.from_cluster(cluster)
     remaining = [p for p in queue_order(cluster.pending) if p.key in placements]
@@ -106,7 +108,7 @@ def binding_order(cluster: Cluster, placements: Mapping[str, str]) -> tuple[list
         left = []
         for pod in remaining:
             node = placements[pod.key]
-            if accepts(pod, node, state):
+            if accepts(pod, node, state, profile.judge_with(pod) if isinstance(profile, Profiles) else profile):
                 state.add(pod, node)
                 ordered.append(pod)
             else:
@@ -117,8 +119,9 @@ def binding_order(cluster: Cluster, placements: Mapping[str, str]) -> tuple[list
     return ordered, []
 
 
-def bindings(cluster: Cluster, placements: Mapping[str, str]) -> tuple[list[dict[str, Any]], list[Pod]]:
-    ordered, stuck = binding_order(cluster, placements)
+def bindings(cluster: Cluster, placements: Mapping[str, str],
+             profile: Profile | Profiles = DEFAULT_PROFILE) -> tuple[list[dict[str, Any]], list[Pod]]:
+    ordered, stuck = binding_order(cluster, placements, profile)
     docs = [{"apiVersion": "v1", "kind": "Binding",
              "metadata": {"name": p.name, "namespace": p.namespace},
              "target": {"apiVersion": "v1", "kind": "Node", "name": placements[p.key]}} for p in ordered]
