@@ -147,6 +147,28 @@ def test_ignored_resources_are_not_checked_by_the_filter_nor_by_the_model(tmp_pa
         assert per_node(plan_json(command, cluster, "--scheduler-config", cfg)) == {"n1": 1}
 
 
+def test_list_default_spread_constraints_apply_in_simulate_and_verify_and_solve_refuses_them(tmp_path: Path) -> None:
+    service = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web", "namespace": "default"},
+               "spec": {"selector": {"app": "web"}}}
+    cluster = write(tmp_path, "cluster.yaml", node_manifest("n1", {HOST: "n1"}), service,
+                    pod_manifest("web-0", labels={"app": "web"}))
+    cfg = write(tmp_path, "sched.yaml", config({"pluginConfig": [{"name": "PodTopologySpread", "args": {
+        "defaultingType": "List",
+        "defaultConstraints": [{"maxSkew": 1, "topologyKey": ZONE, "whenUnsatisfiable": "DoNotSchedule"}]}}]}))
+    assert per_node(plan_json("simulate", cluster)) == {"n1": 1}
+    doc = plan_json("simulate", cluster, "--scheduler-config", cfg)
+    assert doc["placements"] == []
+    assert doc["pending"][0]["reason"] == ("0/1 nodes are available: 1 node(s) didn't match pod topology spread "
+                                           "constraints (missing required label).")
+    state = write(tmp_path, "state.yaml", node_manifest("n1", {HOST: "n1"}), service,
+                  pod_manifest("web-0", labels={"app": "web"}, node="n1"))
+    assert run("verify", state)[0] == 0
+    assert run("verify", state, "--scheduler-config", cfg)[0] == 1
+    code, out, err = run("solve", cluster, "--scheduler-config", cfg)
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1
+    assert "solving under them is not supported yet" in err
+
+
 # ---------------------------------------------------------------------------------------------- several profiles
 
 
@@ -225,9 +247,8 @@ BAD = {
                                    "profiles[0].pluginConfig[0].args.scoringStrategi"),
     "a negative weight": ({"plugins": {"score": {"enabled": [{"name": "NodeAffinity", "weight": -1}]}}},
                           "profiles[0].plugins.score.enabled[0].weight"),
-    "List spread defaults podplan does not model yet": (
-        {"pluginConfig": [{"name": "PodTopologySpread", "args": {"defaultingType": "List"}}]},
-        "profiles[0].pluginConfig(PodTopologySpread).args"),
+    "an out-of-tree plugin": ({"plugins": {"filter": {"enabled": [{"name": "Coscheduling"}]}}},
+                              "profiles[0].plugins.filter.enabled[0].name"),
 }
 
 
