@@ -185,6 +185,21 @@ def test_each_pod_is_simulated_by_the_profile_its_scheduler_name_names(tmp_path:
     assert sum(1 for k, n in where.items() if k.startswith("batch/report-worker") and n == "batch-a") == 3
 
 
+@pytest.mark.parametrize("scheduler,code", [("lenient-scheduler", 0), ("default-scheduler", 1)],
+                         ids=["a pod of a profile without the spread filter is valid where it breaks spread",
+                              "the same pod of the default profile is a violation"])
+def test_verify_judges_each_pod_with_its_own_profile(tmp_path: Path, scheduler: str, code: int) -> None:
+    spread = [{"maxSkew": 1, "topologyKey": ZONE, "whenUnsatisfiable": "DoNotSchedule",
+               "labelSelector": {"matchLabels": {"app": "web"}}}]
+    state = write(tmp_path, "state.yaml", node_manifest("n1", {HOST: "n1"}),
+                  pod_manifest("web-0", labels={"app": "web"}, node="n1", topologySpreadConstraints=spread,
+                               schedulerName=scheduler))
+    cfg = write(tmp_path, "sched.yaml", config({"schedulerName": "default-scheduler"},
+                                               {"schedulerName": "lenient-scheduler",
+                                                "plugins": DISABLE_SPREAD["at Filter only"]}))
+    assert run("verify", state, "--scheduler-config", cfg)[0] == code
+
+
 def test_solving_pods_of_two_profiles_at_once_is_refused_in_one_line(tmp_path: Path) -> None:
     cluster = write(tmp_path, "cluster.yaml", node_manifest("n1"), pod_manifest("a"),
                     pod_manifest("b", schedulerName="spread-scheduler"))
