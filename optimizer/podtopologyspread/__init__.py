@@ -1,6 +1,7 @@
 """PodTopologySpread: kube-scheduler's pod topology spread rule (pkg/scheduler/framework/plugins/podtopologyspread/).
 
-`PLUGIN` is the Plugin record (weight 2). Filter enforces the pod's DoNotSchedule constraints; Score prefers
+`PLUGIN` is the Plugin record (weight 2); `new(args)` the record for a profile's PodTopologySpreadArgs
+(defaultingType List with its defaultConstraints, threaded through as `Defaults`). Filter enforces the pod's DoNotSchedule constraints; Score prefers
 nodes whose domains hold fewer matching pods under its ScheduleAnyway constraints, or, when the pod has no
 constraints at all, under the system defaults (hostname maxSkew 3, zone maxSkew 5) with a selector built from
 the Services / ReplicaSets / StatefulSets selecting it.
