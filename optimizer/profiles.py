@@ -67,17 +67,21 @@ class Profiles:
         return self.strategies[self.profiles.index(profile)]
 
     def for_batch(self, pods: tuple[Pod, ...]) -> Profile:
-        """The one profile a CP-SAT solve of `pods` uses: mixing profiles in one model is not supported yet."""
-        names = sorted({p.scheduler_name for p in pods})
-        if len(names) > 1:
-            raise PodplanError(f"{self.source}: the pending pods use several scheduler profiles "
-                               f"({', '.join(names)}): solving them in one batch is not supported yet; "
-                               f"select one profile's pods (e.g. with -l) or use simulate")
-        found = (self.of(pods[0]) if pods else None) or self.profiles[0]
-        why = self.unsolvable[self.profiles.index(found)] if self.unsolvable else ""
-        if why:
-            raise PodplanError(f"{self.source}: profile {found.scheduler_name}: {why}")
-        return found
+        """The one profile a CP-SAT solve of `pods` uses: the profile of their schedulerName. Pods of several
+        profiles are solved together only when those profiles enforce the same rules (same Filters with the
+        same args, same model: they may differ in scoring), with the first of them (configuration order);
+        a model whose classes carry their own profile's rules is not supported yet."""
+        names = {p.scheduler_name for p in pods}
+        used = [p for p in self.profiles if p.scheduler_name in names] or [self.profiles[0]]
+        if any(_rules(p) != _rules(used[0]) for p in used[1:]):
+            raise PodplanError(f"{self.source}: the pending pods use scheduler profiles with different filters "
+                               f"({', '.join(p.scheduler_name for p in used)}): solving them in one batch is not "
+                               f"supported yet; select one profile's pods (e.g. with -l) or use simulate")
+        for found in used:
+            why = self.unsolvable[self.profiles.index(found)] if self.unsolvable else ""
+            if why:
+                raise PodplanError(f"{self.source}: profile {found.scheduler_name}: {why}")
+        return used[0]
 
 
 def _configured(plugin: Plugin, cp: ConfigProfile) -> Plugin:
@@ -93,6 +97,12 @@ def _configured(plugin: Plugin, cp: ConfigProfile) -> Plugin:
     if plugin.name == INTER_POD_AFFINITY:
         return interpodaffinity.new(cp.inter_pod_affinity)
     return plugin
+
+
+def _rules(profile: Profile) -> tuple[object, ...]:
+    """What a profile enforces (its Filters, guards, judges and model), not how it scores."""
+    return (tuple((p.name, p.pre_filter, p.filter, p.pre_filter_skip, p.filter_skipped, p.placed_guard,
+                   p.final_state_judge) for p in profile.filters), profile.encodings)
 
 
 def _without_filter(plugin: Plugin) -> Plugin:

@@ -200,12 +200,24 @@ def test_verify_judges_each_pod_with_its_own_profile(tmp_path: Path, scheduler: 
     assert run("verify", state, "--scheduler-config", cfg)[0] == code
 
 
-def test_solving_pods_of_two_profiles_at_once_is_refused_in_one_line(tmp_path: Path) -> None:
+def test_pods_of_profiles_that_differ_only_in_scoring_are_solved_together(tmp_path: Path) -> None:
     cluster = write(tmp_path, "cluster.yaml", node_manifest("n1"), pod_manifest("a"),
                     pod_manifest("b", schedulerName="spread-scheduler"))
-    code, out, err = run("solve", cluster, "--scheduler-config", MOST_ALLOCATED)
-    assert code == 2 and out == ""
-    assert len(err.strip().splitlines()) == 1 and "several scheduler profiles" in err
+    assert per_node(plan_json("solve", cluster, "--time-limit", "5", "--scheduler-config", MOST_ALLOCATED)) == {"n1": 2}
+
+
+def test_solving_pods_of_profiles_with_different_filters_at_once_is_refused_in_one_line(tmp_path: Path) -> None:
+    cluster = write(tmp_path, "cluster.yaml", node_manifest("n1"), pod_manifest("a"),
+                    pod_manifest("b", schedulerName="lenient-scheduler"))
+    cfg = write(tmp_path, "sched.yaml", config({"schedulerName": "default-scheduler"},
+                                               {"schedulerName": "lenient-scheduler",
+                                                "plugins": DISABLE_SPREAD["at Filter only"]}))
+    for command in ("solve", "compare"):
+        code, out, err = run(command, cluster, "--scheduler-config", cfg)
+        assert code == 2 and out == ""
+        assert len(err.strip().splitlines()) == 1
+        assert "profiles with different filters (default-scheduler, lenient-scheduler)" in err
+    assert per_node(plan_json("simulate", cluster, "--scheduler-config", cfg)) == {"n1": 2}
 
 
 # ------------------------------------------------------------------------------------ pods podplan leaves alone
