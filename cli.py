@@ -18,6 +18,8 @@ from .models.errors import PlanInvalidError, PodplanError
 from .models.loader import cluster_of, read_paths
 from .models.objects import Cluster, Pod
 from .models.parse import Doc
+from .optimizer.rebalance.plan import EMITS as REBALANCE_EMITS
+from .optimizer.rebalance.plan import GOALS as REBALANCE_GOALS
 from .optimizer.runner import Interrupt
 
 OUTPUTS = click.Choice(["table", "wide", "json", "yaml"])
@@ -302,10 +304,14 @@ def validate(files: Sequence[str], output: str) -> None:
 @click.option("--percentage-of-nodes-to-score", type=click.IntRange(0, 100), default=0, show_default=True,
               help="kube-scheduler's percentageOfNodesToScore (0: the scheduler configuration's, else its adaptive "
                    "default).")
+@click.option("--no-preemption", is_flag=True,
+              help="Never evict lower-priority pods for a pod that fits nowhere (DefaultPreemption is on by default).")
 @scheduler_config_option
 def simulate(files: Sequence[str], output: str, emit_kind: str, seed: int, percentage_of_nodes_to_score: int,
-             scheduler_config: str | None) -> None:
-    """Place pending pods one at a time, as kube-scheduler would (each with its own profile)."""
+             no_preemption: bool, scheduler_config: str | None) -> None:
+    """Place pending pods one at a time, as kube-scheduler would (each with its own profile, preempting
+    lower-priority pods)."""
+    from .optimizer.defaultpreemption import after_preemption
     from .optimizer.pipeline import greedy_plan
 
     profiles = load_profiles(scheduler_config)
@@ -313,7 +319,9 @@ def simulate(files: Sequence[str], output: str, emit_kind: str, seed: int, perce
     batch, held = held_back(cluster, profiles)
     with Interrupt().install() as interrupt:
         plan = greedy_plan(batch, seed, percentage_of_nodes_to_score=percentage_of_nodes_to_score, profile=profiles,
-                           interrupt=interrupt)
+                           interrupt=interrupt, preemption=not no_preemption)
+    # the final state has no victims and holds their controllers' new pods (pending, or placed by the plan)
+    cluster = after_preemption(cluster, plan)
     print_plan(cluster, held.into(plan), output, emit_kind, profile=profiles)
     finish(interrupt)
 
@@ -324,11 +332,19 @@ def simulate(files: Sequence[str], output: str, emit_kind: str, seed: int, perce
 @emit_option
 @solver_options(30.0, "Wall seconds for the whole command: reading, greedy warm start, search, output.")
 @scheduler_config_option
+@click.option("--preempt", is_flag=True,
+              help="Running pods of lower priority than a pending pod may be evicted to place it (optimal batch "
+                   "preemption: fewest victims weighted by priority).")
+@click.option("--allow-pdb-violations", is_flag=True,
+              help="With --preempt: PodDisruptionBudgets become a cost instead of a constraint.")
 @click.pass_context
 def solve(ctx: click.Context, files: Sequence[str], output: str, emit_kind: str, time_limit: float, workers: int,
-          seed: int, gang: bool, strategy: str | None, policy_file: str | None, scheduler_config: str | None) -> None:
+          seed: int, gang: bool, strategy: str | None, policy_file: str | None, scheduler_config: str | None,
+          preempt: bool, allow_pdb_violations: bool) -> None:
     """Place all pending pods at once, optimally (CP-SAT), never worse than kube-scheduler's greedy."""
-    from .optimizer.pipeline import Deadline, optimal_plan
+    from .optimizer.defaultpreemption import after_preemption
+    from .optimizer.defaultpreemption.batch import solve_preempt
+    from .optimizer.pipeline import Deadline, optimal_plan, reserve
     from .optimizer.policy import load_policy
     from .optimizer.runner import SolverParams
 
@@ -342,7 +358,13 @@ def solve(ctx: click.Context, files: Sequence[str], output: str, emit_kind: str,
                           strategy=strategy or profiles.strategy(profile),
                           log_progress=sys.stderr.isatty() or ctx.obj["verbose"])
     with Interrupt().install() as interrupt:
-        plan, _ = optimal_plan(batch, params, policy, deadline=deadline, interrupt=interrupt, profile=profile)
+        if preempt:
+            plan = solve_preempt(batch, params, policy, deadline=deadline.at - reserve(batch, time_limit),
+                                 profile=profile, allow_pdb_violations=allow_pdb_violations, interrupt=interrupt)
+        else:
+            plan, _ = optimal_plan(batch, params, policy, deadline=deadline, interrupt=interrupt, profile=profile)
+    # with --preempt the final state has no victims and holds their controllers' new pods
+    cluster = after_preemption(cluster, plan)
     print_plan(cluster, held.into(plan), output, emit_kind, policy, profile)
     finish(interrupt)
 
@@ -456,9 +478,68 @@ def generate(nodes: int, pods: int, seed: int, profile: str, utilization: float)
     dump_yaml(make(nodes, pods, seed, profile, utilization), sys.stdout)
 
 
-from .optimizer.commands_rebalance import rebalance_command  # noqa: E402
 
-main.add_command(rebalance_command)
+
+@main.command("rebalance")
+@files_argument
+@click.option("--goal", type=click.Choice(REBALANCE_GOALS), default=None,
+              help="fix: repair every rule violated now; spread: lowest max utilisation, then stddev; pack: empty "
+                   "as many nodes as possible; prefs: highest preference score. Default: fix (drain with --drain).")
+@click.option("--drain", multiple=True, metavar="NODE",
+              help="What-if: the node must end empty of movable pods (repeatable, emptied in this order).")
+@click.option("--max-moves", type=click.IntRange(min=0), default=None, help="At most this many evictions.")
+@click.option("--time-limit", type=click.FloatRange(min=0.1), default=10.0, show_default=True,
+              help="Wall seconds for the target computation.")
+@click.option("--workers", type=click.IntRange(min=1), default=2, show_default=True, help="CP-SAT search workers.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of CP-SAT and of the landing simulation.")
+@click.option("--evict-local-storage", is_flag=True, help="Pods with emptyDir/hostPath volumes may move.")
+@click.option("--evict-system-critical", is_flag=True, help="Pods with system-critical priority may move.")
+@click.option("--policy", "policy_file", type=click.Path(dir_okay=False), default=None,
+              help="YAML policy file with the preference multipliers (goal prefs).")
+@click.option("-o", "--output", "output", type=OUTPUTS, default=None, callback=wide_as_table,
+              help="Output format: table (default; wide: the same) for the plan, yaml (default) or json for the "
+                   "evictions; the script has none.")
+@click.option("--emit", "emit_kind", type=click.Choice(REBALANCE_EMITS), default="plan",
+              show_default=True,
+              help="plan: the waves; evictions: policy/v1 Eviction objects per wave; script: a bash script.")
+@click.pass_context
+def rebalance(ctx: click.Context, files: Sequence[str], goal: str | None, drain: Sequence[str],
+              max_moves: int | None, time_limit: float, workers: int, seed: int, evict_local_storage: bool,
+              evict_system_critical: bool, policy_file: str | None, output: str | None, emit_kind: str) -> None:
+    """Plan evictions that move running pods to a better state, in PodDisruptionBudget-safe waves.
+
+    Exit 0: the plan is complete; 1: it is INCOMPLETE (blocked pods or moves); 2: bad input; 3: a bug."""
+    from .optimizer.policy import load_policy
+    from .optimizer.rebalance import rebalance as run
+    from .optimizer.rebalance.movable import MovePolicy
+    from .optimizer.rebalance.plan import DRAIN, RebalanceError, RebalanceParams
+    from .optimizer.rebalance.states import verify_final
+    from .optimizer.render.plans import dump
+    from .optimizer.render.rebalance import evictions_text, rebalance_document, rebalance_table, script_text
+
+    if emit_kind == "script" and output is not None:
+        raise RebalanceError(f"--emit script prints a bash script: -o {output} does not apply")
+    if emit_kind == "evictions" and output == "table":
+        raise RebalanceError("--emit evictions prints manifests: -o yaml or -o json, not -o table")
+    policy = load_policy(policy_file)
+    cluster = load_input(files, batch=False)  # the scope says which running pods may move
+    params = RebalanceParams(goal=goal or (DRAIN if drain else "fix"), drain=tuple(drain), max_moves=max_moves,
+                             time_limit=time_limit, workers=workers, seed=seed,
+                             move_policy=MovePolicy(evict_local_storage, evict_system_critical, movable_scope()),
+                             policy=policy,
+                             log_progress=sys.stderr.isatty() or ctx.obj["verbose"])
+    plan = run(cluster, params)
+    verify_final(cluster, plan)
+    if emit_kind == "evictions":
+        emit(evictions_text(plan, output or "yaml"))
+    elif emit_kind == "script":
+        emit(script_text(cluster, plan))
+    elif output in (None, "table"):
+        emit(rebalance_table(plan))
+    else:
+        emit(dump(rebalance_document(plan), output))
+    if not plan.complete:
+        sys.exit(1)
 
 
 if __name__ == "__main__":

@@ -1,23 +1,28 @@
-"""Throughput of `podplan simulate` (the greedy kube-scheduler loop), in pods/s, beside kube-scheduler's own.
+"""Throughput of `podplan simulate` (the kube-scheduler loop: vectorized.VectorScheduler, or with --plain the
+per-node reference greedy.Scheduler), in pods/s, beside kube-scheduler's own.
 
 Workloads follow kube-scheduler's scheduler_perf suite (test/integration/scheduler_perf/config): nodes with
 hostname and zone labels, some pods already running, then a batch of pending pods of one kind:
 - basic:         plain pods (SchedulingBasic);
+- node-affinity: required node affinity to half the zones (SchedulingNodeAffinity);
 - spread:        zone topology spread, DoNotSchedule maxSkew 1 (TopologySpreading);
+- preferred-spread: the same, ScheduleAnyway (PreferredTopologySpreading);
 - anti-affinity: required anti-affinity on hostname among the pending pods (SchedulingPodAntiAffinity);
 - pod-affinity:  required affinity on zone to pods already running there (SchedulingPodAffinity);
-- mix4:          the four above, a quarter each, interleaved;
+- mix4:          basic, spread, anti-affinity and pod-affinity, a quarter each, interleaved;
 - gen-web, gen-mixed: realistic clusters from models.generate (profiles web and mixed: Deployments with zone
   spread and preferred anti-affinity, caches co-located by required affinity, StatefulSets with hostname
   anti-affinity, DaemonSets, Jobs, gangs; part already running), when models/generate.py is present.
-Pods/s = pending pods / CPU time of the scheduling loop (state built from the input first, not timed); CPU
+Pods/s = pending pods / CPU time of the scheduling loop and the scheduler's construction (state built from the
+input first, not timed); CPU
 time, because the loop is single-threaded and a busy machine stretches wall time (printed beside it).
-The four kube-scheduler workloads are built here as manifests and read through models.loader.parse_documents,
+The kube-scheduler workloads are built here as manifests and read through models.loader.parse_documents,
 like any input (models.generate has no such single-rule profiles).
 
     python benchmarks/bench_simulate.py                 # 500 and 5,000 nodes
     python benchmarks/bench_simulate.py --nodes 500 --profile spread --pods 200
     python benchmarks/bench_simulate.py --profile-code basic   # cProfile top functions
+    python benchmarks/bench_simulate.py --plain --nodes 5000   # the reference loop
 """
 from __future__ import annotations
 
@@ -36,10 +41,13 @@ from podplan.models.loader import parse_documents  # noqa: E402
 from podplan.models.objects import Cluster  # noqa: E402
 from podplan.optimizer.greedy import Scheduler, queue_order  # noqa: E402
 from podplan.optimizer.state import ClusterState  # noqa: E402
+from podplan.optimizer.vectorized import VectorScheduler  # noqa: E402
 
-PROFILES = ("basic", "spread", "anti-affinity", "pod-affinity", "mix4", "gen-web", "gen-mixed")
+PROFILES = ("basic", "node-affinity", "spread", "preferred-spread", "anti-affinity", "pod-affinity", "mix4", "gen-web",
+            "gen-mixed")
 # kube-scheduler's published thresholds at 5,000 nodes (scheduler_perf), pods/s.
-UPSTREAM_5000 = {"basic": 680, "spread": 460, "anti-affinity": 60, "pod-affinity": 35}
+UPSTREAM_5000 = {"basic": 680, "node-affinity": 220, "spread": 460, "preferred-spread": 340, "anti-affinity": 60,
+                 "pod-affinity": 35}
 ZONES = 10
 ZONE_KEY = "topology.kubernetes.io/zone"
 HOST_KEY = "kubernetes.io/hostname"
@@ -56,9 +64,15 @@ def pod(name: str, kind: str, node_name: str = "") -> dict[str, Any]:
     labels: dict[str, str] = {"app": kind}
     spec: dict[str, Any] = {"containers": [{"name": "c", "image": "pause",
                                             "resources": {"requests": {"cpu": "100m", "memory": "500Mi"}}}]}
-    if kind == "spread":
+    if kind == "node-affinity":
+        spec["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+            {"matchExpressions": [{"key": ZONE_KEY, "operator": "In",
+                                   "values": [f"zone-{z}" for z in range(0, ZONES, 2)]}]}]}}}
+    elif kind in ("spread", "preferred-spread"):
+        labels["app"] = "spread"
         spec["topologySpreadConstraints"] = [{"maxSkew": 1, "topologyKey": ZONE_KEY,
-                                              "whenUnsatisfiable": "DoNotSchedule",
+                                              "whenUnsatisfiable": "DoNotSchedule" if kind == "spread"
+                                              else "ScheduleAnyway",
                                               "labelSelector": {"matchLabels": {"app": "spread"}}}]
     elif kind == "anti-affinity":
         spec["affinity"] = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
@@ -101,10 +115,11 @@ def instance(nodes: int, pods: int, profile: str) -> Cluster | None:
     return parse_documents(generate(nodes, 2 * pods, 0, profile.removeprefix("gen-")), f"<generate {profile}>")
 
 
-def run(cluster: Cluster) -> tuple[float, float, int]:
-    """(wall seconds, CPU seconds, pods placed) of the scheduling loop alone."""
-    sched = Scheduler(ClusterState.from_cluster(cluster), seed=0)
+def run(cluster: Cluster, plain: bool = False) -> tuple[float, float, int]:
+    """(wall seconds, CPU seconds, pods placed) of the scheduling loop alone (arrays built in it, timed)."""
+    state = ClusterState.from_cluster(cluster)
     started, cpu = time.perf_counter(), time.process_time()
+    sched = Scheduler(state, seed=0) if plain else VectorScheduler(state, seed=0)
     placed = sum(1 for p in queue_order(cluster.pending) if sched.schedule(p)[0] is not None)
     return time.perf_counter() - started, time.process_time() - cpu, placed
 
@@ -114,6 +129,7 @@ def main() -> None:
     ap.add_argument("--nodes", type=int, nargs="*", default=[500, 5000])
     ap.add_argument("--profile", choices=PROFILES, nargs="*", default=list(PROFILES))
     ap.add_argument("--pods", type=int, default=0, help="pending pods (default: 500 at <=500 nodes, else 1000)")
+    ap.add_argument("--plain", action="store_true", help="the plain per-node loop (greedy.Scheduler), the reference")
     ap.add_argument("--profile-code", choices=PROFILES, help="print cProfile's top functions for one workload")
     args = ap.parse_args()
     if args.profile_code:
@@ -122,10 +138,11 @@ def main() -> None:
         if cluster is None:
             sys.exit("models/generate.py is not there")
         prof = cProfile.Profile()
-        prof.runcall(run, cluster)
+        prof.runcall(run, cluster, args.plain)
         pstats.Stats(prof).sort_stats("cumulative").print_stats(30)
         return
-    print(f"cores: {os.cpu_count()}  python: {sys.version.split()[0]}")
+    scheduler = "plain" if args.plain else "vectorized"
+    print(f"cores: {os.cpu_count()}  python: {sys.version.split()[0]}  scheduler: {scheduler}")
     print(f"load average: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
     header = (f"{'nodes':>6}  {'workload':<14} {'running':>7} {'pending':>7} {'placed':>6} {'wall s':>7} {'cpu s':>7}"
               f" {'pods/s':>7} {'kube-scheduler':>14}")
@@ -136,7 +153,7 @@ def main() -> None:
             cluster = instance(n, args.pods or (500 if n <= 500 else 1000), profile)
             if cluster is None:
                 continue
-            wall, cpu, placed = run(cluster)
+            wall, cpu, placed = run(cluster, args.plain)
             count = len(cluster.pending)
             upstream = str(UPSTREAM_5000[profile]) if n == 5000 and profile in UPSTREAM_5000 else "-"
             print(f"{n:>6}  {profile:<14} {len(cluster.pods):>7} {count:>7} {placed:>6} {wall:>7.2f} {cpu:>7.2f} "

@@ -99,6 +99,11 @@ class Pod:
     # spec.schedulingGates names: while any is left kube-scheduler keeps the pod out of its queue (SchedulingGated).
     scheduling_gates: tuple[str, ...] = ()
     terminating: bool = False
+    # spec.preemptionPolicy ("" = unset: the Priority admission plugin copies its PriorityClass's, else
+    # PreemptLowerPriority); status.nominatedNodeName; status.startTime (RFC 3339, "" = not started yet).
+    preemption_policy: str = ""
+    nominated_node_name: str = ""
+    start_time: str = ""
     local_storage: bool = False  # has emptyDir/hostPath volumes (descheduler's eviction policy)
     mirror: bool = False  # a static pod's mirror (kubernetes.io/config.mirror annotation)
     order: int = 0  # position in the input: kube-scheduler's queue breaks priority ties by arrival
@@ -156,6 +161,7 @@ class PriorityClass:
     value: int
     global_default: bool = False
     raw: Mapping[str, Any] | None = field(default=None, compare=False, repr=False)
+    preemption_policy: str = "PreemptLowerPriority"
 
 
 @dataclass(frozen=True)

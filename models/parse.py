@@ -543,6 +543,14 @@ def _owner_refs(ctx: Ctx, meta: Mapping[str, Any]) -> tuple[OwnerRef, ...]:
 
 
 _PROTOCOLS = ("TCP", "UDP", "SCTP")
+PREEMPTION_POLICIES = ("PreemptLowerPriority", "Never")
+
+
+def _preemption_policy(ctx: Ctx, value: Any, path: str) -> str:
+    policy = _str(ctx, value, path)
+    if policy and policy not in PREEMPTION_POLICIES:
+        raise ctx.fail(path, f"must be one of {', '.join(PREEMPTION_POLICIES)}, got {quote(policy)}")
+    return policy
 
 
 def _host_ports(ctx: Ctx, container: Mapping[str, Any], path: str, host_network: bool) -> list[HostPort]:
@@ -636,6 +644,7 @@ def parse_pod_spec(ctx: Ctx, namespace: str, name: str, meta: Mapping[str, Any],
         scheduler_name=_str(ctx, spec.get("schedulerName"), "spec.schedulerName", "default-scheduler") or "default-scheduler",
         scheduling_gates=_scheduling_gates(ctx, spec),
         terminating=meta.get("deletionTimestamp") is not None,
+        preemption_policy=_preemption_policy(ctx, spec.get("preemptionPolicy"), "spec.preemptionPolicy"),
         local_storage=local,
         mirror=MIRROR_ANNOTATION in annotations,
         order=order,
@@ -649,6 +658,10 @@ def parse_pod(ctx: Ctx, body: Mapping[str, Any], order: int) -> tuple[Pod, bool]
     namespace, name, meta = _meta(ctx, body, True)
     pod = parse_pod_spec(ctx, namespace, name, meta, body.get("spec"), order, body)
     spec = _map(ctx, body.get("spec"), "spec")
+    status = body.get("status")
+    if isinstance(status, Mapping):  # what preemption reads: the pod's nomination and when it started
+        pod = replace(pod, nominated_node_name=_str(ctx, status.get("nominatedNodeName"), "status.nominatedNodeName"),
+                      start_time=_str(ctx, status.get("startTime"), "status.startTime"))
     return pod, spec.get("priority") is not None
 
 
@@ -761,7 +774,9 @@ def parse_priority_class(ctx: Ctx, body: Mapping[str, Any]) -> PriorityClass:
     value = _int(ctx, body.get("value"), "value")
     if value is None:
         raise ctx.fail("value", "is required")
-    return PriorityClass(name, value, _bool(ctx, body.get("globalDefault"), "globalDefault"), raw=body)
+    return PriorityClass(name, value, _bool(ctx, body.get("globalDefault"), "globalDefault"), raw=body,
+                         preemption_policy=_preemption_policy(ctx, body.get("preemptionPolicy"), "preemptionPolicy")
+                         or "PreemptLowerPriority")
 
 
 def parse_service(ctx: Ctx, body: Mapping[str, Any]) -> Service:

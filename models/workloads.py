@@ -217,6 +217,14 @@ class _Priorities:
         self.unknown[name].append(pod)
         return 0
 
+    def preemption_policy(self, pod: Pod) -> str:
+        """spec.preemptionPolicy after admission: the pod's own, else its class's (or the global default's)."""
+        if pod.preemption_policy:
+            return pod.preemption_policy
+        name = pod.priority_class_name
+        pc = self.classes.get(name) if name else next((c for c in self.classes.values() if c.global_default), None)
+        return pc.preemption_policy if pc is not None else "PreemptLowerPriority"
+
     def warnings(self) -> list[str]:
         out = []
         for name, pods in self.unknown.items():
@@ -238,7 +246,7 @@ def build_cluster(c: Collected, extra_warnings: tuple[str, ...] = ()) -> Cluster
     for pod, explicit in c.pods:
         owner = _owner_of(pod, index)
         pod = replace(pod, priority=priorities.of(pod, explicit), workload=owner.key if owner else "",
-                      pod_group=_group_of(pod))
+                      pod_group=_group_of(pod), preemption_policy=priorities.preemption_policy(pod))
         if owner is not None:
             present[owner.key].append(pod)
         if pod.node_name:
@@ -255,7 +263,8 @@ def build_cluster(c: Collected, extra_warnings: tuple[str, ...] = ()) -> Cluster
         if w.template is None or (w.kind == "ReplicaSet" and _is_owned_by_input_deployment(w, index)):
             continue  # a ReplicaSet of a Deployment in the input is expanded through that Deployment
         for template, name, owner in _missing_pods(w, present.get(w.key, []), c, used):
-            template = replace(template, priority=priorities.of(template, _explicit_priority(template)))
+            template = replace(template, priority=priorities.of(template, _explicit_priority(template)),
+                               preemption_policy=priorities.preemption_policy(template))
             generated.append(_instance(template, w, name, owner, order))
             order += 1
 

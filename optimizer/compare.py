@@ -28,7 +28,7 @@ from ..models.objects import Cluster, Pod
 from ..models.selectors import LabelSelector
 
 from .framework import Profile
-from .movable import MovePolicy, as_pending, movable
+from .rebalance.movable import MovePolicy, as_pending, movable
 from .plan import Plan
 from .podtopologyspread.common import SpreadConstraint, counts_toward, node_eligible, own_constraints
 from .policy import Policy

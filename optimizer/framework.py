@@ -127,6 +127,24 @@ class Plugin:
     vector: Callable[..., Any] | None = None  # new(state, node arrays) -> the rule's vectorized form
 
 
+# schedule_one.go: how many feasible nodes a scheduling cycle looks for (percentageOfNodesToScore).
+MIN_FEASIBLE_NODES_TO_FIND = 100
+MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
+BASE_PERCENTAGE_OF_NODES_TO_SCORE = 50
+
+
+def num_feasible_nodes_to_find(num_all_nodes: int, percentage: int = 0) -> int:
+    """schedule_one.go numFeasibleNodesToFind with percentageOfNodesToScore (0 = adaptive)."""
+    if num_all_nodes < MIN_FEASIBLE_NODES_TO_FIND:
+        return num_all_nodes
+    if percentage == 0:
+        percentage = BASE_PERCENTAGE_OF_NODES_TO_SCORE - num_all_nodes // 125
+        percentage = max(percentage, MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND)
+    if percentage >= 100:
+        return num_all_nodes
+    return max(num_all_nodes * percentage // 100, MIN_FEASIBLE_NODES_TO_FIND)
+
+
 @dataclass(frozen=True)
 class Profile:
     """A scheduling profile: the plugins in Filter order and the Score plugins with their weights.

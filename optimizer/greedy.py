@@ -12,7 +12,9 @@ Reproduces kube-scheduler's scheduling loop (pkg/scheduler/schedule_one.go):
 - a pod that fits nowhere stays pending with FitError's message; the state is updated incrementally.
 
 Knowing differences:
-- no preemption (podplan plans, it does not evict to make room), no nominated nodes, no PostFilter message;
+- preemption (DefaultPreemption's PostFilter, optimizer/defaultpreemption) only with `preemption=True`
+  (`simulate` turns it on); its victims are always existing pods (the queue never reaches a pod before one
+  of higher priority), their controllers' new pods join the queue; without it, no PostFilter message;
 - the NodeAffinity PreFilterResult (pods pinned by matchFields metadata.name) is a per-node Filter reason
   here, so the other nodes count as processed for nextStartNodeIndex (upstream skips them);
 - placed-pod guard (on by default, `protect_placed=False` turns it off): kube-scheduler checks only the
@@ -38,6 +40,7 @@ plugin that scores every node alike is left out of the totals (it shifts them al
 """
 from __future__ import annotations
 
+import heapq
 import random
 import time
 from bisect import bisect_left
@@ -47,31 +50,19 @@ from typing import Any
 
 from ..models.objects import Cluster, Pod
 
-from .framework import NodeVerdict, PlacedGuard, Plugin, Profile, Reads, Reason, fit_error_message
+from .defaultpreemption import Evaluator, post_filter
+from .framework import (NodeVerdict, PlacedGuard, Plugin, Profile, Reads, Reason, fit_error_message,
+                        num_feasible_nodes_to_find)
 from .gangs import Gangs
 from .plan import Plan
 from .profiles import NOT_OURS, Profiles
 from .registry import DEFAULT_PROFILE
 from .runner import NEVER, Interrupt, Status
 from .state import ClusterState, NodeInfo
+from .vectorized import VectorScheduler
 
-MIN_FEASIBLE_NODES_TO_FIND = 100
-MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
-BASE_PERCENTAGE_OF_NODES_TO_SCORE = 50
 
 _MAX_SPECS = 256  # pod specs whose per-node caches are kept (a workload's replicas share one)
-
-
-def num_feasible_nodes_to_find(num_all_nodes: int, percentage: int = 0) -> int:
-    """schedule_one.go numFeasibleNodesToFind with percentageOfNodesToScore (0 = adaptive)."""
-    if num_all_nodes < MIN_FEASIBLE_NODES_TO_FIND:
-        return num_all_nodes
-    if percentage == 0:
-        percentage = BASE_PERCENTAGE_OF_NODES_TO_SCORE - num_all_nodes // 125
-        percentage = max(percentage, MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND)
-    if percentage >= 100:
-        return num_all_nodes
-    return max(num_all_nodes * percentage // 100, MIN_FEASIBLE_NODES_TO_FIND)
 
 
 def queue_order(pods: Iterable[Pod]) -> list[Pod]:
@@ -123,6 +114,7 @@ class Scheduler:
         self._local_cache: dict[Hashable, list[Any]] = {}  # spec -> per node index: (generation, reasons)
         self._score_cache: dict[tuple[str, Hashable], list[Any]] = {}  # (plugin, spec) -> per node: (gen, raw)
         self._static_score_cache: dict[tuple[str, Hashable], list[int] | None] = {}
+        self.diagnosis: list[NodeVerdict] = []  # the last failed cycle's verdict per node (PostFilter reads it)
 
     def _per_node(self, cache: dict[Any, list[Any]], key: Any) -> list[Any]:
         entry = cache.get(key)
@@ -189,6 +181,7 @@ class Scheduler:
         self.next_start = (self.next_start + processed) % n
         if not feasible:
             rejected.extend(NodeVerdict(self.names[i], r) for i, r in enumerate(static_reasons) if r)
+            self.diagnosis = rejected
             return None, fit_error_message(n, rejected)
         best = feasible[0] if len(feasible) == 1 else self._select_host(feasible, self._totals(pod, spec, feasible))
         chosen = nodes[best]
@@ -196,6 +189,34 @@ class Scheduler:
         for name, guard in self.guards:
             guard.bound(pod, chosen, ran.get(name))
         return self.names[best], ""
+
+    def evict(self, pods: Sequence[Pod]) -> None:
+        """Delete bound pods (preemption's victims); the guards, which only ever see pods arrive, start over
+        (when some pod of the state has what they protect: spread constraints or required pod affinity)."""
+        for pod in pods:
+            self.state.remove(pod)
+        if self.guards and any(p.spread_constraints or p.affinity.pod_required for p, _ in self.state.all_pods()):
+            self.guards = [(p.name, p.placed_guard(self.state))
+                           for p in self.profile.filters if self.protect_placed and p.placed_guard]
+
+    def bind_nominated(self, pod: Pod, node: str) -> bool:
+        """evaluateNominatedNode: bind `pod` to `node` if every filter (and guard) passes there."""
+        state, info = self.state, self.state.nodes[node]
+        ran: dict[str, Any] = {}
+        for p in self.profile.filters:
+            if p.pre_filter_skip is not None and p.pre_filter_skip(pod, state):
+                continue
+            pre = ran[p.name] = p.pre_filter(pod, state) if p.pre_filter else None
+            if (p.filter_skipped is None or not p.filter_skipped(pre)) and p.filter(pod, pre, info, state):  # type: ignore[misc]
+                return False
+        for _, guard in self.guards:
+            check = guard.prepare(pod)
+            if check is not None and check(info):
+                return False
+        state.add(pod, node)
+        for name, guard in self.guards:
+            guard.bound(pod, info, ran.get(name))
+        return True
 
     def _static_verdicts(self, pod: Pod, spec: Hashable,
                          pres: Sequence[tuple[Plugin, Any]]) -> tuple[list[tuple[Reason, ...]], list[int]]:
@@ -284,7 +305,7 @@ NOT_SCHEDULED = "not scheduled: the simulation was stopped before this pod's tur
 def simulate(cluster: Cluster, seed: int = 0, *, gangs: Gangs | None = None,
              percentage_of_nodes_to_score: int = 0, protect_placed: bool = True,
              profile: Profile | Profiles = DEFAULT_PROFILE, interrupt: Interrupt = NEVER,
-             deadline: float | None = None) -> Plan:
+             deadline: float | None = None, vectorized: bool = True, preemption: bool = False) -> Plan:
     """kube-scheduler on the pending pods of `cluster`, one at a time.
 
     `profile`: one Profile schedules every pod; Profiles (a scheduler configuration): each pod is scheduled by
@@ -298,17 +319,42 @@ def simulate(cluster: Cluster, seed: int = 0, *, gangs: Gangs | None = None,
     Ctrl-C (`interrupt`) or `deadline` (perf_counter seconds) stop the loop: the pods bound so far are the plan,
     the others stay pending with NOT_SCHEDULED (a partial plan the search completes). A stopped pass that
     leaves a gang short returns nothing placed, as the gang's Permit would have held its pods.
+    vectorized=True runs vectorized.VectorScheduler (the same results over all nodes at once) when every
+    plugin of the profile has a vectorized form (Plugin.vector); otherwise, or with False, this module's plain
+    per-node Scheduler, the reference.
+    preemption: a pod that fits nowhere runs DefaultPreemption's PostFilter (Plan.preemptions, Plan.recreated).
     """
+    if isinstance(profile, Profiles) and len(profile.profiles) == 1:
+        profile = profile.profiles[0]
+    if isinstance(profile, Profiles):
+        vectorized = False  # several profiles share one state: the plain per-profile Schedulers read it as it is
+    elif vectorized and any(p.vector is None for p in profile.plugins if p.filter or p.score):
+        vectorized = False  # a rule without a vectorized form (a new or toy rule): the reference loop
     started = time.perf_counter()
     gangs = gangs or Gangs({}, {})
     dropped: set[str] = set()
     stopped = ""
     while True:
         state = ClusterState.from_cluster(cluster)
-        sched = _Schedulers(state, seed, percentage_of_nodes_to_score, profile, protect_placed)
+        if isinstance(profile, Profiles):
+            sched: Any = _Schedulers(state, seed, percentage_of_nodes_to_score, profile, protect_placed)
+            evaluators = {p.scheduler_name: Evaluator(state, p, cluster.pdbs, cluster.workloads, cluster.pods, seed)
+                          for p in profile.profiles} if preemption else {}
+        else:
+            make = VectorScheduler if vectorized else Scheduler
+            sched = make(state, seed, percentage_of_nodes_to_score or profile.percentage_of_nodes_to_score, profile,
+                         protect_placed=protect_placed)
+            evaluators = {profile.scheduler_name: Evaluator(state, profile, cluster.pdbs, cluster.workloads,
+                                                            cluster.pods, seed)} if preemption else {}
         placements: dict[str, str] = {}
         pending: dict[str, str] = {}
-        for pod in queue_order(cluster.pending):
+        preemptions, recreated = [], []
+        used = {p.key for p in cluster.pods} | {p.key for p in cluster.pending}
+        next_order = max((p.order for p in (*cluster.pods, *cluster.pending)), default=0) + 1
+        # (priority, arrival, position) -> pod; sorted, so already a heap; recreated pods are pushed in
+        queue = [(-p.priority, p.order, i, p) for i, p in enumerate(queue_order(cluster.pending))]
+        while queue:
+            pod = heapq.heappop(queue)[3]
             if not stopped and (interrupt.is_set() or deadline is not None and time.perf_counter() > deadline):
                 stopped = "interrupted" if interrupt.is_set() else "its share of the time limit was used"
             if stopped:
@@ -319,6 +365,18 @@ def simulate(cluster: Cluster, seed: int = 0, *, gangs: Gangs | None = None,
                 pending[pod.key] = f"gang {gang} cannot reach its minimum of {gangs.minimum[gang]} pods"
                 continue
             node, message = sched.schedule(pod)
+            evaluator = evaluators.get(pod.scheduler_name) if isinstance(profile, Profiles) \
+                else next(iter(evaluators.values()), None)
+            if node is None and evaluator is not None:
+                binder = sched.binder(pod) if isinstance(sched, _Schedulers) else sched
+                outcome = post_filter(binder, evaluator, pod, message, used, next_order)
+                node, message = outcome.node, outcome.message
+                if outcome.preemption is not None:
+                    preemptions.append(outcome.preemption)
+                    recreated.extend(outcome.recreated)
+                    next_order += len(outcome.recreated)
+                    for again in outcome.recreated:
+                        heapq.heappush(queue, (-again.priority, again.order, again.order, again))
             if node is None:
                 pending[pod.key] = message
             else:
@@ -326,18 +384,20 @@ def simulate(cluster: Cluster, seed: int = 0, *, gangs: Gangs | None = None,
         short = _short_gangs(cluster, placements, gangs) - dropped
         if stopped and short:
             pending = {p.key: NOT_SCHEDULED.format(why=stopped) for p in cluster.pending}
-            placements = {}
+            placements, preemptions, recreated = {}, [], []
             break
         if not short:
             break
         dropped |= short
     notes = (f"stopped after {len(placements)} of {len(cluster.pending)} pods were placed: {stopped}",) if stopped else ()
     return Plan(placements=placements, pending=pending, status=Status.GREEDY,
-                wall_seconds=time.perf_counter() - started, seed=seed, notes=notes)
+                wall_seconds=time.perf_counter() - started, seed=seed, notes=notes,
+                preemptions=tuple(preemptions), recreated=tuple(recreated))
 
 
 class _Schedulers:
-    """One Scheduler per profile over one state, sharing the node rotation and the random source."""
+    """One Scheduler per profile over one state, sharing the node rotation and the random source. Preemption
+    (PostFilter) runs with the pod's own profile's Scheduler as its binder."""
 
     def __init__(self, state: ClusterState, seed: int, percentage: int, profile: Profile | Profiles,
                  protect_placed: bool) -> None:
@@ -349,6 +409,11 @@ class _Schedulers:
         for other in self.by_name.values():
             other.rng = first.rng
         self.next_start = 0
+
+    def binder(self, pod: Pod) -> Scheduler:
+        sched = self.single or self.by_name[pod.scheduler_name]
+        sched.next_start = self.next_start
+        return sched
 
     def schedule(self, pod: Pod) -> tuple[str | None, str]:
         sched = self.single or self.by_name.get(pod.scheduler_name)

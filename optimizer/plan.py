@@ -6,7 +6,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..models.objects import Pod
+
 from .runner import Status
+
+
+@dataclass(frozen=True)
+class Preemption:
+    """One PostFilter success: `preemptor` was nominated to `node` once `victims` were deleted (pod keys,
+    most important first, as DefaultPreemption lists them)."""
+
+    preemptor: str
+    node: str
+    victims: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -22,3 +34,12 @@ class Plan:
     notes: tuple[str, ...] = ()
     # per level (placed, preference): value, proven bound, absolute and relative gap (optimizer.solve.level_gaps)
     gaps: dict[str, dict[str, object]] = field(default_factory=dict)
+    # Preemption (simulate): in the order it happened; the victims' controllers' new pods, pending pods of the
+    # final state as well (optimizer.defaultpreemption.after_preemption gives the cluster the plan is about).
+    preemptions: tuple[Preemption, ...] = ()
+    recreated: tuple[Pod, ...] = ()
+
+    @property
+    def removed(self) -> frozenset[str]:
+        """The keys of the pods preemption deleted (the verifier judges the final state without them)."""
+        return frozenset(v for p in self.preemptions for v in p.victims)

@@ -232,6 +232,7 @@ def pod_signature(pod: Pod, keys: frozenset[str]) -> tuple:
         tuple(sorted(pod.node_selector.items())),
         pod.affinity, pod.tolerations, pod.spread_constraints, pod.host_ports,
         pod.priority, pod.node_name, pod.terminating,
+        pod.preemption_policy == "Never",  # solve --preempt: such a pod never evicts (its own level)
     )
 
 

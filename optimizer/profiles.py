@@ -107,16 +107,21 @@ def _rules(profile: Profile) -> tuple[object, ...]:
 
 def _without_filter(plugin: Plugin) -> Plugin:
     """A plugin enabled at Score only: no Filter, no batch guard, and of its model only the preference terms."""
+    if plugin.filter is None:
+        return plugin
     enc = plugin.encoding
     soft = None
     if enc is not None and enc.soft is not None:
         soft = Encoding(encode=enc.soft, interactions=enc.interactions, existing_terms=enc.existing_terms)
     return replace(plugin, pre_filter=None, filter=None, pre_filter_skip=None, filter_skipped=None,
-                   placed_guard=None, final_state_judge=None, encoding=soft)
+                   placed_guard=None, final_state_judge=None, encoding=soft, vector=None)
 
 
 def _without_score(plugin: Plugin) -> Plugin:
-    return replace(plugin, pre_score=None, score=None, normalize=None, pre_score_skip=None, score_skipped=None)
+    if plugin.score is None:
+        return plugin  # nothing to drop: the record (and its vectorized form) stays the default one
+    return replace(plugin, pre_score=None, score=None, normalize=None, pre_score_skip=None, score_skipped=None,
+                   vector=None)
 
 
 def profile_from(cp: ConfigProfile, config: SchedulerConfiguration) -> Profile:

@@ -282,14 +282,17 @@ def lexicographic(model: cp_model.CpModel, levels: Sequence[Level], params: Solv
                   incumbent: list[int] | None = None, interrupt: Interrupt = NEVER,
                   progress: Callable[[str], Progress | None] = lambda name: None,
                   repair: Callable[[cp_model.CpModel], None] | None = None, floor: bool = True,
-                  stop_when_unimproved: bool = False, check_hint: bool = False) -> Lexicographic:
+                  stop_when_unimproved: bool = False, check_hint: bool = False,
+                  extra: Callable[[cp_model.CpModel], dict[str, Any]] = lambda model: {},
+                  say: Callable[[str], None] = lambda line: None) -> Lexicographic:
     """Optimise `levels` one after the other (see Level). Each stage hints the incumbent (completed over the
     variables the level added) and, with `floor`, requires the level to be at least as good as the
     incumbent's value; then the level is fixed at its optimum (or at least at the value reached) for the next.
     Without an incumbent, `repair` may put a partial hint on the model (CP-SAT's repair_hint is set).
     `stop_when_unimproved`: a stage that finds no solution within its time ends the search (the incumbent
     stands for every later level). INFEASIBLE at the first stage without an incumbent: no solution exists
-    (values None, stopped "infeasible")."""
+    (values None, stopped "infeasible"). `extra`: CP-SAT parameters for a stage's model; `say`: a line per stage
+    (what is searched for how long, what it found)."""
     out = Lexicographic(incumbent)
     for i, level in enumerate(levels):
         if interrupt.is_set():
@@ -321,7 +324,7 @@ def lexicographic(model: cp_model.CpModel, levels: Sequence[Level], params: Solv
             model.maximize(expr)
         else:
             model.minimize(expr)
-        extra: dict[str, Any] = {}
+        settings = dict(extra(model))
         if values is not None:
             set_hint(model, values)
             if floor and current is not None:
@@ -331,17 +334,20 @@ def lexicographic(model: cp_model.CpModel, levels: Sequence[Level], params: Solv
         elif repair is not None:
             model.proto.clear_solution_hint()
             repair(model)
-            extra["repair_hint"] = True
-        result = run(model, params, limit, interrupt=interrupt, progress=progress(level.name), extra=extra)
+            settings["repair_hint"] = True
+        say(f"{level.name}: searching for {limit:.1f}s ({len(model.proto.variables)} variables)")
+        result = run(model, params, limit, interrupt=interrupt, progress=progress(level.name), extra=settings)
         if result.values is not None:
             out.values = result.values
             value = _value(expr, result.values)
             out.levels.append(LevelResult(level.name, value, result.bound, result.status is Status.OPTIMAL))
+            say(f"{level.name}: {value} ({'optimal' if result.status is Status.OPTIMAL else 'not proven'})")
         elif current is not None:
             bound = result.bound if result.status is not Status.UNKNOWN else (float("inf") if maximize else float("-inf"))
             out.levels.append(LevelResult(level.name, current, max(bound, current) if maximize else min(bound, current),
                                           False))
             value = current
+            say(f"{level.name}: no solution in {limit:.1f}s")
             if stop_when_unimproved:
                 out.stopped = f"level {level.name}: no better solution within the time limit"
                 break

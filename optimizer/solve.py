@@ -2,7 +2,7 @@
 
 How a solve runs:
 1. optimizer.problem builds classes of identical pending pods, static feasibility and the independent
-   components (networkx); each component gets its own CP-SAT model (optimizer.model).
+   components (scipy's connected components); each component gets its own CP-SAT model (optimizer.model).
 2. Warm start: the greedy plan's counts are completed into a full assignment by a CP-SAT run with every x
    fixed (a "repair" of all auxiliary variables: presence literals, skew bounds, preference rewards). That
    complete, feasible assignment is the solution hint of the first stage AND the objective floor
@@ -561,8 +561,11 @@ def _assemble(problem: Problem, cluster: Cluster, params: SolverParams, policy: 
             continue
         if final is None:
             final = final_state(cluster, placements)
-        # Identical pods get one message: kube-scheduler's summary against the plan's final state.
-        reason = final_state_message(left[0], final) or _pending_reason(problem, c)
+        # Identical pods get one message: kube-scheduler's summary against the plan's final state, while the time
+        # limit allows (it runs every filter on every node); past it, the static rules' summary.
+        in_time = time.perf_counter() < started + params.time_limit
+        reason = (final_state_message(left[0], final, problem.profile) if in_time else None) \
+            or _pending_reason(problem, c)
         for pod in left:
             pending[pod.key] = reason
     wall = time.perf_counter() - started
@@ -635,7 +638,7 @@ def _pending_reason(problem: Problem, c: Any) -> str:
     if len(problem.feasible[c.index]):
         if c.gang:
             return f"gang {c.gang}: the optimum cannot place its minimum together (see explain --why-pending)"
-        return "no room in the optimal plan for this pod (see explain --why-pending)"
+        return "no room in this plan for this pod (see explain --why-pending)"
     counts: dict[str, int] = defaultdict(int)
     for n in range(len(problem.nodes)):
         rs = static_reasons(problem, c, n)

@@ -143,7 +143,8 @@ def test_ignored_resources_are_not_checked_by_the_filter_nor_by_the_model(tmp_pa
     cfg = write(tmp_path, "sched.yaml", config({"pluginConfig": [{"name": "NodeResourcesFit",
                                                                   "args": {"ignoredResources": ["example.com/dongle"]}}]}))
     for command in ("simulate", "solve"):
-        assert plan_json(command, cluster)["pending"][0]["reason"].endswith("1 Insufficient example.com/dongle.")
+        assert plan_json(command, cluster)["pending"][0]["reason"].startswith(
+            "0/1 nodes are available: 1 Insufficient example.com/dongle.")
         assert per_node(plan_json(command, cluster, "--scheduler-config", cfg)) == {"n1": 1}
 
 
@@ -158,8 +159,8 @@ def test_list_default_spread_constraints_apply_in_simulate_and_verify_and_solve_
     assert per_node(plan_json("simulate", cluster)) == {"n1": 1}
     doc = plan_json("simulate", cluster, "--scheduler-config", cfg)
     assert doc["placements"] == []
-    assert doc["pending"][0]["reason"] == ("0/1 nodes are available: 1 node(s) didn't match pod topology spread "
-                                           "constraints (missing required label).")
+    assert doc["pending"][0]["reason"].startswith("0/1 nodes are available: 1 node(s) didn't match pod topology "
+                                                  "spread constraints (missing required label).")
     state = write(tmp_path, "state.yaml", node_manifest("n1", {HOST: "n1"}), service,
                   pod_manifest("web-0", labels={"app": "web"}, node="n1"))
     assert run("verify", state)[0] == 0

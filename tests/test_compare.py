@@ -19,7 +19,7 @@ from podplan.models.loader import load_paths, parse_documents
 from podplan.models.objects import Cluster
 from podplan.optimizer.compare import compare, differences
 from podplan.optimizer.render.compare import render_table, rows, to_dict
-from podplan.optimizer.movable import as_pending, movable
+from podplan.optimizer.rebalance.movable import as_pending, movable
 from podplan.optimizer.objective import TERMS
 from podplan.optimizer.policy import Policy
 from podplan.optimizer.render.report import render_html

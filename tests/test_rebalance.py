@@ -14,9 +14,10 @@ from click.testing import CliRunner
 from podplan.models.loader import load_paths
 from podplan.models.objects import Cluster, Node, Pod, PodDisruptionBudget, Workload
 from podplan.optimizer import disruption
-from podplan.optimizer.commands_rebalance import evictions_text, plan_document, plan_table, script_text
-from podplan.optimizer.movable import MovePolicy, as_pending
-from podplan.optimizer.rebalance import RebalanceParams, RebalancePlan, rebalance
+from podplan.optimizer.rebalance import rebalance
+from podplan.optimizer.rebalance.movable import MovePolicy, as_pending
+from podplan.optimizer.rebalance.plan import RebalanceParams, RebalancePlan
+from podplan.optimizer.render.rebalance import evictions_text, rebalance_document, rebalance_table, script_text
 from podplan.optimizer.verify import verify
 from tests.builders import cluster_of, make_node, make_pod, pod_term, req, selector, spread, term
 
@@ -285,7 +286,7 @@ def test_pack_empties_a_node_reports_it_removable_and_keeps_it_cordoned() -> Non
     plan = plan_for(cluster, "pack")
     check_plan(cluster, plan)
     assert plan.complete and plan.moves == 1 and plan.after["empty_nodes"] == ["node-2"]
-    assert plan_document(plan)["removable"] == ["node-2"]
+    assert rebalance_document(plan)["removable"] == ["node-2"]
     assert plan.waves[0].cordon == ("node-2",) and plan.waves[0].temporary == ()
 
 
@@ -359,7 +360,7 @@ def test_a_pod_arrives_on_a_node_in_the_wave_its_occupant_leaves_or_later() -> N
 
 
 def test_the_plan_document_has_the_issue_shape() -> None:
-    doc = plan_document(plan_for(load_paths([str(PDB_DRAIN)]), "", drain=("node-1", "node-2")))
+    doc = rebalance_document(plan_for(load_paths([str(PDB_DRAIN)]), "", drain=("node-1", "node-2")))
     assert {"goal", "complete", "blocked", "waves", "moves", "before", "after"} <= set(doc)
     assert doc["goal"] == "drain" and doc["complete"] is False and doc["moves"] == 2
     assert doc["blocked"][0]["pod"] == "default/pod-b" and doc["blocked"][0]["reason"]
@@ -393,10 +394,10 @@ def test_the_script_is_valid_bash_that_cordons_evicts_through_the_api_and_waits_
     path.write_text(text)
     subprocess.run(["bash", "-n", str(path)], check=True)
     assert "set -euo pipefail" in text
-    assert 'kubectl create --raw "/api/v1/namespaces/$1/pods/$2/eviction" -f -' in text
+    assert 'kubectl create --raw "$url" -f -' in text
     lines = text.splitlines()
     order = [next(i for i, l in enumerate(lines) if l.startswith(p))
-             for p in ("kubectl cordon node-2", "evict default pod-b", "gone default pod-b",
+             for p in ("cordon node-2", "evict default pod-b", "gone default pod-b",
                        "ready default app=frontend,pod-template-hash=5d8b7f9c6d 2 node-3")]
     assert order == sorted(order)
 
@@ -406,14 +407,14 @@ def test_the_script_lifts_temporary_cordons_but_keeps_drained_nodes_cordoned(tmp
     web = replica("web-0", "n1", "web").preferred_node_affinity(100, term(req("tier", "In", "b"))).build()
     cluster = cluster_of([node("n1"), node("n2", tier="b"), node("n3")], [busy, web])
     text = script_text(cluster, plan_for(cluster, "", drain=("n1",)))
-    assert "kubectl cordon n1 n2" in text and "kubectl uncordon n2" in text and "uncordon n1" not in text
+    assert "\ncordon n1 n2\n" in text and "\nuncordon n2\n" in text and "uncordon n1" not in text
     path = tmp_path / "plan.sh"
     path.write_text(text)
     subprocess.run(["bash", "-n", str(path)], check=True)
 
 
 def test_the_table_shows_each_wave_where_replacements_land_and_the_metrics() -> None:
-    text = plan_table(plan_for(load_paths([str(PDB_DRAIN)]), "", drain=("node-1", "node-2")))
+    text = rebalance_table(plan_for(load_paths([str(PDB_DRAIN)]), "", drain=("node-1", "node-2")))
     assert "WAVE 1   cordon: node-1, node-2" in text
     assert "IF LEFT ALONE" in text and "default/frontend-pdb (1 of 1 allowed)" in text
     assert "INCOMPLETE" in text and "add node-1 back" in text and "cpu utilization max" in text
@@ -435,7 +436,7 @@ def test_the_command_emits_a_script_that_passes_bash_n(tmp_path: Path) -> None:
 
     out = CliRunner().invoke(main, ["rebalance", str(PDB_DRAIN), "--drain", "node-1", "--drain", "node-2",
                                     "--emit", "script"])
-    assert out.exit_code == 0, out.output
+    assert out.exit_code == 1, "an incomplete plan is printed, and exits 1"
     path = tmp_path / "plan.sh"
     path.write_text(out.output)
     subprocess.run(["bash", "-n", str(path)], check=True)
@@ -480,15 +481,15 @@ def test_the_script_runs_against_a_stub_kubectl_in_the_planned_order(tmp_path: P
 
 
 def test_a_large_drain_re_places_only_the_drained_nodes_pods(monkeypatch: pytest.MonkeyPatch) -> None:
-    import podplan.optimizer.rebalance as rebalance_module
+    import podplan.optimizer.rebalance.target as target_module
 
-    monkeypatch.setattr(rebalance_module, "FOCUS_LIMIT", 2)  # "large" from 3 movable pods on
+    monkeypatch.setattr(target_module, "FOCUS_LIMIT", 2)  # "large" from 3 movable pods on
     pods = [replica("a-0", "n1", "a").build(), replica("b-0", "n2", "b").build(), replica("c-0", "n3", "c").build()]
     cluster = cluster_of([node("n1"), node("n2"), node("n3")], pods)
     plan = plan_for(cluster, "", drain=("n1",))
     check_plan(cluster, plan)
     assert plan.complete and plan.moves == 1 and plan.final["default/a-0"] != "n1"
-    assert any("only the 1 that must move" in n for n in plan.notes)
+    assert any("only the 1 that must move" in n.text for n in plan.notes)
 
 
 def test_max_moves_stops_a_drain_and_says_the_cap_is_why() -> None:
@@ -496,3 +497,121 @@ def test_max_moves_stops_a_drain_and_says_the_cap_is_why() -> None:
     plan = plan_for(cluster_of([node("n1"), node("n2")], pods), "", drain=("n1",), max_moves=1)
     assert plan.moves == 1 and not plan.complete
     assert "--max-moves 1 is reached" in plan.blocked[0].reason
+
+
+def test_exit_codes_say_whether_the_plan_is_complete_and_refuse_options_that_do_not_apply() -> None:
+    from podplan.cli import main
+
+    runner = CliRunner()
+    done = runner.invoke(main, ["rebalance", str(PDB_DRAIN), "--drain", "node-1"])
+    assert done.exit_code == 0 and "complete" in done.output
+    blocked = runner.invoke(main, ["rebalance", str(PDB_DRAIN), "--drain", "node-1", "--drain", "node-2"])
+    assert blocked.exit_code == 1 and "INCOMPLETE" in blocked.output
+    script_json = runner.invoke(main, ["rebalance", str(PDB_DRAIN), "--emit", "script", "-o", "json"])
+    assert script_json.exit_code == 2
+    assert script_json.output == "error: --emit script prints a bash script: -o json does not apply\n"
+
+
+def idle_nodes_and_one_pod_to_pack(n: int) -> Cluster:
+    """Two half-full nodes (pack moves one pod) and `n` idle nodes, with one pod pending."""
+    nodes = [node("busy-1"), node("busy-2")] + [node(f"idle-{i:02d}") for i in range(n)]
+    pods = [replica("a-0", "busy-1", "a", cpu="1").build(), replica("b-0", "busy-2", "b", cpu="1").build()]
+    pending = [make_pod("waiting").req(cpu="100").build()]
+    return cluster_of(nodes, pods + pending)
+
+
+def test_tables_count_long_lists_and_json_lists_them_all() -> None:
+    plan = plan_for(idle_nodes_and_one_pod_to_pack(12), "pack")
+    text = rebalance_table(plan)
+    row = next(l for l in text.splitlines() if l.startswith("empty nodes"))
+    assert "idle-00, idle-01, idle-02 and 9 more" in row and "idle-11" not in row
+    assert len(plan.after["empty_nodes"]) == 13
+    assert rebalance_document(plan)["after"]["empty_nodes"][-1] == "idle-11"
+
+
+def test_pack_says_in_its_headline_that_pods_are_pending() -> None:
+    plan = plan_for(idle_nodes_and_one_pod_to_pack(1), "pack")
+    headline = rebalance_table(plan).splitlines()[0]
+    assert "1 node(s) removable while 1 pod(s) are pending" in headline
+
+
+FAKE_KUBECTL = r'''#!/usr/bin/env bash
+# the API server of a PDB that allows no disruption for the first REFUSALS evictions, then one
+echo "kubectl $*" >> "$LOG"
+cat > /dev/null
+n=$(grep -c "^kubectl create" "$LOG")
+if [ "$1" = create ] && [ "$n" -le "$REFUSALS" ]; then
+  echo "Error from server (TooManyRequests): Cannot evict pod as it would violate the pod's disruption budget." >&2
+  exit 1
+fi
+echo '{"kind": "Status", "status": "Success"}'
+'''
+
+
+def run_evict(tmp_path: Path, refusals: int, **env: str) -> tuple[subprocess.CompletedProcess[str], list[str]]:
+    """Source the script (its functions only) and evict one pod against a fake kubectl on PATH."""
+    cluster = load_paths([str(PDB_DRAIN)])
+    script = tmp_path / "plan.sh"
+    script.write_text(script_text(cluster, plan_for(cluster, "", drain=("node-1",))))
+    fake = tmp_path / "bin" / "kubectl"
+    fake.parent.mkdir()
+    fake.write_text(FAKE_KUBECTL)
+    fake.chmod(0o755)
+    log = tmp_path / "calls.log"
+    log.touch()
+    done = subprocess.run(["bash", "-c", f"source {script} && evict default pod-a uid-1"], capture_output=True,
+                          text=True, env={"PATH": f"{fake.parent}:/usr/bin:/bin", "LOG": str(log),
+                                          "REFUSALS": str(refusals), "EVICT_INTERVAL": "0", **env})
+    return done, log.read_text().splitlines()
+
+
+def test_the_script_retries_an_eviction_a_pdb_refuses_and_reports_the_pod_evicted(tmp_path: Path) -> None:
+    done, calls = run_evict(tmp_path, refusals=2)
+    assert done.returncode == 0, done.stderr
+    assert calls == ["kubectl create --raw /api/v1/namespaces/default/pods/pod-a/eviction -f -"] * 3
+    assert done.stderr.count("waiting 0s to retry default/pod-a") == 2
+    assert done.stdout == "evicted default/pod-a\n"
+
+
+def test_the_script_gives_up_on_a_refused_eviction_after_its_timeout(tmp_path: Path) -> None:
+    done, calls = run_evict(tmp_path, refusals=99, EVICT_TIMEOUT="0")
+    assert done.returncode == 1 and len(calls) == 1
+    assert "gave up default/pod-a: refused 1 time(s) in 0s" in done.stderr
+
+
+def test_the_scripts_server_dry_run_sends_every_request_with_dry_run(tmp_path: Path) -> None:
+    done, calls = run_evict(tmp_path, refusals=0, DRY_RUN="server")
+    assert done.returncode == 0, done.stderr
+    assert calls == ["kubectl create --raw /api/v1/namespaces/default/pods/pod-a/eviction?dryRun=All -f -"]
+    assert done.stdout == "evicted default/pod-a (dry run)\n"
+    log = tmp_path / "calls.log"
+    log.write_text("")
+    whole = subprocess.run(["bash", str(tmp_path / "plan.sh"), "--dry-run=server"], capture_output=True, text=True,
+                           env={"PATH": f"{tmp_path / 'bin'}:/usr/bin:/bin", "LOG": str(log), "REFUSALS": "0"})
+    assert whole.returncode == 0, whole.stderr
+    calls = log.read_text().splitlines()
+    assert calls[0] == "kubectl cordon --dry-run=server node-1"
+    assert all("dryRun=All" in c for c in calls[1:]) and len(calls) == 3, "no waits in a dry run"
+    assert "dry run: nothing changed" in whole.stdout
+
+
+def test_a_large_pack_searches_the_nodes_easiest_to_empty_first_and_still_empties_them(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import podplan.optimizer.rebalance.target as target_module
+
+    monkeypatch.setattr(target_module, "FOCUS_LIMIT", 2)  # "large" from 3 movable pods on
+    monkeypatch.setattr(target_module, "BOUNDED_PODS", 2)  # the bounded search moves the pods of two nodes
+    pods = [replica(f"{app}-0", f"n{i}", app).build() for i, app in enumerate("abcd", 1)]
+    cluster = cluster_of([node(f"n{i}") for i in range(1, 5)], pods)
+    plan = plan_for(cluster, "pack")
+    check_plan(cluster, plan)
+    assert plan.complete and len(plan.after["empty_nodes"]) == 3 and plan.moves == 3
+
+
+def test_verbose_prints_a_line_per_target_stage_and_wave() -> None:
+    from podplan.cli import main
+
+    out = CliRunner().invoke(main, ["--verbose", "rebalance", str(PDB_DRAIN), "--goal", "pack"])
+    assert out.exit_code == 0
+    assert "rebalance: empty_nodes: searching for" in out.output
+    assert "rebalance: wave 1: 1 move(s), 0 left" in out.output

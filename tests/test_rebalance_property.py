@@ -13,8 +13,11 @@ from podplan.models.generate import generate
 from podplan.models.objects import Cluster, Pod
 from podplan.models.loader import parse_documents
 from podplan.optimizer.framework import run_filters
-from podplan.optimizer.movable import as_pending, movable
-from podplan.optimizer.rebalance import SENSE, RebalanceParams, goal_values, level_names, occupied, rebalance
+from podplan.optimizer.rebalance.movable import as_pending, movable
+from podplan.optimizer.rebalance import rebalance
+from podplan.optimizer.rebalance.metrics import goal_values, occupied
+from podplan.optimizer.rebalance.plan import RebalanceParams
+from podplan.optimizer.rebalance.target_model import SENSE, level_names
 from podplan.optimizer.registry import DEFAULT_PROFILE
 from podplan.optimizer.state import ClusterState
 from podplan.optimizer.verify import verify

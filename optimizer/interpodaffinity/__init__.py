@@ -31,7 +31,7 @@ from ...models.schedulerconfig import InterPodAffinityArgs
 
 from ..framework import Encoding, Plugin
 from ..state import ClusterState, NodeInfo
-from . import batch, encoding
+from . import batch, encoding, vector
 
 from .filtering import (
     ERR_REASON_AFFINITY_RULES_NOT_MATCH,
@@ -73,6 +73,7 @@ PLUGIN = Plugin(
                       static_reasons=encoding.static_reasons, upper_bound=encoding.upper_bound_vector,
                       interactions=encoding.interactions, existing_terms=encoding.existing_terms,
                       blame=lambda reason: ("pod", "spec.affinity"), soft=encoding.encode_soft),
+    vector=vector.new,
 )
 
 
@@ -97,7 +98,7 @@ def new(args: InterPodAffinityArgs) -> Plugin:
     skip = PLUGIN.pre_score_skip
     if ignore:
         skip = lambda pod, state: not _has_preferred(pod)  # noqa: E731
-    return replace(PLUGIN, pre_score=pre_score_args, pre_score_skip=skip)
+    return replace(PLUGIN, pre_score=pre_score_args, pre_score_skip=skip, vector=None)
 
 
 __all__ = [

@@ -26,7 +26,7 @@ from ...models.schedulerconfig import NodeAffinityArgs
 
 from ..framework import Encoding, Plugin, Reads, Reason
 from ..state import ClusterState, NodeInfo
-from . import encoding
+from . import encoding, vector
 from .filtering import (ERR_REASON_CONFLICT, ERR_REASON_ENFORCED, ERR_REASON_POD, ERR_REASON_PRE_FILTER_RESULT, NAME,
                         PreFilterState, filter_node, pre_filter, required_matches)
 from .scoring import default_normalize_score, normalize, pre_score, preferred_score, score
@@ -48,6 +48,7 @@ PLUGIN = Plugin(
                       static_reasons=encoding.static_reasons, existing_terms=encoding.existing_terms,
                       blame=lambda reason: ("pod", "spec.nodeSelector / spec.affinity.nodeAffinity"),
                       soft=encoding.encode),
+    vector=vector.new,
 )
 
 
@@ -94,7 +95,7 @@ def new(args: NodeAffinityArgs) -> Plugin:
         return filter_added(cls.rep, pre_filter_added(cls.rep, problem.state), info, problem.state)
 
     assert PLUGIN.encoding is not None
-    return replace(PLUGIN, pre_filter=pre_filter_added, filter=filter_added, score=score_added,
+    return replace(PLUGIN, pre_filter=pre_filter_added, filter=filter_added, score=score_added, vector=None,
                    encoding=replace(PLUGIN.encoding, static_mask=static_mask, static_reasons=static_reasons))
 
 

@@ -6,7 +6,7 @@ Reproduces kubernetes/kubernetes pkg/scheduler/framework/plugins/nodename/node_n
 from __future__ import annotations
 
 from ..framework import Encoding, Plugin, Reads
-from . import encoding
+from . import encoding, vector
 from .filtering import ERR_REASON, NAME, filter_node, fits
 
 PLUGIN = Plugin(
@@ -15,6 +15,7 @@ PLUGIN = Plugin(
     filter_reads=Reads.NODE,
     encoding=Encoding(encode=encoding.encode, static_mask=encoding.static_mask,
                       static_reasons=encoding.static_reasons, blame=lambda reason: ("pod", "spec.nodeName")),
+    vector=vector.new,
 )
 
 __all__ = ["PLUGIN", "NAME", "ERR_REASON", "fits"]

@@ -6,7 +6,7 @@ Reproduces kubernetes/kubernetes pkg/scheduler/framework/plugins/nodeports/node_
 from __future__ import annotations
 
 from ..framework import Encoding, Plugin, Reads
-from . import encoding
+from . import encoding, vector
 from .filtering import ERR_REASON, NAME, check_conflict, filter_node, fits_ports, pre_filter, sanitize
 
 PLUGIN = Plugin(
@@ -17,6 +17,7 @@ PLUGIN = Plugin(
     encoding=Encoding(encode=encoding.encode, static_mask=encoding.static_mask,
                       static_reasons=encoding.static_reasons, upper_bound=encoding.upper_bound_vector,
                       blame=lambda reason: ("pod", "spec.containers[].ports[].hostPort")),
+    vector=vector.new,
 )
 
 __all__ = ["PLUGIN", "NAME", "ERR_REASON", "check_conflict", "fits_ports", "sanitize"]

@@ -18,7 +18,7 @@ from ...models.schedulerconfig import BalancedAllocationArgs, NodeResourcesFitAr
 
 from ..framework import Encoding, Plugin, Reads, Reason
 from ..state import ClusterState, NodeInfo
-from . import encoding
+from . import encoding, vector
 from .filtering import (ERR_REASON_INSUFFICIENT, ERR_REASON_TOO_MANY_PODS, NAME, InsufficientResource, filter_node,
                         fits, insufficient_resources, is_extended_resource_name, is_scalar_resource_name, pre_filter)
 from .scoring import (DEFAULT_RESOURCES, PreScoreState, balanced_allocation_score, balanced_pre_score,
@@ -52,10 +52,12 @@ PLUGIN = Plugin(
     encoding=Encoding(encode=encoding.encode, static_mask=encoding.static_mask,
                       static_reasons=encoding.static_reasons, upper_bound=encoding.upper_bound_vector,
                       blame=_blame),
+    vector=vector.new,
 )
 
 BALANCED_PLUGIN = Plugin(name=BALANCED_NAME, pre_score=balanced_pre_score, score=balanced_score,
-                         normalize=identity, weight=BALANCED_WEIGHT, score_reads=Reads.NODE_PODS)
+                         normalize=identity, weight=BALANCED_WEIGHT, score_reads=Reads.NODE_PODS,
+                         vector=vector.new_balanced)
 
 
 
@@ -67,7 +69,7 @@ def new(args: NodeResourcesFitArgs) -> Plugin:
     plugin = PLUGIN
     if args.scoring_strategy != ScoringStrategy():
         pre_score, score = fit_scorer(args.scoring_strategy)
-        plugin = replace(plugin, pre_score=pre_score, score=score)
+        plugin = replace(plugin, pre_score=pre_score, score=score, vector=None)  # the vector form is LeastAllocated's
     if not (args.ignored_resources or args.ignored_resource_groups):
         return plugin
 
@@ -86,7 +88,7 @@ def new(args: NodeResourcesFitArgs) -> Plugin:
                   static_mask=lambda problem, cls: encoding.static_mask(problem, cls, ignored),
                   upper_bound=lambda problem, cls: encoding.upper_bound_vector(problem, cls, ignored),
                   static_reasons=lambda problem, cls, info: filter_ignoring(cls.rep, None, info, problem.state))
-    return replace(plugin, pre_filter=pre_filter_ignoring, filter=filter_ignoring, encoding=enc)
+    return replace(plugin, pre_filter=pre_filter_ignoring, filter=filter_ignoring, encoding=enc, vector=None)
 
 
 def new_balanced(args: BalancedAllocationArgs) -> Plugin:
@@ -94,7 +96,7 @@ def new_balanced(args: BalancedAllocationArgs) -> Plugin:
     if args == BalancedAllocationArgs():
         return BALANCED_PLUGIN
     pre_score, score = balanced_scorer(args.resource_weights)
-    return replace(BALANCED_PLUGIN, pre_score=pre_score, score=score)
+    return replace(BALANCED_PLUGIN, pre_score=pre_score, score=score, vector=None)
 
 
 __all__ = ["new", "new_balanced", "PLUGIN", "BALANCED_PLUGIN", "NAME", "BALANCED_NAME", "ERR_REASON_TOO_MANY_PODS", "ERR_REASON_INSUFFICIENT",

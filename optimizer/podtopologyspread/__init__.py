@@ -31,7 +31,7 @@ from ...models.schedulerconfig import PodTopologySpreadArgs
 
 from ..framework import Encoding, Plugin
 from ..state import ClusterState, NodeInfo, PodIndex
-from . import batch, encoding
+from . import batch, encoding, vector
 from .common import (DO_NOT_SCHEDULE, HOSTNAME_KEY, NAME, Defaults, SYSTEM_DEFAULT_CONSTRAINTS, ZONE_KEY, SpreadConstraint, count_matching,
                      count_on_node, counts_toward, default_selector, filter_constraints, global_min, has_all_keys,
                      node_eligible, required_node_affinity_matches, score_constraints, self_match)
@@ -55,6 +55,7 @@ PLUGIN = Plugin(
                       static_reasons=encoding.static_reasons, interactions=encoding.interactions,
                       existing_terms=encoding.existing_terms, blame=lambda reason: ("node", "metadata.labels"),
                       soft=encoding.encode_soft),
+    vector=vector.new,
 )
 
 
@@ -82,7 +83,7 @@ def new(args: PodTopologySpreadArgs) -> Plugin:
         return batch.Judge(state, index, defaults)
 
     return replace(PLUGIN, pre_filter=pre_filter_args, pre_score=pre_score_args, placed_guard=guard,
-                   final_state_judge=judge)
+                   final_state_judge=judge, vector=None)
 
 
 def solvable(args: PodTopologySpreadArgs) -> bool:

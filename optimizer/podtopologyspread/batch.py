@@ -17,6 +17,7 @@ from typing import Any
 
 from ...models.objects import Pod
 from ..framework import Reason
+from ..nodearrays import selector_hint
 from ..state import ClusterState, NodeInfo, PodIndex, restore
 from .common import (NAME, SYSTEM_DEFAULTS, Defaults, SpreadConstraint, counts_toward, eligibility_test, filter_constraints, global_min,
                      has_all_keys, node_eligible, self_match)
@@ -110,14 +111,32 @@ class Guard:
         self.index = PodIndex(state)  # grows with every bind: the guard never sees a pod leave
         self.groups: dict[Hashable, _SpreadGroup] = {}
         self.domain_maps: dict[Hashable, dict[str, str]] = {}
+        # groups by (namespace, a label pair their selector requires or None), rebuilt when groups were added
+        self._by_hint: dict[tuple[str, tuple[str, str] | None], list[_SpreadGroup]] = {}
+        self._indexed = 0
         for pod, info in list(state.all_pods()):
             self._join(pod, info)
+
+    def candidates(self, pod: Pod) -> list[_SpreadGroup]:
+        """The groups whose selector `pod` may count toward (a superset, counts_toward decides): only they can
+        change for it, out of thousands on clusters with many workloads."""
+        if self._indexed != len(self.groups):  # groups are only ever added
+            self._by_hint = {}
+            for g in self.groups.values():
+                selector = g.constraint.selector
+                if selector is not None and not selector.empty:  # the others count no pod
+                    self._by_hint.setdefault((g.namespace, selector_hint(selector)), []).append(g)
+            self._indexed = len(self.groups)
+        found = list(self._by_hint.get((pod.namespace, None), ()))
+        for pair in pod.labels.items():
+            found += self._by_hint.get((pod.namespace, pair), ())
+        return found
 
     def prepare(self, pod: Pod) -> Callable[[NodeInfo], tuple[Reason, ...]] | None:
         """The per-node check for `pod`, or None when it can break nobody."""
         spread: list[tuple[_SpreadGroup, frozenset[str]]] = []
         if not pod.terminating:
-            for g in self.groups.values():
+            for g in self.candidates(pod):
                 if g.members and counts_toward(g.constraint.selector, g.namespace, pod):
                     bad = g.broken_domains()
                     if bad:
@@ -138,7 +157,7 @@ class Guard:
         """`pod` was just added to `info`."""
         name = info.name
         self.index.add(pod, info)
-        for g in self.groups.values():
+        for g in self.candidates(pod):
             domain = g.domain_of.get(name)
             if domain is not None and counts_toward(g.constraint.selector, g.namespace, pod):
                 g.counts[domain] += 1

@@ -143,5 +143,5 @@ def render_table(doc: Mapping[str, Any]) -> str:
                                   [(p["pod"], p[a] or "(pending)", p[b] or "(pending)") for p in d["pods"]])]
     if doc["movable_pods"]:
         lines += ["", f"movable pods re-placed: {doc['movable_pods']} (owned by a controller, not DaemonSet, "
-                      "not mirror; see optimizer/movable.py)"]
+                      "not mirror: the descheduler's default eviction policy, see README \"Which pods move\")"]
     return "\n".join(lines)

@@ -39,6 +39,8 @@ def plan_document(cluster: Cluster, plan: Plan, report: Report) -> dict[str, Any
         "placements": [{"pod": k, "node": plan.placements[k], "workload": pending[k].workload}
                        for k in sorted(plan.placements, key=lambda k: pending[k].order)],
         "pending": [{"pod": k, "reason": plan.pending[k]} for k in sorted(plan.pending, key=lambda k: pending[k].order)],
+        "preemptions": [{"preemptor": p.preemptor, "node": p.node, "victims": list(p.victims)}
+                        for p in plan.preemptions],
         "preexisting_violations": [
             {"pod": v.pod, "node": v.node, "plugin": v.plugin, "reason": v.reason}
             for v in report.violations if v.preexisting
@@ -164,6 +166,10 @@ def plan_table(cluster: Cluster, plan: Plan, report: Report) -> str:
             for n in cluster.nodes if n.name in by_node]
     if rows:
         lines.append(table(("NODE", "NEW PODS", "PODS"), rows))
+    if plan.preemptions:
+        lines.append("")
+        lines.append(table(("PREEMPTOR", "NODE", "VICTIMS"),
+                           [(p.preemptor, p.node, ", ".join(p.victims)) for p in plan.preemptions]))
     if plan.pending:
         lines.append("")
         lines.append(table(("PENDING POD", "REASON"),

@@ -221,8 +221,10 @@ def _verdict(doc: Mapping[str, Any]) -> str:
         c, r = cols["current"], cols["replacement"]
         diff = next((d["pods"] for d in doc["differences"] if d["between"] == ["current", "replacement"]), [])
         moved = sum(1 for p in diff if p["current"] and p["replacement"])
-        head += (f" Re-placing the {doc['movable_pods']} movable pods: {r['running']} pods running instead of "
-                 f"{c['running']}, preference {r['preference']} vs {c['preference']}, {moved} running pods moved.")
+        # the re-placement starts from the optimum (it has strictly more freedom): compare it with the optimum
+        head += (f" Letting the {doc['movable_pods']} movable pods move as well: {r['running']} pods running "
+                 f"instead of the optimum's {o['running']}, preference {r['preference']} vs the optimum's "
+                 f"{o['preference']} ({c['preference']} today), {moved} running pods moved.")
     return head
 
 

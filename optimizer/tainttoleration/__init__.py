@@ -7,7 +7,7 @@ predicate and score are in .filtering, the CP-SAT form in .encoding.
 from __future__ import annotations
 
 from ..framework import Encoding, Plugin, Reads
-from . import encoding
+from . import encoding, vector
 from .filtering import (ERR_REASON_UNTOLERATED, NAME, WEIGHT, count_intolerable_prefer_no_schedule, filter_node,
                         normalize, pre_score, prefer_no_schedule_tolerations, score, untolerated_reason,
                         untolerated_taint)
@@ -25,6 +25,7 @@ PLUGIN = Plugin(
                       static_reasons=encoding.static_reasons, existing_terms=encoding.existing_terms,
                       blame=lambda reason: ("node", "spec.taints"),
                       soft=encoding.encode),
+    vector=vector.new,
 )
 
 __all__ = ["PLUGIN", "NAME", "WEIGHT", "ERR_REASON_UNTOLERATED", "count_intolerable_prefer_no_schedule",

@@ -1,9 +1,8 @@
-"""`podplan rebalance` (click command) and its outputs: a table per wave, the plan document (YAML/JSON),
-policy/v1 Eviction objects per wave, and a reviewable bash script (kubectl cordon/uncordon, evictions through
-the API, a wait for the replacements to be Ready before the next wave).
+"""What `podplan rebalance` prints: a table per wave, the plan document (YAML/JSON), policy/v1 Eviction
+objects per wave, and a reviewable bash script (kubectl cordon/uncordon, evictions through the API, a wait for
+the replacements to be Ready before the next wave).
 
-The computation is optimizer.rebalance; this module renders. The final state of every plan is checked with
-the verifier before anything is printed (a failure is a bug: exit 3).
+The computation is optimizer.rebalance; this module renders plans that passed the verifier.
 """
 from __future__ import annotations
 
@@ -12,26 +11,24 @@ import shlex
 from collections.abc import Sequence
 from typing import Any
 
-import click
 import yaml
 
-from ..models.errors import PlanInvalidError
-from ..models.objects import Cluster, Pod
-from ..models.selectors import LabelSelector
+from ...models.objects import Cluster, Pod
+from ...models.selectors import LabelSelector
 
-from ..cli import input_options, wide_as_table  # temporary: the command moves into cli.py
-from .movable import MovePolicy
-from .render.plans import table
-from .rebalance import DRAIN, GOALS, RebalanceParams, RebalancePlan, Wave, rebalance, state_report
+from .plans import table
+from ..rebalance.plan import DRAIN, RebalancePlan, Wave
 
-EMITS = ("plan", "evictions", "script")
 PER_POD_LABELS = ("statefulset.kubernetes.io/pod-name", "apps.kubernetes.io/pod-index")
+LISTED = 5  # names a table cell or line lists in full (when they fit in WIDTH); past that, a count
+WIDTH = 80  # characters of names a line lists
+CELL = 40  # characters of names a cell of the metrics table lists (two cells side by side)
 
 
 # ------------------------------------------------------------------------------------------------ document
 
 
-def plan_document(plan: RebalancePlan) -> dict[str, Any]:
+def rebalance_document(plan: RebalancePlan) -> dict[str, Any]:
     """The plan as issue 6 shapes it (goal, complete, blocked, waves, moves, before, after), plus details."""
     return {
         "goal": plan.goal,
@@ -52,7 +49,7 @@ def plan_document(plan: RebalancePlan) -> dict[str, Any]:
         "removable": removable(plan),
         "target": {"status": plan.status, "levels": {name: v for name, v, _ in plan.levels},
                    "proven": plan.status == "OPTIMAL"},
-        "notes": list(plan.notes),
+        "notes": [n.with_items(", ".join(n.items)) for n in plan.notes],
         "wall_seconds": round(plan.wall_seconds, 3),
     }
 
@@ -63,19 +60,39 @@ def removable(plan: RebalancePlan) -> list[str]:
     return [n for n in plan.after["empty_nodes"] if n not in was]
 
 
+def listed(names: Sequence[str], width: int = WIDTH) -> str:
+    """Names for a table: all of a few, else "a, b, c and 45 more" (-o json/yaml list them all)."""
+    if len(names) <= LISTED and len(", ".join(names)) <= width:
+        return ", ".join(names)
+    shown = [names[0]]
+    for name in names[1:LISTED - 1]:
+        if len(", ".join(shown + [name])) > width:
+            break
+        shown.append(name)
+    if len(names) - len(shown) < 2:
+        return ", ".join(names)  # "and 1 more" would hide a name to save nothing
+    return f"{', '.join(shown)} and {len(names) - len(shown)} more"
+
+
 def _pct(v: float) -> str:
     return f"{100 * v:.1f}%"
 
 
-def plan_table(plan: RebalancePlan) -> str:
+def rebalance_table(plan: RebalancePlan) -> str:
     goal = plan.goal + (f" ({', '.join(plan.drain)})" if plan.drain and plan.goal == DRAIN else "")
     if plan.drain and plan.goal != DRAIN:
         goal += f", drain {', '.join(plan.drain)}"
+    gone = removable(plan)
+    pending = ""
+    if gone and plan.pending and plan.goal == "pack":
+        # the nodes pack frees are what the pending pods may need: say it where it is read first
+        pending = (f"; {len(gone)} node(s) removable while {plan.pending} pod(s) are pending: "
+                   "place them before removing any node")
     lines = [f"rebalance: goal {goal}: {'complete' if plan.complete else 'INCOMPLETE'}, "
-             f"{plan.moves} move(s) in {len(plan.waves)} wave(s); target {plan.status}"]
+             f"{plan.moves} move(s) in {len(plan.waves)} wave(s); target {plan.status}{pending}"]
     for i, w in enumerate(plan.waves, 1):
         lines.append("")
-        cordon = ", ".join(n + (" (temporary)" if n in w.temporary else "") for n in w.cordon) or "-"
+        cordon = listed([n + (" (temporary)" if n in w.temporary else "") for n in w.cordon]) or "-"
         lines.append(f"WAVE {i}   cordon: {cordon}")
         land = {l.pod: l for l in w.landing}
         rows = []
@@ -93,16 +110,15 @@ def plan_table(plan: RebalancePlan) -> str:
         for k in ("max", "mean", "stddev"):
             rows.append((f"{r} utilization {k}", _pct(b["utilization"][r][k]), _pct(a["utilization"][r][k])))
     rows += [("nodes used", b["nodes_used"], a["nodes_used"]),
-             ("empty nodes", ", ".join(b["empty_nodes"]) or "-", ", ".join(a["empty_nodes"]) or "-"),
+             ("empty nodes", listed(b["empty_nodes"], CELL) or "-", listed(a["empty_nodes"], CELL) or "-"),
              ("violations", b["violations"], a["violations"]),
              ("preference", b["preference"], a["preference"])]
     lines += ["", table(("METRIC", "BEFORE", "AFTER"), rows)]
-    gone = removable(plan)
     if gone:
-        lines.append(f"removable: {', '.join(gone)}")
+        lines.append(f"removable: {listed(gone)}")
     lines.append("target levels: " + ", ".join(f"{n} {v}{'' if ok else ' (not proven)'}" for n, v, ok in plan.levels))
     for note in plan.notes:
-        lines.append(f"note: {note}")
+        lines.append(f"note: {note.with_items(listed(note.items))}")
     return "\n".join(lines)
 
 
@@ -173,22 +189,65 @@ def replacement_selector(cluster: Cluster, pod: Pod) -> str:
 SCRIPT_HEAD = r'''set -euo pipefail
 
 TIMEOUT="${TIMEOUT:-600}"  # seconds to wait for each step
+EVICT_TIMEOUT="${EVICT_TIMEOUT:-$TIMEOUT}"  # seconds to keep retrying an eviction a PDB refuses for now (429)
+EVICT_INTERVAL="${EVICT_INTERVAL:-5}"  # seconds between those retries (kubectl drain waits 5 s)
+DRY_RUN="${DRY_RUN:-none}"  # server: every request is sent with dryRun (the API server checks, changes nothing)
 
-# evict NAMESPACE POD [UID]: POST a policy/v1 Eviction; the API server refuses it (429) if a PDB would
-# break, and (409) if the pod is no longer the one of the dump (UID precondition).
+# evict NAMESPACE POD [UID]: POST a policy/v1 Eviction. The API server answers 429 when a PDB allows no
+# disruption now: retried every EVICT_INTERVAL s for up to EVICT_TIMEOUT s, as kubectl drain does; 404: the
+# pod is already gone (done); anything else, such as 409 when the pod is no longer the one of the dump (UID
+# precondition): give up. Prints "evicted NS/POD", or "gave up NS/POD: why" on stderr and returns 1.
 evict() {
-  local options=""
+  local options="" url="/api/v1/namespaces/$1/pods/$2/eviction" dry="" out tries=0
+  local deadline=$((SECONDS + EVICT_TIMEOUT))
   if [ -n "${3:-}" ]; then
     options=", \"deleteOptions\": {\"preconditions\": {\"uid\": \"$3\"}}"
   fi
-  kubectl create --raw "/api/v1/namespaces/$1/pods/$2/eviction" -f - <<EOF
+  if [ "$DRY_RUN" = server ]; then
+    url="$url?dryRun=All"
+    dry=" (dry run)"
+  fi
+  while :; do
+    tries=$((tries + 1))
+    if out=$(kubectl create --raw "$url" -f - 2>&1 <<EOF
 {"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "$2", "namespace": "$1"}$options}
 EOF
+    ); then
+      echo "evicted $1/$2$dry"
+      return 0
+    fi
+    case "$out" in
+      *TooManyRequests*|*"disruption budget"*) ;;
+      *NotFound*)
+        echo "evicted $1/$2: already gone$dry"
+        return 0 ;;
+      *)
+        echo "gave up $1/$2: $out" >&2
+        return 1 ;;
+    esac
+    if [ $((SECONDS + EVICT_INTERVAL)) -ge "$deadline" ]; then
+      echo "gave up $1/$2: refused $tries time(s) in ${EVICT_TIMEOUT}s: $out" >&2
+      return 1
+    fi
+    echo "waiting ${EVICT_INTERVAL}s to retry $1/$2: $out" >&2
+    sleep "$EVICT_INTERVAL"
+  done
+}
+
+# cordon / uncordon NODE...: kubectl's, with --dry-run=server in a dry run.
+cordon() {
+  if [ "$DRY_RUN" = server ]; then kubectl cordon --dry-run=server "$@"; else kubectl cordon "$@"; fi
+}
+uncordon() {
+  if [ "$DRY_RUN" = server ]; then kubectl uncordon --dry-run=server "$@"; else kubectl uncordon "$@"; fi
 }
 
 # gone NAMESPACE POD [UID]: wait until the evicted pod is deleted (its resources are free on its node);
 # with its UID, a pod a StatefulSet already recreated under the same name does not count.
 gone() {
+  if [ "$DRY_RUN" = server ]; then
+    return 0
+  fi
   if [ -z "${3:-}" ]; then
     kubectl wait --for=delete "pod/$2" -n "$1" --timeout="${TIMEOUT}s"
     return
@@ -209,6 +268,9 @@ gone() {
 
 # ready NAMESPACE SELECTOR COUNT NODE: wait until COUNT pods matching SELECTOR are Ready on NODE.
 ready() {
+  if [ "$DRY_RUN" = server ]; then
+    return 0
+  fi
   local deadline=$((SECONDS + TIMEOUT)) n
   while :; do
     n=$(kubectl get pods -n "$1" -l "$2" --field-selector "spec.nodeName=$4" \
@@ -223,6 +285,29 @@ ready() {
     sleep 5
   done
 }
+
+# sourced (tests, or to run one step by hand): the functions only
+if (return 0 2>/dev/null); then
+  return 0
+fi
+
+for arg in "$@"; do
+  case "$arg" in
+    --dry-run=server | --dry-run=none) DRY_RUN="${arg#--dry-run=}" ;;
+    *)
+      echo "usage: $0 [--dry-run=server|none]" >&2
+      exit 2 ;;
+  esac
+done
+case "$DRY_RUN" in
+  none) ;;
+  server)
+    echo "dry run: every request is sent with dryRun=All and changes nothing; nothing is waited for, so each" \
+      "wave's evictions are checked against today's PDB budgets" >&2 ;;
+  *)
+    echo "DRY_RUN must be none or server, not '$DRY_RUN'" >&2
+    exit 2 ;;
+esac
 '''
 
 
@@ -247,7 +332,7 @@ def script_text(cluster: Cluster, plan: RebalancePlan) -> str:
             out.append(f"# PodDisruptionBudget {k}: {n} eviction(s) of {a} allowed disruption(s)")
         new = [n for n in w.cordon if n not in cordoned]
         if new:
-            out.append(f"kubectl cordon {' '.join(q(n) for n in new)}")
+            out.append(f"cordon {' '.join(q(n) for n in new)}")
             cordoned |= set(new)
         for m in w.moves:
             uid = f" {q(m.pod.uid)}" if m.pod.uid else ""
@@ -263,7 +348,7 @@ def script_text(cluster: Cluster, plan: RebalancePlan) -> str:
             out.append(f"ready {q(ns)} {q(sel)} {count} {q(node)}")
         lift = [n for n in w.temporary if n not in already]
         if lift:
-            out.append(f"kubectl uncordon {' '.join(q(n) for n in lift)}")
+            out.append(f"uncordon {' '.join(q(n) for n in lift)}")
             cordoned -= set(lift)
         out.append("")
     kept = [n for n in sorted(cordoned - already)]
@@ -273,62 +358,7 @@ def script_text(cluster: Cluster, plan: RebalancePlan) -> str:
                    f"uncordon {them} after maintenance, or remove {them} from the cluster.")
     if plan.blocked:
         out.append(f"echo {q(f'podplan: the plan is incomplete: {len(plan.blocked)} pod(s) blocked (see the header)')} >&2")
-    out.append(f"echo {q(f'podplan: {plan.moves} move(s) done')}")
+    done = q(f"podplan: {plan.moves} move(s) done")
+    checked = q(f"podplan: {plan.moves} eviction(s) accepted by the API server (dry run: nothing changed)")
+    out.append(f'if [ "$DRY_RUN" = server ]; then echo {checked}; else echo {done}; fi')
     return "\n".join(out) + "\n"
-
-
-# ------------------------------------------------------------------------------------------------ command
-
-
-@click.command("rebalance")
-@click.argument("files", nargs=-1, type=click.Path(allow_dash=True))
-@input_options
-@click.option("--goal", type=click.Choice(GOALS), default=None,
-              help="fix: repair every rule violated now; spread: lowest max utilisation, then stddev; pack: empty "
-                   "as many nodes as possible; prefs: highest preference score. Default: fix (drain with --drain).")
-@click.option("--drain", multiple=True, metavar="NODE",
-              help="What-if: the node must end empty of movable pods (repeatable, emptied in this order).")
-@click.option("--max-moves", type=click.IntRange(min=0), default=None, help="At most this many evictions.")
-@click.option("--time-limit", type=click.FloatRange(min=0.1), default=10.0, show_default=True,
-              help="Wall seconds for the target computation.")
-@click.option("--workers", type=click.IntRange(min=1), default=2, show_default=True, help="CP-SAT search workers.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of CP-SAT and of the landing simulation.")
-@click.option("--evict-local-storage", is_flag=True, help="Pods with emptyDir/hostPath volumes may move.")
-@click.option("--evict-system-critical", is_flag=True, help="Pods with system-critical priority may move.")
-@click.option("--policy", "policy_file", type=click.Path(dir_okay=False), default=None,
-              help="YAML policy file with the preference multipliers (goal prefs).")
-@click.option("-o", "--output", "output", type=click.Choice(["table", "wide", "json", "yaml"]), default="table",
-              show_default=True, callback=wide_as_table, help="Output format (wide: the table).")
-@click.option("--emit", "emit_kind", type=click.Choice(EMITS), default="plan", show_default=True,
-              help="plan: the waves; evictions: policy/v1 Eviction objects per wave; script: a bash script.")
-def rebalance_command(files: Sequence[str], goal: str | None, drain: Sequence[str], max_moves: int | None,
-                      time_limit: float, workers: int, seed: int, evict_local_storage: bool,
-                      evict_system_critical: bool, policy_file: str | None, output: str, emit_kind: str) -> None:
-    """Plan evictions that move running pods to a better state, in PodDisruptionBudget-safe waves."""
-    from ..cli import emit, load_input, movable_scope  # cli imports this module at its end (moved into cli.py next)
-
-    from .policy import load_policy
-
-    policy = load_policy(policy_file)
-    cluster = load_input(files, batch=False)  # the scope says which running pods may move
-    params = RebalanceParams(goal=goal or (DRAIN if drain else "fix"), drain=tuple(drain), max_moves=max_moves,
-                             time_limit=time_limit, workers=workers, seed=seed,
-                             move_policy=MovePolicy(evict_local_storage, evict_system_critical, movable_scope()),
-                             policy=policy)
-    plan = rebalance(cluster, params)
-    moved = {m.key for w in plan.waves for m in w.moves}
-    report = state_report(cluster, plan.final, moved)
-    if not report.ok:
-        bad = [v for v in report.violations if not v.preexisting]
-        raise PlanInvalidError(f"the rebalance plan's final state failed verification: {len(bad)} violation(s), "
-                               f"first: {bad[0].pod} on {bad[0].node}: {bad[0].plugin}: {bad[0].reason}")
-    if emit_kind == "evictions":
-        emit(evictions_text(plan, output))
-    elif emit_kind == "script":
-        emit(script_text(cluster, plan))
-    elif output == "table":
-        emit(plan_table(plan))
-    elif output == "json":
-        emit(json.dumps(plan_document(plan), indent=2))
-    else:
-        emit(yaml.safe_dump(plan_document(plan), sort_keys=False))

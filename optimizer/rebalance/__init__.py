@@ -1,0 +1,88 @@
+"""`podplan rebalance`: a target state for the running pods that may move, and PDB-safe waves to reach it.
+
+`rebalance()` below runs the steps, one module each:
+1. who may move (movable.py, with the Eviction API's arithmetic in disruption.py): the descheduler's default
+   evictor, less the pods the Eviction API refuses for the whole plan;
+2. the target (target_model.py builds the CP-SAT model and its levels, target.py solves them
+   lexicographically and falls back when no valid target exists); drain.py says why a drain leaves pods;
+3. waves (waves.py): PDB-safe, every state between waves valid;
+4. landing (landing.py): where kube-scheduler puts each wave's replacements, and the cordons that steer them;
+5. metrics (metrics.py) before and after; the plan's vocabulary is plan.py, its states states.py.
+
+Knowing differences and limits: cordons a plan adds are operational (kubectl cordon); states are judged on the
+input's Node objects. Required affinity is IgnoredDuringExecution: an immovable pod whose required affinity
+was met only by movable pods is not protected when they move (the verifier calls it pre-existing, as the
+immovable pods alone already break it). Pending pods of the input are not part of a rebalance. Replacements
+are assumed to become Ready (the script waits for it).
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+
+from ...models.objects import Cluster
+
+from ..disruption import budget, pod_ready
+from .drain import left_on_drained
+from .metrics import metrics
+from .movable import who_moves
+from ..runner import Status
+from .plan import DRAIN, GOALS, Blocked, Note, RebalanceError, RebalanceParams, RebalancePlan
+from .states import state_of, violations_by_pod
+from .target import find_target
+from .waves import waves_to
+
+R_NO_TARGET = "no valid target state was found{why}"
+
+
+def rebalance(cluster: Cluster, params: RebalanceParams) -> RebalancePlan:
+    """The whole rebalance: who moves, target, waves, landing, metrics (see the module docstring)."""
+    started = time.perf_counter()
+    deadline = started + params.time_limit
+    node_names = {n.name for n in cluster.nodes}
+    unknown = [d for d in params.drain if d not in node_names]
+    if unknown:
+        raise RebalanceError(f"--drain names node(s) not in the input: {', '.join(unknown)}")
+    if params.goal not in GOALS + (DRAIN,):
+        raise RebalanceError(f"unknown goal {params.goal!r}: one of {', '.join(GOALS)}")
+    notes: list[Note] = []
+    if cluster.pending:
+        notes.append(Note(f"{len(cluster.pending)} pending pod(s) of the input are not part of a rebalance"))
+    base = replace(cluster, pending=())
+    drained = set(params.drain)
+
+    healthy = {p.key: pod_ready(p) for p in base.pods}
+    initial_bad = violations_by_pod(state_of(base, {}))
+    start_budgets = {b.key: budget(b, [(p, healthy[p.key]) for p in base.pods], base.workloads) for b in base.pdbs}
+    movers = who_moves(base, params.move_policy, drained, healthy, start_budgets, initial_bad)
+    blocked = [Blocked(pod, why) for pod, why in movers.blocked]
+    for reason, keys in movers.kept.items():
+        notes.append(Note(f"{len(keys)} pod(s) cannot be evicted ({{items}}): {reason}", tuple(keys)))
+
+    found = find_target(base, movers.free, params, deadline, movers.guarded, initial_bad)
+    notes.extend(Note(n) for n in found.notes)
+    target, free = found.target, found.free
+    if target is None:
+        why = " within the time limit" if time.perf_counter() >= deadline else ""
+        blocked.append(Blocked("-", R_NO_TARGET.format(why=why)))
+        where = {p.key: p.node_name for p in base.pods}
+        before = metrics(base, where, (), params.drain, params.policy)
+        return RebalancePlan(params.goal, params.drain, False, tuple(blocked), (), before, before, Status.NO_TARGET, (),
+                             tuple(notes), time.perf_counter() - started, where, len(cluster.pending))
+    on_drained = {p.key for p in base.pods if p.node_name in drained}
+    for key, why in found.unrepaired.items():
+        if params.goal == "fix" or key in on_drained:
+            blocked.append(Blocked(key, why))
+        else:
+            notes.append(Note(f"{key} {why}"))
+    blocked += left_on_drained(base, free, target, params)
+
+    waves, stuck, final = waves_to(base, target, free, params, healthy, initial_bad)
+    blocked += stuck
+    moved = {m.key for w in waves for m in w.moves}
+    before = metrics(base, {p.key: p.node_name for p in base.pods}, (), params.drain, params.policy)
+    after = metrics(base, final, moved, params.drain, params.policy)
+    notes.extend(Note(n) for n in target.notes)
+    return RebalancePlan(params.goal, params.drain, not blocked, tuple(blocked), tuple(waves), before, after,
+                         target.status, target.levels, tuple(notes), time.perf_counter() - started, final,
+                         len(cluster.pending))

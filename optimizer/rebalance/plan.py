@@ -1,0 +1,111 @@
+"""The rebalance's vocabulary: its parameters, a move, a wave, the target and the plan (frozen dataclasses),
+and the goal and status names every module of optimizer.rebalance shares."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ...models.errors import PodplanError
+from ...models.objects import Pod
+
+from ..policy import Policy
+from ..runner import Status
+from .movable import MovePolicy
+
+GOALS = ("fix", "spread", "pack", "prefs")
+DRAIN = "drain"
+EMITS = ("plan", "evictions", "script")  # what `podplan rebalance --emit` prints
+
+
+
+class RebalanceError(PodplanError):
+    """Arguments that name nothing in the input (an unknown --drain node), or that do not apply together."""
+
+
+@dataclass(frozen=True)
+class RebalanceParams:
+    goal: str = "fix"  # fix | spread | pack | prefs | drain (only --drain)
+    drain: tuple[str, ...] = ()
+    max_moves: int | None = None
+    time_limit: float = 10.0
+    workers: int = 2
+    seed: int = 0
+    move_policy: MovePolicy = MovePolicy()
+    policy: Policy = Policy()
+    log_progress: bool = False  # a line per target stage and improving solution on stderr
+
+
+@dataclass(frozen=True)
+class Move:
+    pod: Pod  # the evicted pod
+    source: str
+    target: str
+
+    @property
+    def key(self) -> str:
+        return self.pod.key
+
+
+@dataclass(frozen=True)
+class Blocked:
+    pod: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class Landing:
+    pod: str  # the evicted pod whose replacement this is
+    planned: str
+    alone: str  # where kube-scheduler puts it with only the drained nodes cordoned ("" = stays pending)
+    cordoned: str  # with the wave's cordons
+
+
+@dataclass(frozen=True)
+class Wave:
+    moves: tuple[Move, ...]  # in eviction order
+    cordon: tuple[str, ...]  # nodes cordoned while the wave runs (drained nodes included)
+    temporary: tuple[str, ...]  # of those, the ones uncordoned after the wave
+    landing: tuple[Landing, ...]
+    budgets: dict[str, tuple[int, int]] = field(default_factory=dict)  # pdb -> (evictions, allowed)
+    spends: dict[str, str] = field(default_factory=dict)  # evicted pod -> the PDB whose disruption it spends
+
+
+@dataclass(frozen=True)
+class Target:
+    assignment: dict[str, str]  # every free pod -> its node in the target
+    status: Status  # OPTIMAL | FEASIBLE | NO_TARGET
+    levels: tuple[tuple[str, int, bool], ...]  # (level, value, proven optimal)
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Note:
+    """A note of the plan. `{items}` in `text` stands for `items` (pods, nodes): JSON and YAML list them all,
+    tables count them past a few (render.rebalance)."""
+    text: str
+    items: tuple[str, ...] = ()
+
+    def with_items(self, items: str) -> str:
+        return self.text.replace("{items}", items) if self.items else self.text
+
+
+@dataclass(frozen=True)
+class RebalancePlan:
+    goal: str
+    drain: tuple[str, ...]
+    complete: bool
+    blocked: tuple[Blocked, ...]
+    waves: tuple[Wave, ...]
+    before: dict[str, Any]
+    after: dict[str, Any]
+    status: str
+    levels: tuple[tuple[str, int, bool], ...]
+    notes: tuple[Note, ...]
+    wall_seconds: float
+    final: dict[str, str]  # every pod of the cluster -> its node after the waves
+    pending: int = 0  # pending pods of the input (not part of a rebalance: they may need the nodes it frees)
+
+    @property
+    def moves(self) -> int:
+        return sum(len(w.moves) for w in self.waves)
+

@@ -1,0 +1,307 @@
+"""The target: the lexicographic optimum of target_model's levels for the free pods, solved one stage at a
+time (each stage fixes the level's optimum, the previous solution as hint; the first hint is every pod
+staying, completed by CP-SAT with the counts fixed; a level's variables are added when its stage starts, and
+the hint is completed over them the same way). Which pod of a class moves where is then chosen so that moves
+stay inside their topology domains where they can (pods no PDB guards move first).
+
+Large drain/fix problems (over FOCUS_LIMIT movable pods) first re-place only the pods that must move, which is
+provably the fewest moves for a drain that empties. When no valid target exists (a free pod violates a rule
+now and cannot be repaired: no node takes it, or not within --max-moves), the pods in violation are kept in
+place and then released one at a time while a valid target still exists (`find_target`).
+"""
+from __future__ import annotations
+
+import sys
+import time
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ortools.sat.python import cp_model
+
+from ...models.objects import Cluster, Pod
+from ..runner import Level, Progress, SolverParams, Status, complete, lexicographic, run
+
+from .metrics import goal_values, occupied
+from .movable import goes_with_node
+from .plan import DRAIN, RebalanceParams, Target
+from .states import state_of
+from .target_model import SENSE, BuiltModel, build_model, level_names
+
+FOCUS_LIMIT = 300  # movable pods above which drain/fix first re-place only the pods that must move
+BOUNDED_PODS = 150  # pods a bounded search of a large pack/spread moves at most
+LARGE_MODEL = 20_000  # variables above which CP-SAT skips its most expensive presolve steps
+
+R_UNREPAIRED = "violates {rules} on {node} and no valid target moves it{limit}"
+
+
+def _say(params: RebalanceParams, line: str) -> None:
+    if params.log_progress:
+        print(f"rebalance: {line}", file=sys.stderr, flush=True)
+
+
+def _large(model: cp_model.CpModel) -> dict[str, Any]:
+    """CP-SAT parameters for a model of this size."""
+    if len(model.proto.variables) > LARGE_MODEL:
+        # a 300-node cluster's pack model (75,000 variables): presolve's probing and symmetry detection alone
+        # outlast a 30 s stage on 2 cores, and CP-SAT then reports no solution, not even the complete feasible
+        # hint. Without them the search starts after a few seconds and its LNS improves the hint at once.
+        return {"cp_model_probing_level": 0, "symmetry_level": 0}
+    return {}
+
+
+def _solver(params: RebalanceParams) -> SolverParams:
+    return SolverParams(workers=params.workers, seed=params.seed)
+
+
+def _feasible(cluster: Cluster, free: list[Pod], params: RebalanceParams, limit: float) -> bool | None:
+    built = build_model(cluster, free, params, feasibility_only=True)
+    done = run(built.model, _solver(params), limit, extra=_large(built.model))
+    if done.found:
+        return True
+    return False if done.status is Status.INFEASIBLE else None
+
+
+
+def _stay_solution(built: BuiltModel, params: RebalanceParams, limit: float,
+                   counts: Mapping[tuple[int, int], int] | None = None) -> list[int] | None:
+    """Every free pod where it runs (or `counts` pods of each class on each node, from a bounded search),
+    completed into a full solution of the model (auxiliary variables: presence literals, utilisation, ...) by
+    CP-SAT with every x fixed: the first stage's hint and the incumbent when a stage finds nothing better in
+    time. None when that placement is not valid."""
+    if counts is None:
+        if not built.stay_possible:
+            return None
+        counts = built.here
+    known = {key: ctx.ub[key] for ctx in built.ctx_list for key in ctx.x}
+    if any(k and (key not in known or known[key] < k) for key, k in counts.items()):
+        return None  # a pod on a node where the model has no room for it
+    fixed = {var.index: counts.get(key, 0) for ctx in built.ctx_list for key, var in ctx.x.items()}
+    return complete(built.model, fixed, _solver(params), limit).values
+
+
+def _counts(built: BuiltModel, free: Sequence[Pod], where: Mapping[str, str]) -> dict[tuple[int, int], int]:
+    """(class, node) -> pods of the class there, with the free pods on `where` (default: where they run)."""
+    problem = built.problem
+    origin = {p.key: p.node_name for p in free}
+    out: dict[tuple[int, int], int] = defaultdict(int)
+    for c, cls in enumerate(problem.classes):
+        for p in cls.pods:
+            node = where.get(p.key, origin.get(p.key, ""))
+            if node in problem.node_index:
+                out[(c, problem.node_index[node])] += 1
+    return dict(out)
+
+
+def topology_keys(pod: Pod) -> list[str]:
+    """The topology keys the pod's own spread constraints and pod (anti-)affinity terms read."""
+    a = pod.affinity
+    keys = [c.topology_key for c in pod.spread_constraints]
+    keys += [t.topology_key for t in a.pod_required + a.anti_required]
+    keys += [w.term.topology_key for w in a.pod_preferred + a.anti_preferred]
+    return list(dict.fromkeys(keys))
+
+
+def _counts_to_assignment(built: BuiltModel, solution: Sequence[int], free: list[Pod],
+                          guarded: Mapping[str, int]) -> dict[str, str]:
+    """Counts per (class, node) -> a node per free pod: as many pods as possible stay where they run; among
+    the pods of a class on one node, those no PDB guards (then those with more budget) move first."""
+    problem = built.problem
+    out: dict[str, str] = {}
+    origin = {p.key: p.node_name for p in free}
+    for ctx in built.ctx_list:
+        for c in ctx.classes:
+            cls = problem.classes[c]
+            want = {n: solution[ctx.x[(c, n)].index] for n in ctx.by_class[c]}
+            by_node: dict[int, list[Pod]] = defaultdict(list)
+            for p in cls.pods:
+                by_node[problem.node_index.get(origin[p.key], -1)].append(p)
+            movers: list[Pod] = []
+            for n, pods in by_node.items():
+                pods.sort(key=lambda p: (guarded.get(p.key, 1 << 30), p.order), reverse=True)
+                keep = min(len(pods), want.get(n, 0))
+                for p in pods[len(pods) - keep:]:
+                    out[p.key] = problem.nodes[n].name
+                movers.extend(pods[:len(pods) - keep])
+            movers.sort(key=lambda p: p.order)
+            slots = [n for n in sorted(want) for _ in range(max(0, want[n] - len(by_node.get(n, []))))]
+            keys = topology_keys(cls.rep)
+            for p in movers:
+                src = problem.nodes[problem.node_index[origin[p.key]]].labels if origin[p.key] in problem.node_index \
+                    else {}
+                if not slots:
+                    break
+                # stay in the same topology domains where possible: counts per domain (spread skew, affinity
+                # domains) then change only as much as the target says, so fewer moves must happen together
+                best = max(range(len(slots)), key=lambda i: (
+                    sum(1 for k in keys if k in src and problem.nodes[slots[i]].labels.get(k) == src[k]), -i))
+                out[p.key] = problem.nodes[slots.pop(best)].name
+    return out
+
+
+def solve_target(cluster: Cluster, free: list[Pod], params: RebalanceParams, deadline: float,
+                 guarded: Mapping[str, int] | None = None, start: Mapping[str, str] | None = None) -> Target | None:
+    """The lexicographic optimum for `free` pods (None: no valid target exists, or none found in time).
+    `start`: a valid placement of some free pods (the others stay) to start from instead of every pod staying."""
+    built = build_model(cluster, free, params)
+    model = built.model
+    limit = max(0.1, (deadline - time.perf_counter()) * 0.2)
+    solution = _stay_solution(built, params, limit, _counts(built, free, start)) if start else None
+    if solution is None:
+        solution = _stay_solution(built, params, limit)
+    stages = [Level(name, build, sense) for name, build, sense in built.levels]
+    done = lexicographic(model, stages, _solver(params), deadline, incumbent=solution, floor=False,
+                         stop_when_unimproved=True, extra=_large, say=lambda line: _say(params, line),
+                         progress=lambda name: Progress(f"rebalance {name}", time.perf_counter(), params.log_progress))
+    if done.values is None and done.stopped:
+        return None  # no valid target, or none found in time
+    results = [(lv.name, lv.value, lv.optimal) for lv in done.levels]
+    proven = all(ok for _, _, ok in results) and not done.stopped
+    notes = [done.stopped] if done.stopped else []
+    solution = done.values
+    if solution is None:
+        # every level was a constant: any solution is optimal
+        model.clear_objective()
+        found = run(model, _solver(params), max(0.1, deadline - time.perf_counter()), extra=_large(model))
+        if found.values is None:
+            return None
+        solution = found.values
+    assignment = _counts_to_assignment(built, solution, free, guarded or {})
+    # an unproven moves level counts stays the solver left below min(x, here); the assignment keeps every pod
+    # it can in place: report the moves it makes
+    moved = sum(1 for p in free if assignment.get(p.key, p.node_name) != p.node_name)
+    results = [(n, moved if n == "moves" and not ok else v, ok) for n, v, ok in results]
+    if len(results) < len(built.levels):
+        # the levels no stage reached: their values in the incumbent, not proven
+        values = goal_values(cluster, params, assignment, free)
+        results += [(name, values[name], False) for name, _, _ in built.levels[len(results):]]
+    return Target(assignment, Status.OPTIMAL if proven else Status.FEASIBLE, tuple(results), tuple(notes))
+
+
+
+def _focused(cluster: Cluster, free: list[Pod], params: RebalanceParams, drained: set[str],
+             initial_bad: Mapping[str, set[str]], deadline: float, guarded: Mapping[str, int]) -> Target | None:
+    """Large clusters, drain/fix: re-place only the pods that must move. Accepted when every drained node
+    empties and, for a drain, each of those pods moves once: the fewest moves possible (a drained node's pods
+    all have to move); the tie-break is then over those pods only. None: solve with every movable pod."""
+    must = [p for p in free if p.node_name in drained or p.key in initial_bad]
+    if not must:
+        return Target({}, Status.OPTIMAL, (("moves", 0, True),))
+    share = time.perf_counter() + (deadline - time.perf_counter()) * 0.5
+    target = solve_target(cluster, must, params, share, guarded)
+    if target is None:
+        return None
+    values = dict((name, v) for name, v, _ in target.levels)
+    if any(values.get(f"{DRAIN}:{d}", 0) for d in params.drain):
+        return None
+    if params.goal == DRAIN and values.get("moves") != sum(1 for p in must if p.node_name in drained):
+        return None
+    return target
+
+
+
+@dataclass(frozen=True)
+class Found:
+    target: Target | None  # None: no valid target state, or none found in time
+    free: list[Pod]  # the pods the target re-places (the other movable pods stay, as existing pods)
+    unrepaired: dict[str, str]  # pod in violation that no valid target moves -> why (kept in place)
+    notes: list[str]
+
+
+def find_target(cluster: Cluster, free: list[Pod], params: RebalanceParams, deadline: float,
+                guarded: Mapping[str, int], initial_bad: Mapping[str, set[str]]) -> Found:
+    """The target for `free` pods: focused on the pods that must move when the problem is large, then with
+    every free pod; with no valid target, the pods in violation are released one at a time (module docstring)."""
+    notes: list[str] = []
+    target = None
+    if params.goal in ("fix", DRAIN) and len(free) > FOCUS_LIMIT and params.max_moves is None:
+        target = _focused(cluster, free, params, set(params.drain), initial_bad, deadline, guarded)
+        if target is not None:
+            notes.append(f"{len(free)} movable pods: only the {len(target.assignment)} that must move (on drained "
+                         "nodes, or in violation) were re-placed; the others stayed where they run")
+            free = [p for p in free if p.key in target.assignment]  # the others count as existing pods
+    if target is None and params.goal in ("pack", "spread") and len(free) > FOCUS_LIMIT and not params.drain:
+        target = _bounded(cluster, free, params, deadline, guarded)
+    elif target is None:
+        target = solve_target(cluster, free, params, deadline, guarded)
+    kept: dict[str, str] = {}
+    if target is None:
+        violators = [p for p in free if p.key in initial_bad]
+        ok = [p for p in free if p.key not in initial_bad]
+        budget = max(0.1, (deadline - time.perf_counter()) * 0.3 / max(1, len(violators)))
+        if _feasible(cluster, ok, params, budget):
+            for v in violators:
+                if _feasible(cluster, ok + [v], params, budget):
+                    ok.append(v)
+                else:
+                    limit = f" within --max-moves {params.max_moves}" if params.max_moves is not None else ""
+                    kept[v.key] = R_UNREPAIRED.format(rules=", ".join(sorted(initial_bad[v.key])),
+                                                      node=v.node_name, limit=limit)
+            ok.sort(key=lambda p: p.order)
+            target = solve_target(cluster, ok, params, max(deadline, time.perf_counter() + 1.0), guarded)
+            free = ok
+    return Found(target, free, kept, notes)
+
+
+def _bounded(cluster: Cluster, free: list[Pod], params: RebalanceParams, deadline: float,
+             guarded: Mapping[str, int]) -> Target | None:
+    """Large pack/spread problems: first a bounded search that moves only the pods of the nodes easiest to empty
+    (pack: the nodes with the fewest pods, all movable) or of the fullest nodes (spread), up to BOUNDED_PODS
+    pods, with everything else in place: a small model CP-SAT solves in seconds. Then every movable pod, from
+    that placement, in the time left; the better of the two (lexicographically, on every level) is kept.
+    Without it the full model of a 300-node cluster spends the whole limit in presolve and keeps every pod
+    where it runs ("complete, 0 moves" where --max-moves 10 frees 6 nodes)."""
+    state = state_of(cluster, {})
+    mine = {p.key for p in free}
+    on: dict[str, list[Pod]] = defaultdict(list)
+    for p in free:
+        on[p.node_name].append(p)
+    kept = [n.name for n in cluster.nodes if n.name not in params.drain]
+
+    def load(name: str) -> float:
+        info = state.nodes[name]
+        return max((info.requested.get(r, 0) / a for r, a in info.node.allocatable.items()
+                    if r in ("cpu", "memory") and a > 0), default=0.0)
+
+    if params.goal == "pack":
+        whole = [n for n in kept if occupied(state.nodes[n]) and all(
+            p.key in mine or goes_with_node(p) for p in state.nodes[n].pods.values())]
+        order = sorted(whole, key=lambda n: (len(on[n]), load(n)))
+    else:
+        order = sorted((n for n in kept if on[n]), key=load, reverse=True)
+    chosen: list[Pod] = []
+    nodes = 0
+    for name in order:
+        if chosen and len(chosen) + len(on[name]) > BOUNDED_PODS:
+            break
+        chosen.extend(on[name])
+        nodes += 1
+    if not chosen or len(chosen) == len(free):
+        return solve_target(cluster, free, params, deadline, guarded)
+    chosen.sort(key=lambda p: p.order)
+    _say(params, f"bounded search: the {len(chosen)} movable pods of {nodes} node(s) first")
+    share = time.perf_counter() + (deadline - time.perf_counter()) * 0.4
+    small = solve_target(cluster, chosen, params, share, guarded)
+    start = small.assignment if small is not None else None
+    _say(params, f"every movable pod ({len(free)}) from there")
+    full = solve_target(cluster, free, params, deadline, guarded, start)
+    if small is None:
+        return full
+    if full is not None and not _worse(cluster, params, free, full.assignment, small.assignment):
+        return full
+    which = "the nodes easiest to empty" if params.goal == "pack" else "the fullest nodes"
+    notes = small.notes + (f"only the {len(chosen)} pods of {which} were re-placed: the search over every "
+                           "movable pod found nothing better in time",)
+    values = goal_values(cluster, params, small.assignment, free)
+    return Target(small.assignment, Status.FEASIBLE, tuple((n, values[n], False) for n in level_names(params)), notes)
+
+
+def _worse(cluster: Cluster, params: RebalanceParams, free: list[Pod], a: Mapping[str, str],
+           b: Mapping[str, str]) -> bool:
+    """Is assignment `a` lexicographically worse than `b` on the target's levels?"""
+    va, vb = goal_values(cluster, params, a, free), goal_values(cluster, params, b, free)
+    for name in level_names(params):
+        if va[name] != vb[name]:
+            return va[name] < vb[name] if SENSE.get(name, "min") == "max" else va[name] > vb[name]
+    return False

@@ -1,0 +1,397 @@
+"""Waves: the moves of the target in PDB-safe steps.
+
+Moves are put in waves greedily (drained nodes first, in order). A move joins the wave when (a) its PDB still
+allows a disruption in this wave (disruption.budget at the start of the wave, Eviction API arithmetic), (b) the
+state after the wave stays valid: its replacement passes every Filter on its node, and every pod whose required
+(anti-)affinity or DoNotSchedule spread sees it keeps its verdict. Evictions of a wave happen before its
+arrivals, so a pod arrives on B in the wave where what must leave B leaves, or later. A move that does not fit
+alone is tried with the moves it depends on (up to GROUP_LIMIT): the move of the pod it would break, a move off
+its node, the partner its affinity needs (a swap, a co-located pair). Every state between waves is checked
+with the verifier (existing = pods not moved yet, placed = the replacements); a wave that fails it is shrunk.
+A wave is then landed (landing.py): where kube-scheduler's nodes differ from the plan and make a target that
+is valid and equal on every level, the plan takes them (nothing to steer); moves cordons cannot steer wait for
+a later wave. When no wave can be built, each remaining move is tried as the start of a wave of its own. Moves
+no wave can make are `blocked`, with the state they would break and the budget that forbids the moves that
+would have to go with them.
+
+Waves are greedy, not minimal in number; a PDB that allows one disruption makes one wave per eviction of its
+pods, as the Eviction API would.
+"""
+from __future__ import annotations
+
+import sys
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+from ...models.objects import Cluster, Node, Pod
+
+from ..framework import run_filters
+from ..problem import pod_signature
+from ..registry import DEFAULT_PROFILE
+from ..state import ClusterState
+from ..verify import judge, verify
+from ..disruption import Budget, budget, guarding, spends
+from .landing import assign_landing, land
+from .metrics import goal_values, occupied
+from .movable import as_pending
+from .plan import Blocked, Landing, Move, RebalanceParams, Target, Wave
+from .states import state_of, state_report
+from .target_model import level_names
+
+GROUP_LIMIT = 8  # moves tried together when one does not fit alone
+ORDER_LIMIT = 30  # waves up to which replacements with fewer feasible nodes are evicted first
+
+
+def _sees(holder: Pod, pod: Pod) -> bool:
+    """Could `pod` moving change `holder`'s verdict on required (anti-)affinity or DoNotSchedule spread?"""
+    a = holder.affinity
+    sels = [t.label_selector for t in a.pod_required + a.anti_required]
+    sels += [c.label_selector for c in holder.spread_constraints if c.when_unsatisfiable == "DoNotSchedule"]
+    return any(s is not None and s.matches(pod.labels) for s in sels)
+
+
+def _holds_terms(pod: Pod) -> bool:
+    a = pod.affinity
+    return bool(a.pod_required or a.anti_required or
+                any(c.when_unsatisfiable == "DoNotSchedule" for c in pod.spread_constraints))
+
+
+class _Waves:
+    """Builds waves over a mutable copy of the state (see the module docstring, step 3)."""
+
+    def __init__(self, cluster: Cluster, params: RebalanceParams, healthy: Mapping[str, bool],
+                 initial_bad: Mapping[str, set[str]], retire: Sequence[str] = ()) -> None:
+        self.cluster = cluster
+        self.params = params
+        self.where: dict[str, str] = {p.key: p.node_name for p in cluster.pods}
+        self.moved: set[str] = set()
+        self.healthy = dict(healthy)
+        self.initial_bad = initial_bad
+        self.holders = [p for p in cluster.pods if _holds_terms(p)]
+        self._watchers: dict[str, list[Pod]] = {}
+        self.pods = {p.key: p for p in cluster.pods}
+        # cordoned from the first wave to the end: drained nodes, and the nodes `pack` empties (removable)
+        self.drain_cordons = tuple(dict.fromkeys(tuple(params.drain) + tuple(retire)))
+        self.why: dict[str, str] = {}  # move key -> last reason it could not join a wave
+        self.why_budget: dict[str, str] = {}  # move key -> the PDB that refused it (alone or in its group)
+
+    def reason(self, key: str) -> str:
+        """Why a move joins no wave: the state it would break, and the budget that forbids the moves that
+        would have to happen with it."""
+        invalid, budget = self.why.get(key, ""), self.why_budget.get(key, "")
+        if invalid and budget:
+            return f"{invalid}; the moves that would have to go with it exceed the {budget}"
+        return invalid or budget or "no wave keeps every state valid"
+
+    # -- PDB budgets at the start of a wave ------------------------------------------------------------
+    def budgets(self) -> dict[str, Budget]:
+        pods = [(p, self.healthy.get(p.key, True)) for p in self.cluster.pods]
+        return {b.key: budget(b, pods, self.cluster.workloads) for b in self.cluster.pdbs}
+
+    def cost(self, m: Move, budgets: Mapping[str, Budget]) -> str:
+        """The PDB this eviction spends one disruption of, or ""."""
+        for b in guarding(self.cluster.pdbs, m.pod):
+            if spends(m.pod, self.healthy.get(m.key, True), budgets[b.key]):
+                return b.key
+        return ""
+
+    # -- validity -----------------------------------------------------------------------------------------
+    @staticmethod
+    def _apply(state: ClusterState, m: Move) -> Pod:
+        """Evict m.pod and bind its replacement (a new pod of the controller: no spec.nodeName)."""
+        state.remove(m.pod)
+        new = replace(m.pod, node_name="")
+        state.add(new, m.target)
+        return new
+
+    @staticmethod
+    def _undo(state: ClusterState, m: Move, new: Pod) -> None:
+        state.remove(new)
+        state.add(m.pod, m.source)
+
+    def _ok_after(self, state: ClusterState, arrivals: Sequence[tuple[Pod, str]], touched: Sequence[Pod],
+                  wave_keys: set[str]) -> tuple[str, tuple[str, str, str]]:
+        """("", ...) when the state is valid around these arrivals, else the first reason (for the blocked text)
+        and the culprit: ("arrival", pod key, plugin) for a replacement rejected on its node, ("holder", pod key,
+        plugin) for a pod whose verdict the moves break."""
+        for new, node in arrivals:
+            reasons = judge(new, node, state)
+            if reasons:
+                return f"{node}: {reasons[0].plugin}: {reasons[0].reason}", ("arrival", new.key, reasons[0].plugin)
+        verdicts: dict[tuple[Any, ...], list[Any]] = {}  # identical pods on one node get one verdict
+        watching: dict[str, Pod] = {}
+        for t in touched:
+            watching.update((h.key, h) for h in self.watchers(t))
+        for h in watching.values():
+            key = h.key
+            node = state.node_of.get(key)
+            if node is None:
+                continue
+            pod = state.nodes[node].pods[key]
+            sig = (node, pod_signature(pod, frozenset(pod.labels)), tuple(sorted(pod.labels.items())))
+            reasons = verdicts.get(sig)
+            if reasons is None:
+                reasons = verdicts[sig] = judge(pod, node, state)
+            allowed = set() if (key in self.moved or key in wave_keys) else self.initial_bad.get(key, set())
+            bad = [r for r in reasons if r.plugin not in allowed]
+            if bad:
+                return f"{key} on {node} would break: {bad[0].plugin}: {bad[0].reason}", ("holder", key, bad[0].plugin)
+        return "", ("", "", "")
+
+    def watchers(self, pod: Pod) -> list[Pod]:
+        """Pods whose required (anti-)affinity or DoNotSchedule spread selects `pod` (cached per pod)."""
+        found = self._watchers.get(pod.key)
+        if found is None:
+            found = self._watchers[pod.key] = [h for h in self.holders if _sees(h, pod)]
+        return found
+
+    def current_state(self, nodes: Sequence[Node] | None = None) -> ClusterState:
+        return state_of(self.cluster, self.where, self.moved, nodes)
+
+    def verified(self, wave: Sequence[Move]) -> bool:
+        where = dict(self.where)
+        for m in wave:
+            where[m.key] = m.target
+        return state_report(self.cluster, where, self.moved | {m.key for m in wave}).ok
+
+    # -- building one wave ---------------------------------------------------------------------------------
+    def build(self, remaining: list[Move], exclude: set[str], starts: set[str] | None = None) -> list[Move]:
+        """Moves joining the next wave: one at a time when it fits alone, else with the moves it depends on.
+        `starts`: only these moves may start a group (the others may still join one as helpers)."""
+        budgets = self.budgets()
+        left = {k: b.allowed for k, b in budgets.items()}
+        state = self.current_state()
+        wave: list[Move] = []
+        keys: set[str] = set()
+        by_key = {m.key: m for m in remaining}
+        progress = True
+        while progress:
+            progress = False
+            for m in remaining:
+                if m.key in keys or m.key in exclude or (starts is not None and m.key not in starts):
+                    continue
+                group = [m]
+                for _ in range(GROUP_LIMIT):
+                    ok, culprit = self._try(state, group, budgets, left, keys)
+                    if ok or not culprit[0]:
+                        break
+                    helper = self._helper(culprit, group, remaining, by_key, keys | exclude)
+                    if helper is None:
+                        break
+                    group.append(helper)
+                if ok:
+                    wave.extend(group)
+                    keys |= {g.key for g in group}
+                    progress = True
+        return wave
+
+    def _try(self, state: ClusterState, group: list[Move], budgets: Mapping[str, Budget],
+             left: dict[str, int], keys: set[str]) -> tuple[bool, tuple[str, str, str]]:
+        """Add `group` to the wave being built in `state` if the budgets allow it and the state stays valid;
+        else the culprit (see _ok_after; empty when a budget refused it)."""
+        need = Counter(self.cost(m, budgets) for m in group)
+        need.pop("", None)
+        short = [k for k, n in need.items() if left[k] < n]
+        if short:
+            b = budgets[short[0]]
+            for m in group:
+                if self.cost(m, budgets) == short[0]:
+                    self.why_budget[m.key] = (f"PodDisruptionBudget {b.pdb} allows {b.allowed} disruption(s) per "
+                                              f"wave ({b.cause()})")
+            return False, ("", "", "")
+        arrivals = [(self._apply(state, m), m.target) for m in group]
+        why, culprit = self._ok_after(state, arrivals, [m.pod for m in group], keys | {m.key for m in group})
+        if why:
+            for m, (new, _) in reversed(list(zip(group, arrivals))):
+                self._undo(state, m, new)
+            for m in group:
+                self.why[m.key] = why
+            return False, culprit
+        for k, n in need.items():
+            left[k] -= n
+        return True, culprit
+
+    @staticmethod
+    def _helper(culprit: tuple[str, str, str], group: list[Move], remaining: Sequence[Move],
+                by_key: Mapping[str, Move], taken: set[str]) -> Move | None:
+        """The remaining move most likely to make `group` valid with it: the broken pod's own move; for a
+        rejected replacement, a move off its node (room, anti-affinity), then a partner its terms need moving
+        to the same node, then any move its selectors or theirs see (spread groups, co-located pairs)."""
+        kind, key, plugin = culprit
+        inside = {g.key for g in group} | taken
+        if kind == "holder":
+            m = by_key.get(key)
+            return m if m is not None and m.key not in inside else None
+        a = by_key[key]
+        free = [q for q in remaining if q.key not in inside]
+        ranked = ([q for q in free if q.source == a.target],
+                  [q for q in free if q.target == a.target and _sees(a.pod, q.pod)],
+                  [q for q in free if _sees(a.pod, q.pod) or _sees(q.pod, a.pod)])
+        if plugin in ("NodeResourcesFit", "NodePorts"):
+            ranked = ranked[:1]
+        return next((q for tier in ranked for q in tier), None)
+
+
+    def shrink(self, wave: Sequence[Move], exclude: set[str]) -> list[Move]:
+        """The wave without `exclude`, if it is still valid on its own (one check, no rebuild); else []."""
+        reduced = [m for m in wave if m.key not in exclude]
+        if not reduced:
+            return []
+        budgets = self.budgets()
+        ok, _ = self._try(self.current_state(), reduced, budgets, {k: b.allowed for k, b in budgets.items()}, set())
+        return self.order(reduced) if ok else []
+
+    def order(self, wave: list[Move]) -> list[Move]:
+        """The wave in eviction order (see eviction_order), counting each replacement's feasible nodes on the
+        state after the wave's evictions."""
+        if len(wave) < 2:
+            return wave
+        if len(wave) > ORDER_LIMIT:
+            return eviction_order(wave)  # counting every replacement's feasible nodes costs more than it helps
+        state = self.current_state()
+        for m in wave:
+            state.remove(m.pod)
+        choices = {}
+        for m in wave:
+            new = replace(m.pod, node_name="")
+            choices[m.key] = sum(1 for v in run_filters(new, state, DEFAULT_PROFILE.filters) if v.feasible)
+        return eviction_order(wave, choices)
+
+    def land(self, wave: list[Move]) -> tuple[tuple[str, ...], list[str], list[str], list[int]]:
+        """landing.land on the state before `wave`."""
+        return land(self.cluster, self.where, self.moved, self.params.seed, self.drain_cordons, wave)
+
+    def commit(self, wave: Sequence[Move]) -> None:
+        for m in wave:
+            self.where[m.key] = m.target
+            self.moved.add(m.key)
+            self.healthy[m.key] = True  # the script waits for the replacement to be Ready
+
+
+
+def eviction_order(moves: Iterable[Move], choices: Mapping[str, int] | None = None) -> list[Move]:
+    """kube-scheduler queues higher priority first whatever the creation order; within a priority the
+    replacements are created, and queued, in eviction order: pods with required pod affinity after the others
+    (their partners must be bound first), then the ones with fewer nodes to choose from (`choices`), then
+    larger requests (first-fit decreasing), then input order."""
+    choices = choices or {}
+    return sorted(moves, key=lambda m: (-m.pod.priority, bool(m.pod.affinity.pod_required), choices.get(m.key, 0),
+                                        -m.pod.requests.get("cpu", 0), -m.pod.requests.get("memory", 0),
+                                        m.pod.order))
+
+
+def plan_waves(cluster: Cluster, moves: Sequence[Move], params: RebalanceParams, healthy: Mapping[str, bool],
+               initial_bad: Mapping[str, set[str]], retire: Sequence[str] = (),
+               accept: Callable[[Mapping[str, str]], bool] | None = None,
+               ) -> tuple[list[Wave], list[tuple[Move, str]], dict[str, str]]:
+    """Waves for `moves` (in priority order: drained nodes first), the moves no wave can make with why, and
+    where every pod is after the waves. `retire`: nodes the target empties, cordoned like drained ones.
+    `accept(changes)`: whether the target with these pods sent elsewhere is as good (every level equal) and
+    valid; then a wave whose replacements kube-scheduler lands differently takes kube-scheduler's nodes
+    (no cordon needed) instead of being split."""
+    w = _Waves(cluster, params, healthy, initial_bad, retire)
+    drain_rank = {d: i for i, d in enumerate(params.drain)}
+    remaining = sorted(moves, key=lambda m: (drain_rank.get(m.source, len(drain_rank)), m.pod.order))
+    waves: list[Wave] = []
+    stuck: list[tuple[Move, str]] = []
+    def settle(wave: list[Move]) -> tuple[list[Move], list[str], bool]:
+        """Land `wave` (taking kube-scheduler's nodes when as good); (the wave, moves to defer, committed)."""
+        nonlocal remaining
+        temp, alone, outcome, missing = w.land(wave)
+        if (temp or missing) and accept is not None and all(alone):
+            changes = {m.key: n for m, n in zip(wave, alone) if n != m.target}
+            if changes and accept(changes):
+                wave = [replace(m, target=alone[i]) for i, m in enumerate(wave)]
+                remaining = [replace(m, target=changes[m.key]) if m.key in changes else m for m in remaining]
+                temp, alone, outcome, missing = w.land(wave)
+        if missing:
+            # cordons cannot steer them: the replacements that took another move's node wait for a later
+            # wave (else the last one that missed)
+            thieves = [wave[i].key for i in missing if outcome[i] and outcome[i] != wave[i].target]
+            first = wave[missing[0]].key  # scheduled first among them: the others' arrivals cannot move it
+            return wave, list(set(thieves) - {first} or set(thieves) or {wave[missing[-1]].key}), False
+        if not w.verified(wave):
+            return wave, [wave[-1].key], False
+        budgets = w.budgets()
+        cost = {m.key: w.cost(m, budgets) for m in wave}
+        spent: Counter[str] = Counter(cost.values())
+        landed_alone = assign_landing(wave, alone)
+        landed = assign_landing(wave, outcome)
+        cordon = tuple(dict.fromkeys(w.drain_cordons + temp))
+        waves.append(Wave(tuple(wave), cordon, temp,
+                          tuple(Landing(m.key, m.target, a, b) for m, a, b in zip(wave, landed_alone, landed)),
+                          {k: (n, budgets[k].allowed) for k, n in spent.items() if k},
+                          {k: v for k, v in cost.items() if v}))
+        w.commit(wave)
+        return wave, [], True
+
+    while remaining:
+        exclude: set[str] = set()
+        wave = w.order(w.build(remaining, exclude))
+        committed = False
+        for _ in range(len(remaining) + 1):
+            if not wave:
+                break
+            wave, defer, committed = settle(wave)
+            if committed:
+                break
+            exclude |= set(defer)
+            wave = w.shrink(wave, exclude) or w.order(w.build(remaining, exclude))
+        if not committed:
+            # the deferred moves may go alone: one move (with the moves it needs) per wave
+            for m in list(remaining):
+                wave = w.order(w.build(remaining, set(), starts={m.key}))
+                if wave:
+                    wave, _, committed = settle(wave)
+                    if committed:
+                        break
+        if not committed:
+            for m in remaining:
+                stuck.append((m, w.reason(m.key)))
+            break
+        done = {m.key for m in wave}
+        remaining = [m for m in remaining if m.key not in done]
+        if params.log_progress:
+            print(f"rebalance: wave {len(waves)}: {len(wave)} move(s), {len(remaining)} left", file=sys.stderr,
+                  flush=True)
+    return waves, stuck, dict(w.where)
+
+
+R_STUCK = "its move {src} -> {dst} cannot be made in any wave: {why}"
+
+
+def waves_to(cluster: Cluster, target: Target, free: list[Pod], params: RebalanceParams,
+             healthy: Mapping[str, bool], initial_bad: Mapping[str, set[str]],
+             ) -> tuple[list[Wave], list[Blocked], dict[str, str]]:
+    """The waves that reach `target` from `cluster`, a blocked entry per move no wave can make, and where every
+    pod is after the waves. A wave's replacements may land on kube-scheduler's nodes instead of the planned ones
+    when the target stays valid and equal on every level (plan_waves' `accept`)."""
+    pods = {p.key: p for p in cluster.pods}
+    final_target = {p.key: p.node_name for p in cluster.pods}
+    final_target.update(target.assignment)
+    moves = [Move(pods[k], pods[k].node_name, n) for k, n in target.assignment.items() if n != pods[k].node_name]
+    retire: list[str] = []
+    if params.goal == "pack":
+        initial = state_of(cluster, {})
+        target_state = state_of(cluster, final_target, {m.key for m in moves})
+        retire = [n.name for n in cluster.nodes if n.name not in params.drain and occupied(initial.nodes[n.name])
+                  and not occupied(target_state.nodes[n.name])]
+    levels = level_names(params)
+    planned = dict(target.assignment)
+    best = goal_values(cluster, params, planned, free)
+    unbound_free, _ = as_pending(cluster, free)
+
+    def accept(changes: Mapping[str, str]) -> bool:
+        """Is the target with `changes` as good on every level, and valid? Then it becomes the target."""
+        trial = {**planned, **changes}
+        values = goal_values(cluster, params, trial, free)
+        if any(values[n] != best[n] for n in levels) or not verify(unbound_free, trial).ok:
+            return False
+        planned.update(changes)
+        return True
+
+    waves, stuck, final = plan_waves(cluster, moves, params, healthy, initial_bad, retire, accept)
+    blocked = [Blocked(m.key, R_STUCK.format(src=m.source, dst=m.target, why=why)) for m, why in stuck]
+    return waves, blocked, final

@@ -1,0 +1,229 @@
+"""The vectorized kube-scheduler simulator: greedy.Scheduler's scheduling cycle computed over all nodes at once.
+
+Same results as the plain loop (property-tested against it), so greedy.simulate uses it by default:
+- Filter: every plugin's vectorized form (optimizer/<rule>/vector.py) gives a bool per node; their AND is the
+  feasibility mask. Each mask equals the plain predicate's verdict, so a node's first rejecting plugin is the
+  first mask that is False there.
+- findNodesThatFitPod: the first numFeasibleNodesToFind feasible nodes in rotation order from
+  nextStartNodeIndex; the rejected nodes before the last one found count as processed, exactly as the plain
+  loop's arithmetic. The plugins' placed-pod guards (Plugin.placed_guard) reject nodes after the filters, as
+  masks when the plugin's vectorized form has a guard_mask, else node by node in rotation order.
+- Score: each plugin's normalized score over the candidates (in rotation order) as arrays, weighted and summed;
+  the top is chosen as greedy._select_host does (same random.Random calls in the same order).
+- A pod that fits nowhere: FitError's message from each node's first rejecting plugin, its reasons asked of
+  that plugin only for those pods.
+The arrays follow the ClusterState through its change journal: whatever added or removed pods since the
+previous cycle (this scheduler's binds, a caller's removals) is replayed into them first.
+"""
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..models.objects import Pod
+
+from .framework import (NodeVerdict, PlacedGuard, Plugin, Profile, Reason, fit_error_message,
+                        num_feasible_nodes_to_find)
+from .nodearrays import NodeArrays
+from .registry import DEFAULT_PROFILE
+from .state import ClusterState
+
+
+def _message(num_nodes: int, reasons: list[tuple[Reason, ...]]) -> str:
+    """fit_error_message over nodes with these verdicts, each distinct verdict judged once: the message counts
+    reason strings over the nodes' first rejecting plugins, so one verdict holding every node's counted
+    reasons (under one plugin name) gives the same text."""
+    seen: dict[tuple[Reason, ...], int] = {}
+    for r in reasons:
+        seen[r] = seen.get(r, 0) + 1
+    counted: list[Reason] = []
+    for r, k in seen.items():
+        counted += [Reason("", x.reason) for x in NodeVerdict("", r).first_failure()] * k
+    return fit_error_message(num_nodes, [NodeVerdict("", tuple(counted))])
+
+
+class VectorScheduler:
+    """One simulated kube-scheduler over a ClusterState it mutates as it binds; greedy.Scheduler's
+    constructor arguments and schedule() (which it reproduces exactly, over all nodes at once)."""
+
+    def __init__(self, state: ClusterState, seed: int = 0, percentage_of_nodes_to_score: int = 0,
+                 profile: Profile = DEFAULT_PROFILE, protect_placed: bool = True) -> None:
+        self.state = state
+        self.seed = seed
+        self.percentage_of_nodes_to_score = percentage_of_nodes_to_score
+        self.profile = profile
+        self.rng = random.Random(seed)
+        self.next_start = 0
+        self.infos = list(state.nodes.values())
+        self.names = [info.name for info in self.infos]
+        # batch semantics: the plugins' guards keep a bind from breaking a pod placed before it
+        self.protect_placed = protect_placed
+        self.guards: list[tuple[Plugin, PlacedGuard]] = [
+            (p, p.placed_guard(state)) for p in profile.filters if protect_placed and p.placed_guard]
+        self.diagnosis: list[NodeVerdict] = []  # the last failed cycle's verdict per node (PostFilter reads it)
+        self._build()
+
+    def _build(self) -> None:
+        """Arrays and every plugin's vectorized state from the ClusterState as it is now."""
+        self.arrays = NodeArrays(self.state)
+        made: dict[str, Any] = {}
+        scorers = [(p, self.profile.weight(p)) for p in self.profile.scorers]
+        for p in (*self.profile.filters, *(p for p, weight in scorers if weight)):
+            if p.name not in made:
+                if p.vector is None:
+                    raise ValueError(f"plugin {p.name} has no vectorized form")
+                made[p.name] = p.vector(self.state, self.arrays)
+        self.made = made
+        self.filters = [made[p.name] for p in self.profile.filters]
+        self.scores = [(weight, made[p.name]) for p, weight in scorers if weight]
+        self.incremental = [self.arrays] + [c for c in made.values() if hasattr(c, "add")]
+        self.version = self.state.version
+
+    def _sync(self) -> None:
+        """Replay the pods added and removed since the arrays were last brought up to date."""
+        state = self.state
+        if self.version == state.version:
+            return
+        changes = state.changes_since(self.version)
+        if changes is None:
+            self._build()
+            return
+        index = self.arrays.index
+        for pod, node_name, delta in changes:
+            i = index[node_name]
+            for c in self.incremental:
+                if delta > 0:
+                    c.add(pod, i)
+                else:
+                    c.remove(pod, i)
+        self.version = state.version
+
+    def schedule(self, pod: Pod) -> tuple[str | None, str]:
+        """One scheduling cycle: the chosen node (bound into the state) or None and FitError's message."""
+        n = len(self.infos)
+        if not n:
+            return None, "0/0 nodes are available: no nodes in the input."
+        self._sync()
+        masks = [c.filter(pod) for c in self.filters]
+        feasible_mask = np.ones(n, bool)
+        for m in masks:
+            if m is not None:
+                feasible_mask &= m
+        want = num_feasible_nodes_to_find(n, self.percentage_of_nodes_to_score)
+        start = self.next_start
+        positions = np.flatnonzero(np.concatenate((feasible_mask[start:], feasible_mask[:start])))
+        guarded, checks = self._guard_masks(pod)
+        if guarded is not None:
+            positions = positions[~np.concatenate((guarded[start:], guarded[:start]))[positions]]
+        if not checks:
+            chosen = positions[:want]
+            processed = int(chosen[-1]) + 1 if len(chosen) >= want else n
+            feasible = (chosen + start) % n
+        else:  # a guard without a vectorized form: asked node by node, in rotation order, as the plain loop does
+            found: list[int] = []
+            processed = n
+            for pos in positions.tolist():
+                i = (pos + start) % n
+                if any(check(self.infos[i]) for check in checks):
+                    continue
+                found.append(i)
+                if len(found) >= want:
+                    processed = pos + 1
+                    break
+            feasible = np.array(found, np.int64)
+        self.next_start = (start + processed) % n
+        if not len(feasible):
+            return None, self._fit_error(pod, masks)
+        if len(feasible) == 1:
+            best = int(feasible[0])
+        else:
+            totals = np.zeros(len(feasible), np.int64)
+            for weight, c in self.scores:
+                totals += weight * c.score(pod, feasible)
+            tied = feasible[totals == totals.max()]
+            best = int(tied[self.rng.randrange(len(tied))]) if len(tied) > 1 else int(tied[0])
+        pres = {p.name: getattr(self.made[p.name], "guard_pre", None) for p, _ in self.guards}
+        self.state.add(pod, self.names[best])
+        for p, guard in self.guards:
+            guard.bound(pod, self.infos[best], pres[p.name])
+        return self.names[best], ""
+
+    def evict(self, pods: Sequence[Pod]) -> None:
+        """Delete bound pods (preemption's victims): the arrays catch up through the state's change journal;
+        the guards, which only ever see pods arrive, start over (when some pod of the state has what they
+        protect: spread constraints or required pod affinity), as greedy.Scheduler.evict."""
+        for pod in pods:
+            self.state.remove(pod)
+        if self.guards and any(p.spread_constraints or p.affinity.pod_required for p, _ in self.state.all_pods()):
+            self.guards = [(p, p.placed_guard(self.state))
+                           for p in self.profile.filters if self.protect_placed and p.placed_guard]
+
+    def bind_nominated(self, pod: Pod, node: str) -> bool:
+        """evaluateNominatedNode: bind `pod` to `node` if every filter (and guard) passes there (the plain
+        predicates: one node, once per preemption)."""
+        state, info = self.state, self.state.nodes[node]
+        ran: dict[str, Any] = {}
+        for p in self.profile.filters:
+            if p.pre_filter_skip is not None and p.pre_filter_skip(pod, state):
+                continue
+            pre = ran[p.name] = p.pre_filter(pod, state) if p.pre_filter else None
+            if (p.filter_skipped is None or not p.filter_skipped(pre)) and p.filter(pod, pre, info, state):  # type: ignore[misc]
+                return False
+        for _, guard in self.guards:
+            check = guard.prepare(pod)
+            if check is not None and check(info):
+                return False
+        state.add(pod, node)
+        for p, guard in self.guards:
+            guard.bound(pod, info, ran.get(p.name))
+        return True
+
+    def _guard_masks(self, pod: Pod) -> tuple[np.ndarray | None, list[Any]]:
+        """The nodes the placed-pod guards reject for `pod` (None: none), from the guards whose plugin's
+        vectorized form has a guard_mask; the per-node checks of the others (those that can reject)."""
+        rejected: np.ndarray | None = None
+        checks = []
+        for p, guard in self.guards:
+            vector_form = getattr(self.made[p.name], "guard_mask", None)
+            if vector_form is None:
+                check = guard.prepare(pod)
+                if check is not None:
+                    checks.append(check)
+                continue
+            mask = vector_form(guard, pod)
+            if mask is not None:
+                rejected = mask if rejected is None else rejected | mask
+        return rejected, checks
+
+    def _fit_error(self, pod: Pod, masks: list[np.ndarray | None]) -> str:
+        """FitError's message: every node's first rejecting plugin (the first mask False there), its reasons
+        asked of that plugin; nodes every plugin passed were rejected by a guard, whose own check says why."""
+        n = len(self.infos)
+        first = np.full(n, len(masks), np.int64)
+        for k in range(len(masks) - 1, -1, -1):
+            m = masks[k]
+            if m is not None:
+                first[~m] = k
+        reasons: list[tuple[Reason, ...]] = [()] * n
+        for k, plugin in enumerate(self.filters):
+            nodes = np.flatnonzero(first == k)
+            if not len(nodes):
+                continue
+            many = getattr(plugin, "reasons_many", None)
+            found = many(pod, nodes) if many is not None else [plugin.reasons(pod, i) for i in nodes.tolist()]
+            for i, r in zip(nodes.tolist(), found):
+                reasons[i] = r
+        passed = np.flatnonzero(first == len(masks)).tolist()
+        if passed and self.guards:
+            checks = [check for _, guard in self.guards for check in [guard.prepare(pod)] if check is not None]
+            for i in passed:
+                for check in checks:
+                    found_reasons = check(self.infos[i])
+                    if found_reasons:
+                        reasons[i] = found_reasons
+                        break
+        self.diagnosis = [NodeVerdict(self.names[i], r) for i, r in enumerate(reasons) if r]
+        return _message(n, reasons)
