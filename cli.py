@@ -502,10 +502,12 @@ def generate(nodes: int, pods: int, seed: int, profile: str, utilization: float)
 @click.option("--emit", "emit_kind", type=click.Choice(REBALANCE_EMITS), default="plan",
               show_default=True,
               help="plan: the waves; evictions: policy/v1 Eviction objects per wave; script: a bash script.")
+@scheduler_config_option
 @click.pass_context
 def rebalance(ctx: click.Context, files: Sequence[str], goal: str | None, drain: Sequence[str],
               max_moves: int | None, time_limit: float, workers: int, seed: int, evict_local_storage: bool,
-              evict_system_critical: bool, policy_file: str | None, output: str | None, emit_kind: str) -> None:
+              evict_system_critical: bool, policy_file: str | None, output: str | None, emit_kind: str,
+              scheduler_config: str | None) -> None:
     """Plan evictions that move running pods to a better state, in PodDisruptionBudget-safe waves.
 
     Exit 0: the plan is complete; 1: it is INCOMPLETE (blocked pods or moves); 2: bad input; 3: a bug."""
@@ -522,14 +524,15 @@ def rebalance(ctx: click.Context, files: Sequence[str], goal: str | None, drain:
     if emit_kind == "evictions" and output == "table":
         raise RebalanceError("--emit evictions prints manifests: -o yaml or -o json, not -o table")
     policy = load_policy(policy_file)
+    profiles = load_profiles(scheduler_config)
     cluster = load_input(files, batch=False)  # the scope says which running pods may move
+    profile = profiles.for_batch(cluster.pods)  # the replacements are scheduled by their pods' profile
     params = RebalanceParams(goal=goal or (DRAIN if drain else "fix"), drain=tuple(drain), max_moves=max_moves,
                              time_limit=time_limit, workers=workers, seed=seed,
                              move_policy=MovePolicy(evict_local_storage, evict_system_critical, movable_scope()),
-                             policy=policy,
-                             log_progress=sys.stderr.isatty() or ctx.obj["verbose"])
+                             policy=policy, log_progress=sys.stderr.isatty() or ctx.obj["verbose"], profile=profile)
     plan = run(cluster, params)
-    verify_final(cluster, plan)
+    verify_final(cluster, plan, profile)
     if emit_kind == "evictions":
         emit(evictions_text(plan, output or "yaml"))
     elif emit_kind == "script":

@@ -12,7 +12,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from builders import container, node_manifest, pod_manifest
+from builders import container, node_manifest, pod_manifest, workload_manifest
 from podplan.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -120,6 +120,24 @@ def test_verify_judges_with_the_configured_filters(tmp_path: Path) -> None:
     assert run("verify", state)[0] == 1
     code, out, _ = run("verify", state, "--scheduler-config", cfg)
     assert code == 0, out
+
+
+def test_rebalance_fixes_only_what_the_configured_filters_reject(tmp_path: Path) -> None:
+    spread = [{"maxSkew": 1, "topologyKey": ZONE, "whenUnsatisfiable": "DoNotSchedule",
+               "labelSelector": {"matchLabels": {"app": "web"}}}]
+    pods = [pod_manifest(f"web-{i}", labels={"app": "web"}, node="n-a", owner=("ReplicaSet", "web"),
+                         topologySpreadConstraints=spread) for i in range(2)]
+    state = write(tmp_path, "state.yaml", node_manifest("n-a", {HOST: "n-a", ZONE: "a"}),
+                  node_manifest("n-b", {HOST: "n-b", ZONE: "b"}),
+                  workload_manifest("ReplicaSet", "web", {"app": "web"}, replicas=2,
+                                    template_spec={"topologySpreadConstraints": spread}), *pods)
+    cfg = write(tmp_path, "sched.yaml", config({"plugins": DISABLE_SPREAD["at Filter only"]}))
+    code, out, err = run("rebalance", state, "-o", "json")
+    assert code == 0, out + err
+    assert json.loads(out)["moves"] == 1
+    code, out, err = run("rebalance", state, "-o", "json", "--scheduler-config", cfg)
+    assert code == 0, out + err
+    assert json.loads(out)["waves"] == []
 
 
 # ------------------------------------------------------------------------------------------------ plugin args
@@ -281,7 +299,7 @@ BAD = {
 
 
 @pytest.mark.parametrize("profile,field", BAD.values(), ids=[f"{k} is one line naming file and field, exit 2" for k in BAD])
-@pytest.mark.parametrize("command", ["simulate", "solve", "compare", "explain", "verify"])
+@pytest.mark.parametrize("command", ["simulate", "solve", "compare", "explain", "verify", "rebalance"])
 def test_an_invalid_configuration_is_one_line_and_exit_2(tmp_path: Path, command: str, profile: dict[str, Any],
                                                          field: str) -> None:
     cfg = write(tmp_path, "sched.yaml", config(profile))
