@@ -50,7 +50,7 @@ from typing import Any
 
 from ..models.objects import Cluster, Pod
 
-from .defaultpreemption import Evaluator, post_filter
+from .defaultpreemption import Evaluator, PreemptionArgs, post_filter
 from .framework import (NodeVerdict, PlacedGuard, Plugin, Profile, Reads, Reason, fit_error_message,
                         num_feasible_nodes_to_find)
 from .gangs import Gangs
@@ -322,8 +322,15 @@ def simulate(cluster: Cluster, seed: int = 0, *, gangs: Gangs | None = None,
     vectorized=True runs vectorized.VectorScheduler (the same results over all nodes at once) when every
     plugin of the profile has a vectorized form (Plugin.vector); otherwise, or with False, this module's plain
     per-node Scheduler, the reference.
-    preemption: a pod that fits nowhere runs DefaultPreemption's PostFilter (Plan.preemptions, Plan.recreated).
+    preemption: a pod that fits nowhere runs DefaultPreemption's PostFilter (Plan.preemptions, Plan.recreated),
+    with the args of the pod's profile, unless its configuration disables DefaultPreemption at postFilter.
     """
+    # DefaultPreemption per profile: its args, or None where the configuration disables it at postFilter
+    preempt_args: dict[str, PreemptionArgs | None] = {}
+    if isinstance(profile, Profiles):
+        preempt_args = {p.scheduler_name: None if a is None else PreemptionArgs(a.min_candidate_nodes_percentage,
+                                                                                a.min_candidate_nodes_absolute)
+                        for p, a in zip(profile.profiles, profile.preemption)}
     if isinstance(profile, Profiles) and len(profile.profiles) == 1:
         profile = profile.profiles[0]
     if isinstance(profile, Profiles):
@@ -338,14 +345,18 @@ def simulate(cluster: Cluster, seed: int = 0, *, gangs: Gangs | None = None,
         state = ClusterState.from_cluster(cluster)
         if isinstance(profile, Profiles):
             sched: Any = _Schedulers(state, seed, percentage_of_nodes_to_score, profile, protect_placed)
-            evaluators = {p.scheduler_name: Evaluator(state, p, cluster.pdbs, cluster.workloads, cluster.pods, seed)
-                          for p in profile.profiles} if preemption else {}
+            evaluators = {p.scheduler_name: Evaluator(state, p, cluster.pdbs, cluster.workloads, cluster.pods, seed,
+                                                      args) for p in profile.profiles
+                          if (args := preempt_args.get(p.scheduler_name, PreemptionArgs())) is not None} \
+                if preemption else {}
         else:
             make = VectorScheduler if vectorized else Scheduler
             sched = make(state, seed, percentage_of_nodes_to_score or profile.percentage_of_nodes_to_score, profile,
                          protect_placed=protect_placed)
+            args = preempt_args.get(profile.scheduler_name, PreemptionArgs())
             evaluators = {profile.scheduler_name: Evaluator(state, profile, cluster.pdbs, cluster.workloads,
-                                                            cluster.pods, seed)} if preemption else {}
+                                                            cluster.pods, seed, args)} \
+                if preemption and args is not None else {}
         placements: dict[str, str] = {}
         pending: dict[str, str] = {}
         preemptions, recreated = [], []

@@ -26,7 +26,8 @@ from ..models.errors import PodplanError
 from ..models.objects import Cluster, Pod
 from ..models.schedulerconfig import (INTER_POD_AFFINITY, MOST_ALLOCATED, NODE_AFFINITY, NODE_RESOURCES_BALANCED_ALLOCATION,
                                       NODE_RESOURCES_FIT, POD_TOPOLOGY_SPREAD,
-                                      SchedulerConfiguration, default_configuration)
+                                      DefaultPreemptionArgs, SchedulerConfiguration,
+                                      default_configuration)
 from ..models.schedulerconfig import Profile as ConfigProfile
 
 from . import interpodaffinity, nodeaffinity, noderesources, podtopologyspread
@@ -53,6 +54,7 @@ class Profiles:
     notes: tuple[str, ...] = ()  # plugins accepted but not modelled
     source: str = "<default>"
     unsolvable: tuple[str, ...] = ()  # per profile: why solve cannot model it ("" = it can)
+    preemption: tuple[DefaultPreemptionArgs | None, ...] = ()  # per profile: None = DefaultPreemption disabled
 
     def of(self, pod: Pod) -> Profile | None:
         """The profile that schedules `pod` (its spec.schedulerName), None when no profile does."""
@@ -148,7 +150,8 @@ def profiles_from(config: SchedulerConfiguration) -> Profiles:
     notes = tuple(note for cp in config.profiles for note in cp.notes)
     unsolvable = tuple(UNSOLVABLE_SPREAD_DEFAULTS if POD_TOPOLOGY_SPREAD in cp.filters
                        and not podtopologyspread.solvable(cp.pod_topology_spread) else "" for cp in config.profiles)
-    return Profiles(profiles, strategies, notes, config.source, unsolvable)
+    preemption = tuple(cp.default_preemption if cp.preemption else None for cp in config.profiles)
+    return Profiles(profiles, strategies, notes, config.source, unsolvable, preemption)
 
 
 def default_profiles() -> Profiles:

@@ -140,6 +140,15 @@ def test_rebalance_fixes_only_what_the_configured_filters_reject(tmp_path: Path)
     assert json.loads(out)["waves"] == []
 
 
+def test_a_configuration_disabling_default_preemption_turns_preemption_off(tmp_path: Path) -> None:
+    instance = str(ROOT / "instances" / "preemption.yaml")
+    cfg = write(tmp_path, "sched.yaml", config({"plugins": {"postFilter": {"disabled": [{"name": "DefaultPreemption"}]}}}))
+    assert plan_json("simulate", instance)["preemptions"]
+    assert plan_json("simulate", instance, "--scheduler-config", cfg)["preemptions"] == []
+    off, flag = plan_json("simulate", instance, "--scheduler-config", cfg), plan_json("simulate", instance, "--no-preemption")
+    assert (off["placements"], off["pending"]) == (flag["placements"], flag["pending"])
+
+
 # ------------------------------------------------------------------------------------------------ plugin args
 
 
