@@ -233,8 +233,9 @@ def solver_options(time_limit: float, time_help: str) -> Callable[[Callable[...,
                      help="Seed of CP-SAT and of the greedy tie-break."),
         click.option("--gang", is_flag=True,
                      help="Every workload (Deployment, ReplicaSet, StatefulSet, Job) all-or-nothing."),
-        click.option("--strategy", type=click.Choice(["spread", "pack"]), default="spread", show_default=True,
-                     help="Tie-break after pods placed and preference: balance load, or use the fewest nodes."),
+        click.option("--strategy", type=click.Choice(["spread", "pack"]), default=None,
+                     help="Tie-break after pods placed and preference: balance load, or use the fewest nodes "
+                          "[default: pack under a MostAllocated scoring strategy (--scheduler-config), else spread]."),
         click.option("--policy", "policy_file", type=click.Path(dir_okay=False), default=None,
                      help="YAML policy file with the preference multipliers."),
     ]
@@ -245,6 +246,44 @@ def solver_options(time_limit: float, time_help: str) -> Callable[[Callable[...,
         return f
 
     return decorate
+
+
+def scheduler_config_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option("--scheduler-config", "scheduler_config", metavar="FILE", type=click.Path(dir_okay=False),
+                        default=None, help="kube-scheduler's KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1): "
+                                           "its profiles (by spec.schedulerName), plugins, weights and plugin args.")(f)
+
+
+def load_profiles(path: str | None) -> Any:
+    """The scheduler profiles (optimizer.profiles.Profiles): the file's, else kube-scheduler's defaults. An invalid
+    file is an InputError (one line naming file and field, exit 2). With --verbose, the plugins podplan accepts
+    without modelling them (volumes, images, resource claims) are named once per profile on stderr."""
+    from .models.schedulerconfig import load_scheduler_config
+    from .optimizer.profiles import default_profiles, profiles_from
+
+    if path is None:
+        return default_profiles()
+    profiles = profiles_from(load_scheduler_config(path))
+    by_profile: dict[str, list[str]] = {}
+    for note in profiles.notes:  # "profile NAME: PLUGIN: why"
+        head, plugin, _ = note.split(": ", 2)
+        by_profile.setdefault(head, []).append(plugin)
+    for head, plugins in by_profile.items() if _root().get("verbose") else ():
+        click.echo(f"note: {head}: {', '.join(plugins)} not modelled (they pass every node and score 0: no volumes, "
+                   f"images or resource claims in podplan's input)", err=True)
+    return profiles
+
+
+def held_back(cluster: Cluster, profiles: Any) -> tuple[Cluster, Any]:
+    """The batch kube-scheduler would schedule, and the pending pods it would not bind (gated, other
+    schedulers), which no command places."""
+    from .optimizer.profiles import hold_back
+
+    batch, held = hold_back(cluster, profiles)
+    note = held.note()
+    if note is not None and _root().get("verbose"):
+        click.echo(f"note: {note}", err=True)
+    return batch, held
 
 
 def emit_option(f: Callable[..., Any]) -> Callable[..., Any]:
@@ -271,18 +310,21 @@ def check_emit(output: str, emit_kind: str) -> None:
                f"not -o {'wide' if _root().get('wide') else 'table'}")
 
 
-def print_plan(cluster: Cluster, plan: Any, output: str, emit_kind: str, policy: Any = None) -> None:
-    """Verify (the gate), then print in the requested form."""
+def print_plan(cluster: Cluster, plan: Any, output: str, emit_kind: str, policy: Any = None,
+               profile: Any = None) -> None:
+    """Verify (the gate, with the plan's scheduler profile(s)), then print in the requested form."""
     from .optimizer.pipeline import check
+    from .optimizer.registry import DEFAULT_PROFILE
     from .optimizer.render.plans import (binding, bindings, dump, node_details, plan_document, plan_table,
                                          replicas_to_create, state_manifests)
 
+    profile = DEFAULT_PROFILE if profile is None else profile
     with timed(f"verify: {len(plan.placements)} placement(s) judged"):
-        report = check(cluster, plan, policy)
+        report = check(cluster, plan, policy, profile)
     if emit_kind == "state":
         emit(dump(state_manifests(cluster, plan.placements), "json" if output == "json" else "yaml"))
     elif emit_kind == "bindings":
-        docs, stuck, created = bindings(cluster, plan.placements)
+        docs, stuck, created = bindings(cluster, plan.placements, profile)
         for pod in stuck:
             click.echo(f"warning: no binding order accepts {pod.key} before the others; bind it last", err=True)
         docs += [binding(p, plan.placements[p.key]) for p in stuck]
@@ -330,25 +372,30 @@ def validate(files: Sequence[str], output: str) -> None:
 @emit_option
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the tie-break among equal nodes.")
 @click.option("--percentage-of-nodes-to-score", type=click.IntRange(0, 100), default=0, show_default=True,
-              help="kube-scheduler's percentageOfNodesToScore (0: its adaptive default).")
+              help="kube-scheduler's percentageOfNodesToScore (0: the scheduler configuration's, else its adaptive "
+                   "default).")
 @click.option("--no-preemption", is_flag=True,
               help="Never evict lower-priority pods for a pod that fits nowhere (DefaultPreemption is on by default).")
+@scheduler_config_option
 def simulate(files: Sequence[str], output: str, emit_kind: str, seed: int, percentage_of_nodes_to_score: int,
-             no_preemption: bool) -> None:
-    """Place pending pods one at a time, as kube-scheduler would (preempting lower-priority pods)."""
+             no_preemption: bool, scheduler_config: str | None) -> None:
+    """Place pending pods one at a time, as kube-scheduler would (each with its own profile, preempting
+    lower-priority pods)."""
     from .optimizer.defaultpreemption import after_preemption
     from .optimizer.pipeline import greedy_plan
 
     check_emit(output, emit_kind)
+    profiles = load_profiles(scheduler_config)
     cluster = load_input(files)
+    batch, held = held_back(cluster, profiles)
     with Interrupt().install() as interrupt:
-        plan = greedy_plan(cluster, seed, percentage_of_nodes_to_score=percentage_of_nodes_to_score,
+        plan = greedy_plan(batch, seed, percentage_of_nodes_to_score=percentage_of_nodes_to_score, profile=profiles,
                            interrupt=interrupt, preemption=not no_preemption)
     progress(f"greedy: {len(plan.placements)} placed, {len(plan.pending)} pending: {plan.wall_seconds:.2f}s"
              + (f" ({len(plan.preemptions)} preemption(s))" if plan.preemptions else ""))
     # the final state has no victims and holds their controllers' new pods (pending, or placed by the plan)
     cluster = after_preemption(cluster, plan)
-    print_plan(cluster, plan, output, emit_kind)
+    print_plan(cluster, held.into(plan), output, emit_kind, profile=profiles)
     finish(interrupt)
 
 
@@ -357,6 +404,7 @@ def simulate(files: Sequence[str], output: str, emit_kind: str, seed: int, perce
 @output_option
 @emit_option
 @solver_options(30.0, "Wall seconds for the whole command: reading, greedy warm start, search, output.")
+@scheduler_config_option
 @click.option("--preempt", is_flag=True,
               help="Running pods of lower priority than a pending pod may be evicted to place it (optimal batch "
                    "preemption: fewest victims weighted by priority).")
@@ -364,8 +412,8 @@ def simulate(files: Sequence[str], output: str, emit_kind: str, seed: int, perce
               help="With --preempt: PodDisruptionBudgets become a cost instead of a constraint.")
 @click.pass_context
 def solve(ctx: click.Context, files: Sequence[str], output: str, emit_kind: str, time_limit: float, workers: int,
-          seed: int, gang: bool, strategy: str, policy_file: str | None, preempt: bool,
-          allow_pdb_violations: bool) -> None:
+          seed: int, gang: bool, strategy: str | None, policy_file: str | None, scheduler_config: str | None,
+          preempt: bool, allow_pdb_violations: bool) -> None:
     """Place all pending pods at once, optimally (CP-SAT), never worse than kube-scheduler's greedy."""
     from .optimizer.defaultpreemption import after_preemption
     from .optimizer.defaultpreemption.batch import solve_preempt
@@ -376,20 +424,25 @@ def solve(ctx: click.Context, files: Sequence[str], output: str, emit_kind: str,
     check_emit(output, emit_kind)
     deadline = Deadline.start(time_limit)
     policy = load_policy(policy_file)
+    profiles = load_profiles(scheduler_config)
     cluster = load_input(files)
-    params = SolverParams(time_limit=time_limit, workers=workers, seed=seed, gang=gang, strategy=strategy,
+    batch, held = held_back(cluster, profiles)
+    profile = profiles.for_batch(batch.pending)
+    params = SolverParams(time_limit=time_limit, workers=workers, seed=seed, gang=gang,
+                          strategy=strategy or profiles.strategy(profile),
                           log_progress=sys.stderr.isatty() or bool(_root().get("verbose")))
     with Interrupt().install() as interrupt:
         if preempt:
-            plan = solve_preempt(cluster, params, policy, deadline=deadline.at - reserve(cluster, time_limit),
-                                 allow_pdb_violations=allow_pdb_violations, interrupt=interrupt)
+            plan = solve_preempt(batch, params, policy, deadline=deadline.at - reserve(batch, time_limit),
+                                 profile=profile, allow_pdb_violations=allow_pdb_violations, interrupt=interrupt)
         else:
-            plan, greedy = optimal_plan(cluster, params, policy, deadline=deadline, interrupt=interrupt)
+            plan, greedy = optimal_plan(batch, params, policy, deadline=deadline, interrupt=interrupt,
+                                        profile=profile)
             progress(f"greedy (warm start): {len(greedy.placements)} placed: {greedy.wall_seconds:.2f}s")
     progress(f"search: {plan.status}, {len(plan.placements)} placed: {plan.wall_seconds:.2f}s")
     # with --preempt the final state has no victims and holds their controllers' new pods
     cluster = after_preemption(cluster, plan)
-    print_plan(cluster, plan, output, emit_kind, policy)
+    print_plan(cluster, held.into(plan), output, emit_kind, policy, profile)
     finish(interrupt)
 
 
@@ -398,17 +451,20 @@ def solve(ctx: click.Context, files: Sequence[str], output: str, emit_kind: str,
 @output_option
 @click.option("--policy", "policy_file", type=click.Path(dir_okay=False), default=None,
               help="YAML policy file with the preference multipliers (the one solve was given).")
-def verify(files: Sequence[str], output: str, policy_file: str | None) -> None:
-    """Judge a final state (pods with spec.nodeName) with every Filter; exit 1 on any violation."""
+@scheduler_config_option
+def verify(files: Sequence[str], output: str, policy_file: str | None, scheduler_config: str | None) -> None:
+    """Judge a final state (pods with spec.nodeName) with every Filter of each pod's profile; exit 1 on any
+    violation (a pod bound to a node the input does not hold is one)."""
     from .optimizer.policy import load_policy
     from .optimizer.render.inputs import verify_document, verify_table
     from .optimizer.render.plans import dump
     from .optimizer.verify import verify_state
 
     policy = load_policy(policy_file)
+    profiles = load_profiles(scheduler_config)
     cluster = load_input(files, batch=False)
     with timed(f"verify: {len(cluster.pods)} pod(s) judged"):
-        report = verify_state(cluster, policy)
+        report = verify_state(cluster, policy, profile=profiles)
     emit(verify_table(cluster, report) if output == "table" else dump(verify_document(cluster, report), output))
     if not report.ok:
         sys.exit(EXIT_VIOLATIONS)
@@ -428,10 +484,12 @@ def verify(files: Sequence[str], output: str, policy_file: str | None) -> None:
 @click.option("--time-limit", type=click.FloatRange(min=0.1), default=30.0, show_default=True,
               help="With --why-pending: wall seconds for the solve.")
 @click.option("--gang", is_flag=True, help="With --why-pending: every workload all-or-nothing.")
+@scheduler_config_option
 def explain(files: Sequence[str], output: str, pod_patterns: Sequence[str], per_node: bool | None,
-            why_pending: bool, time_limit: float, gang: bool) -> None:
+            why_pending: bool, time_limit: float, gang: bool, scheduler_config: str | None) -> None:
     """Each pending pod's verdict on every node (all failing plugins, each plugin's score), judged against the
-    batch's final state: the existing pods plus the other pending pods where simulate places them."""
+    batch's final state: the existing pods plus the other pending pods where simulate places them (each pod
+    with its own profile's plugins)."""
     from .optimizer.explain import explain as run
     from .optimizer.render.inputs import (SUMMARY_NODES, SUMMARY_PODS, explain_document, explain_summary,
                                           explain_table, why_pending_document, why_pending_table)
@@ -445,18 +503,21 @@ def explain(files: Sequence[str], output: str, pod_patterns: Sequence[str], per_
         refuse(f"--nodes/--summary choose the explain table: not with "
                f"{'--why-pending' if why_pending else '-o ' + output} (" 
                f"{'it has one row per blocking rule' if why_pending else 'which always holds every node'})")
-    cluster = load_input(files)
+    profiles = load_profiles(scheduler_config)
+    cluster, held = held_back(load_input(files), profiles)
+    for key, why in held.pending.items():
+        click.echo(f"note: {key}: {why}", err=True)
     asked = _asked_pods(cluster, pod_patterns)
     if not why_pending:
         from .optimizer.pipeline import greedy_plan
 
         with timed("greedy (the batch's final state)"):
-            plan = greedy_plan(cluster)
+            plan = greedy_plan(cluster, profile=profiles)
         if per_node is None:
             per_node = len(asked or cluster.pending) <= SUMMARY_PODS and len(cluster.nodes) <= SUMMARY_NODES
         full = output != "table" or per_node
         with timed("judge: every node for each asked pod"):
-            pods = run(cluster, pods=asked, placements=plan.placements, scores=full)
+            pods = run(cluster, profiles, pods=asked, placements=plan.placements, scores=full)
         if output != "table":
             emit(dump(explain_document(pods), output))
         else:
@@ -466,11 +527,12 @@ def explain(files: Sequence[str], output: str, pod_patterns: Sequence[str], per_
     from .optimizer.runner import SolverParams
     from .optimizer.solve import why_pending as blockers_of
 
-    params = SolverParams(time_limit=time_limit, gang=gang)
+    profile = profiles.for_batch(cluster.pending)
+    params = SolverParams(time_limit=time_limit, gang=gang, strategy=profiles.strategy(profile))
     with timed("solve"):
-        plan, _ = optimal_plan(cluster, params, deadline=Deadline.start(time_limit))
+        plan, _ = optimal_plan(cluster, params, deadline=Deadline.start(time_limit), profile=profile)
     with timed(f"why pending: {len(plan.pending)} pod(s)"):
-        doc = why_pending_document(plan, blockers_of(cluster, plan, params, pods=asked))
+        doc = why_pending_document(plan, blockers_of(cluster, plan, params, pods=asked, profile=profile))
     emit(why_pending_table(doc) if output == "table" else dump(doc, output))
 
 
@@ -495,8 +557,9 @@ def _asked_pods(cluster: Cluster, patterns: Sequence[str]) -> list[str] | None:
 @output_option
 @click.option("--report", "report_dir", type=click.Path(file_okay=False), default=None,
               help="Also write DIR/report.html: charts and tables, self-contained.")
-def compare(files: Sequence[str], time_limit: float, workers: int, seed: int, gang: bool, strategy: str,
-            policy_file: str | None, output: str, report_dir: str | None) -> None:
+@scheduler_config_option
+def compare(files: Sequence[str], time_limit: float, workers: int, seed: int, gang: bool, strategy: str | None,
+            policy_file: str | None, output: str, report_dir: str | None, scheduler_config: str | None) -> None:
     """Greedy (kube-scheduler) against the optimum, side by side; and, when running pods can move,
     the current placement against an optimal re-placement."""
     from .optimizer.compare import compare as run
@@ -508,11 +571,17 @@ def compare(files: Sequence[str], time_limit: float, workers: int, seed: int, ga
 
     deadline = Deadline.start(time_limit)
     policy = load_policy(policy_file)
-    cluster = load_input(files)
-    params = SolverParams(time_limit=time_limit, workers=workers, seed=seed, gang=gang, strategy=strategy,
+    profiles = load_profiles(scheduler_config)
+    cluster, held = held_back(load_input(files), profiles)
+    note = held.note()
+    if note is not None:
+        click.echo(f"note: {note}", err=True)
+    profile = profiles.for_batch(cluster.pending)
+    params = SolverParams(time_limit=time_limit, workers=workers, seed=seed, gang=gang,
+                          strategy=strategy or profiles.strategy(profile),
                           log_progress=sys.stderr.isatty() or bool(_root().get("verbose")))
     with Interrupt().install() as interrupt, timed("compare: greedy, optimum, verify"):
-        doc = to_dict(run(cluster, params, policy, deadline=deadline, interrupt=interrupt))
+        doc = to_dict(run(cluster, params, policy, deadline=deadline, interrupt=interrupt, profile=profile))
     if report_dir is not None:
         from .optimizer.render.report import write_report
 
@@ -560,10 +629,12 @@ def generate(nodes: int, pods: int, seed: int, profile: str, utilization: float)
 @click.option("--emit", "emit_kind", type=click.Choice(REBALANCE_EMITS), default="plan",
               show_default=True,
               help="plan: the waves; evictions: policy/v1 Eviction objects per wave; script: a bash script.")
+@scheduler_config_option
 @click.pass_context
 def rebalance(ctx: click.Context, files: Sequence[str], goal: str | None, drain: Sequence[str],
               max_moves: int | None, time_limit: float, workers: int, seed: int, evict_local_storage: bool,
-              evict_system_critical: bool, policy_file: str | None, output: str | None, emit_kind: str) -> None:
+              evict_system_critical: bool, policy_file: str | None, output: str | None, emit_kind: str,
+              scheduler_config: str | None) -> None:
     """Plan evictions that move running pods to a better state, in PodDisruptionBudget-safe waves.
 
     Exit 0: the plan is complete; 1: it is INCOMPLETE (blocked pods or moves); 2: bad input; 3: a bug."""
@@ -580,14 +651,15 @@ def rebalance(ctx: click.Context, files: Sequence[str], goal: str | None, drain:
     if emit_kind == "evictions" and output == "table":
         raise RebalanceError("--emit evictions prints manifests: -o yaml or -o json, not -o table")
     policy = load_policy(policy_file)
+    profiles = load_profiles(scheduler_config)
     cluster = load_input(files, batch=False)  # the scope says which running pods may move
+    profile = profiles.for_batch(cluster.pods)  # the replacements are scheduled by their pods' profile
     params = RebalanceParams(goal=goal or (DRAIN if drain else "fix"), drain=tuple(drain), max_moves=max_moves,
                              time_limit=time_limit, workers=workers, seed=seed,
                              move_policy=MovePolicy(evict_local_storage, evict_system_critical, movable_scope()),
-                             policy=policy,
-                             log_progress=sys.stderr.isatty() or ctx.obj["verbose"])
+                             policy=policy, log_progress=sys.stderr.isatty() or ctx.obj["verbose"], profile=profile)
     plan = run(cluster, params)
-    verify_final(cluster, plan)
+    verify_final(cluster, plan, profile)
     if emit_kind == "evictions":
         emit(evictions_text(plan, output or "yaml"))
     elif emit_kind == "script":

@@ -27,11 +27,13 @@ from ..models.errors import PlanInvalidError
 from ..models.objects import Cluster, Pod
 from ..models.selectors import LabelSelector
 
+from .framework import Profile
 from .rebalance.movable import MovePolicy, as_pending, movable
 from .plan import Plan
 from .podtopologyspread.common import SpreadConstraint, counts_toward, node_eligible, own_constraints
 from .policy import Policy
 from .problem import pod_signature, visible_label_keys
+from .registry import DEFAULT_PROFILE
 from .pipeline import Deadline, optimal_plan
 from .runner import NEVER, Interrupt, SolverParams, Status
 from .state import ClusterState
@@ -201,9 +203,10 @@ class Comparison:
         return next((c for c in self.columns if c.name == name), None)
 
 
-def judge_column(name: str, cluster: Cluster, plan: Plan, m: Policy, *, must_verify: bool = True) -> Column:
+def judge_column(name: str, cluster: Cluster, plan: Plan, m: Policy, *, must_verify: bool = True,
+                 profile: Profile = DEFAULT_PROFILE) -> Column:
     """Verify `plan` on `cluster` and collect the column's numbers from the verifier's final state."""
-    report = verify(cluster, plan.placements, m)
+    report = verify(cluster, plan.placements, m, profile)
     if must_verify and not report.ok:
         bad = [v for v in report.violations if not v.preexisting]
         raise PlanInvalidError(f"the {TITLES[name]} plan ({plan.status}) failed verification: {len(bad)} "
@@ -255,13 +258,14 @@ def differences(pods: Sequence[Pod], a: Mapping[str, str], b: Mapping[str, str])
 
 def compare(cluster: Cluster, params: SolverParams | None = None, policy: Policy | None = None,
             move_policy: MovePolicy = MovePolicy(), *, deadline: Deadline | None = None,
-            interrupt: Interrupt = NEVER) -> Comparison:
+            interrupt: Interrupt = NEVER, profile: Profile = DEFAULT_PROFILE) -> Comparison:
     """Greedy vs optimal on the pending pods, and current vs optimal re-placement when pods are movable.
 
     Time: the whole comparison fits in `deadline` (default: params.time_limit from now). With movable pods the
     plain optimum gets the first half of what is left and the re-placement the rest; the re-placement starts
     from the plain optimum (every running pod where it is, the pending pods where the optimum puts them), so it
-    can only do better: it has strictly more freedom.
+    can only do better: it has strictly more freedom. `profile`: the scheduler profile every column is
+    scheduled and judged by (a KubeSchedulerConfiguration's, optimizer.profiles).
     """
     params = params or SolverParams()
     policy = policy or Policy()
@@ -270,18 +274,19 @@ def compare(cluster: Cluster, params: SolverParams | None = None, policy: Policy
     nodes = {n.name for n in cluster.nodes}
     moving = [p for p in movable(cluster, move_policy) if p.node_name in nodes]
     first = deadline if not moving else Deadline(time.perf_counter(), deadline.left() / 2)
-    optimal, greedy = optimal_plan(cluster, params, policy, deadline=first, interrupt=interrupt)
-    columns = [judge_column(GREEDY, cluster, greedy, m), judge_column(OPTIMAL, cluster, optimal, m)]
+    optimal, greedy = optimal_plan(cluster, params, policy, deadline=first, interrupt=interrupt, profile=profile)
+    columns = [judge_column(GREEDY, cluster, greedy, m, profile=profile),
+               judge_column(OPTIMAL, cluster, optimal, m, profile=profile)]
     diffs = {(GREEDY, OPTIMAL): differences(cluster.pending, greedy.placements, optimal.placements)}
     if moving:
         unbound, origin = as_pending(cluster, moving)
         current = Plan(origin, {p.key: PENDING_IN_INPUT for p in cluster.pending}, CURRENT_STATUS)
-        current_col = judge_column(CURRENT, unbound, current, m, must_verify=False)
+        current_col = judge_column(CURRENT, unbound, current, m, must_verify=False, profile=profile)
         start = Plan({**origin, **optimal.placements}, dict(optimal.pending), Status.FEASIBLE)
-        start_ok = current_col.report.ok and verify(unbound, start.placements, m).ok
+        start_ok = current_col.report.ok and verify(unbound, start.placements, m, profile).ok
         replaced, _ = optimal_plan(unbound, params, policy, deadline=deadline, interrupt=interrupt,
-                                   warm_start=start if start_ok else None)
-        columns += [current_col, judge_column(REPLACEMENT, unbound, replaced, m)]
+                                   warm_start=start if start_ok else None, profile=profile)
+        columns += [current_col, judge_column(REPLACEMENT, unbound, replaced, m, profile=profile)]
         diffs[(CURRENT, REPLACEMENT)] = differences(unbound.pending, origin, replaced.placements)
     return Comparison(tuple(n.name for n in cluster.nodes), usage(ClusterState.from_cluster(cluster)),
                       tuple(columns), diffs, len(moving), m)

@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from ..models.objects import Cluster, Pod
 
 from .framework import NodeVerdict, Profile, Reason, fit_error_message, run_filters, run_scores
+from .profiles import Profiles
 from .registry import DEFAULT_PROFILE
 from .state import ClusterState
 
@@ -66,11 +67,12 @@ def explain_pod(pod: Pod, state: ClusterState, candidates: Sequence[str] | None 
     return PodExplanation(pod.key, _message(verdicts), nodes)
 
 
-def explain(cluster: Cluster, profile: Profile = DEFAULT_PROFILE, pods: Sequence[str] | None = None,
+def explain(cluster: Cluster, profile: Profile | Profiles = DEFAULT_PROFILE, pods: Sequence[str] | None = None,
             placements: Mapping[str, str] | None = None, scores: bool = True) -> list[PodExplanation]:
     """The pending pods `pods` (keys; default: all) judged against the final state of `placements` (the
     batch's plan; default: none placed, i.e. the existing pods only), each without itself. scores=False
-    skips the Score plugins (the summary reads filter verdicts only)."""
+    skips the Score plugins (the summary reads filter verdicts only). Each pod is judged with its own profile
+    when given a scheduler configuration's."""
     placements = placements or {}
     by_key = {p.key: p for p in cluster.pending}
     wanted = [by_key[k] for k in pods] if pods is not None else list(cluster.pending)
@@ -80,16 +82,17 @@ def explain(cluster: Cluster, profile: Profile = DEFAULT_PROFILE, pods: Sequence
     none: Sequence[str] | None = None if scores else ()
     out = []
     for pod in wanted:
+        own = profile.judge_with(pod) if isinstance(profile, Profiles) else profile
         planned = placements.get(pod.key, "")
         if planned:
             final.remove(pod)
-        e = explain_pod(pod, final, none, profile)
+        e = explain_pod(pod, final, none, own)
         if planned:
             final.add(pod, planned)
         note = ""
         if alone is not None:
             feasible = {n for n, v in e.nodes.items() if v.feasible}
-            verdicts = run_filters(pod, alone, profile.filters)
+            verdicts = run_filters(pod, alone, own.filters)
             if {v.node for v in verdicts if v.feasible} != feasible:
                 note = _message(verdicts)
         out.append(replace(e, planned=planned, alone=note))

@@ -88,7 +88,9 @@ class Encoding:
     - upper_bound(problem, cls) -> per node, most pods of the class the node can take by this rule alone;
     - interactions(problem) -> pairs of classes the rule links (they must be solved together);
     - existing_terms(problem, policy) -> the rule's preference terms no pending pod can change;
-    - blame(reason) -> (object kind "Node" | "Pod", field) a static verdict comes from (why-pending).
+    - blame(reason) -> (object kind "Node" | "Pod", field) a static verdict comes from (why-pending);
+    - soft(ctx): encode's preference terms alone, without the rule's constraints: what the model keeps of a
+      rule whose Filter a scheduler profile disables (None: the rule adds no preference terms).
     """
 
     encode: Callable[..., None]
@@ -98,6 +100,7 @@ class Encoding:
     interactions: Callable[..., list[tuple[int, int]]] | None = None
     existing_terms: Callable[..., dict[str, int]] | None = None
     blame: Callable[[Reason], tuple[str, str]] = lambda reason: ("Node", "")
+    soft: Callable[..., None] | None = None
 
 
 @dataclass(frozen=True)

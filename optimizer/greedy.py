@@ -50,11 +50,12 @@ from typing import Any
 
 from ..models.objects import Cluster, Pod
 
-from .defaultpreemption import Evaluator, post_filter
+from .defaultpreemption import Evaluator, PreemptionArgs, post_filter
 from .framework import (NodeVerdict, PlacedGuard, Plugin, Profile, Reads, Reason, fit_error_message,
                         num_feasible_nodes_to_find)
 from .gangs import Gangs
 from .plan import Plan
+from .profiles import NOT_OURS, Profiles
 from .registry import DEFAULT_PROFILE
 from .runner import NEVER, Interrupt, Status
 from .state import ClusterState, NodeInfo
@@ -303,9 +304,14 @@ NOT_SCHEDULED = "not scheduled: the simulation was stopped before this pod's tur
 
 def simulate(cluster: Cluster, seed: int = 0, *, gangs: Gangs | None = None,
              percentage_of_nodes_to_score: int = 0, protect_placed: bool = True,
-             profile: Profile = DEFAULT_PROFILE, interrupt: Interrupt = NEVER, deadline: float | None = None,
-             vectorized: bool = True, preemption: bool = False) -> Plan:
+             profile: Profile | Profiles = DEFAULT_PROFILE, interrupt: Interrupt = NEVER,
+             deadline: float | None = None, vectorized: bool = True, preemption: bool = False) -> Plan:
     """kube-scheduler on the pending pods of `cluster`, one at a time.
+
+    `profile`: one Profile schedules every pod; Profiles (a scheduler configuration): each pod is scheduled by
+    the profile of its spec.schedulerName (a pod no profile names stays pending), as one kube-scheduler with
+    several profiles does: one queue, one node rotation, one random source, each profile its own plugins.
+    percentage_of_nodes_to_score (0: each profile's own, else the adaptive default) overrides the profiles'.
 
     With gangs (coscheduling's Permit semantics): a gang that ends below its minimum releases all its pods,
     and the pass is repeated without it, until every gang left is whole. protect_placed=False is
@@ -316,9 +322,20 @@ def simulate(cluster: Cluster, seed: int = 0, *, gangs: Gangs | None = None,
     vectorized=True runs vectorized.VectorScheduler (the same results over all nodes at once) when every
     plugin of the profile has a vectorized form (Plugin.vector); otherwise, or with False, this module's plain
     per-node Scheduler, the reference.
-    preemption: a pod that fits nowhere runs DefaultPreemption's PostFilter (Plan.preemptions, Plan.recreated).
+    preemption: a pod that fits nowhere runs DefaultPreemption's PostFilter (Plan.preemptions, Plan.recreated),
+    with the args of the pod's profile, unless its configuration disables DefaultPreemption at postFilter.
     """
-    if vectorized and any(p.vector is None for p in profile.plugins if p.filter or p.score):
+    # DefaultPreemption per profile: its args, or None where the configuration disables it at postFilter
+    preempt_args: dict[str, PreemptionArgs | None] = {}
+    if isinstance(profile, Profiles):
+        preempt_args = {p.scheduler_name: None if a is None else PreemptionArgs(a.min_candidate_nodes_percentage,
+                                                                                a.min_candidate_nodes_absolute)
+                        for p, a in zip(profile.profiles, profile.preemption)}
+    if isinstance(profile, Profiles) and len(profile.profiles) == 1:
+        profile = profile.profiles[0]
+    if isinstance(profile, Profiles):
+        vectorized = False  # several profiles share one state: the plain per-profile Schedulers read it as it is
+    elif vectorized and any(p.vector is None for p in profile.plugins if p.filter or p.score):
         vectorized = False  # a rule without a vectorized form (a new or toy rule): the reference loop
     started = time.perf_counter()
     gangs = gangs or Gangs({}, {})
@@ -326,11 +343,22 @@ def simulate(cluster: Cluster, seed: int = 0, *, gangs: Gangs | None = None,
     stopped = ""
     while True:
         state = ClusterState.from_cluster(cluster)
-        make = VectorScheduler if vectorized else Scheduler
-        sched = make(state, seed, percentage_of_nodes_to_score, profile, protect_placed=protect_placed)
+        if isinstance(profile, Profiles):
+            sched: Any = _Schedulers(state, seed, percentage_of_nodes_to_score, profile, protect_placed)
+            evaluators = {p.scheduler_name: Evaluator(state, p, cluster.pdbs, cluster.workloads, cluster.pods, seed,
+                                                      args) for p in profile.profiles
+                          if (args := preempt_args.get(p.scheduler_name, PreemptionArgs())) is not None} \
+                if preemption else {}
+        else:
+            make = VectorScheduler if vectorized else Scheduler
+            sched = make(state, seed, percentage_of_nodes_to_score or profile.percentage_of_nodes_to_score, profile,
+                         protect_placed=protect_placed)
+            args = preempt_args.get(profile.scheduler_name, PreemptionArgs())
+            evaluators = {profile.scheduler_name: Evaluator(state, profile, cluster.pdbs, cluster.workloads,
+                                                            cluster.pods, seed, args)} \
+                if preemption and args is not None else {}
         placements: dict[str, str] = {}
         pending: dict[str, str] = {}
-        evaluator = Evaluator(state, profile, cluster.pdbs, cluster.workloads, cluster.pods, seed) if preemption else None
         preemptions, recreated = [], []
         used = {p.key for p in cluster.pods} | {p.key for p in cluster.pending}
         next_order = max((p.order for p in (*cluster.pods, *cluster.pending)), default=0) + 1
@@ -348,8 +376,11 @@ def simulate(cluster: Cluster, seed: int = 0, *, gangs: Gangs | None = None,
                 pending[pod.key] = f"gang {gang} cannot reach its minimum of {gangs.minimum[gang]} pods"
                 continue
             node, message = sched.schedule(pod)
+            evaluator = evaluators.get(pod.scheduler_name) if isinstance(profile, Profiles) \
+                else next(iter(evaluators.values()), None)
             if node is None and evaluator is not None:
-                outcome = post_filter(sched, evaluator, pod, message, used, next_order)
+                binder = sched.binder(pod) if isinstance(sched, _Schedulers) else sched
+                outcome = post_filter(binder, evaluator, pod, message, used, next_order)
                 node, message = outcome.node, outcome.message
                 if outcome.preemption is not None:
                     preemptions.append(outcome.preemption)
@@ -373,6 +404,41 @@ def simulate(cluster: Cluster, seed: int = 0, *, gangs: Gangs | None = None,
     return Plan(placements=placements, pending=pending, status=Status.GREEDY,
                 wall_seconds=time.perf_counter() - started, seed=seed, notes=notes,
                 preemptions=tuple(preemptions), recreated=tuple(recreated))
+
+
+class _Schedulers:
+    """One Scheduler per profile over one state, sharing the node rotation and the random source. Preemption
+    (PostFilter) runs with the pod's own profile's Scheduler as its binder."""
+
+    def __init__(self, state: ClusterState, seed: int, percentage: int, profile: Profile | Profiles,
+                 protect_placed: bool) -> None:
+        table = profile.profiles if isinstance(profile, Profiles) else (profile,)
+        self.by_name = {p.scheduler_name: Scheduler(state, seed, percentage or p.percentage_of_nodes_to_score, p,
+                                                    protect_placed=protect_placed) for p in table}
+        self.single = None if isinstance(profile, Profiles) else self.by_name[profile.scheduler_name]
+        first = next(iter(self.by_name.values()))
+        for other in self.by_name.values():
+            other.rng = first.rng
+        self.next_start = 0
+
+    def binder(self, pod: Pod) -> Scheduler:
+        sched = self.single or self.by_name[pod.scheduler_name]
+        sched.next_start = self.next_start
+        return sched
+
+    def schedule(self, pod: Pod) -> tuple[str | None, str]:
+        sched = self.single or self.by_name.get(pod.scheduler_name)
+        if sched is None:
+            return None, NOT_OURS.format(name=pod.scheduler_name)
+        sched.next_start = self.next_start
+        node, message = sched.schedule(pod)
+        self.next_start = sched.next_start
+        if node is not None:
+            for other in self.by_name.values():
+                if other is not sched:  # the other profiles' guards protect this pod too
+                    for _, guard in other.guards:
+                        guard.bound(pod, other.state.nodes[node], None)
+        return node, message
 
 
 def _short_gangs(cluster: Cluster, placements: dict[str, str], gangs: Gangs) -> set[str]:

@@ -24,6 +24,7 @@ from .gangs import find_gangs
 from .greedy import simulate
 from .plan import Plan
 from .policy import Policy
+from .profiles import Profiles
 from .registry import DEFAULT_PROFILE
 from .runner import NEVER, Interrupt, SolverParams
 from .solve import solve
@@ -55,7 +56,7 @@ class Deadline:
         return max(0.0, self.at - time.perf_counter())
 
 
-def check(cluster: Cluster, plan: Plan, policy: Policy | None = None, profile: Profile = DEFAULT_PROFILE,
+def check(cluster: Cluster, plan: Plan, policy: Policy | None = None, profile: Profile | Profiles = DEFAULT_PROFILE,
           what: str = "") -> Report:
     """The verify gate: the verifier's report of `plan`, or PlanInvalidError when it breaks a rule. A plan that
     preempted is judged on its final state: the victims gone, their controllers' new pods pending."""
@@ -70,15 +71,15 @@ def check(cluster: Cluster, plan: Plan, policy: Policy | None = None, profile: P
     return report
 
 
-def greedy_plan(cluster: Cluster, seed: int = 0, *, gang: bool = False, profile: Profile = DEFAULT_PROFILE,
+def greedy_plan(cluster: Cluster, seed: int = 0, *, gang: bool = False, profile: Profile | Profiles = DEFAULT_PROFILE,
                 percentage_of_nodes_to_score: int = 0, interrupt: Interrupt = NEVER,
                 deadline: float | None = None, preemption: bool = False) -> Plan:
     """kube-scheduler's greedy loop on the pending pods (interrupted: the pods bound so far); with
     `preemption`, DefaultPreemption evicts lower-priority pods for a pod that fits nowhere (simulate's default;
     the optimizer's warm start never preempts)."""
     return simulate(cluster, seed, gangs=find_gangs(cluster, gang), profile=profile,
-                    percentage_of_nodes_to_score=percentage_of_nodes_to_score or profile.percentage_of_nodes_to_score,
-                    interrupt=interrupt, deadline=deadline, preemption=preemption)
+                    percentage_of_nodes_to_score=percentage_of_nodes_to_score, interrupt=interrupt, deadline=deadline,
+                    preemption=preemption)
 
 
 def reserve(cluster: Cluster, limit: float) -> float:

@@ -24,6 +24,7 @@ from ..models.objects import Cluster, Pod
 from .framework import Profile, Reason
 from .objective import preference_terms
 from .policy import Policy
+from .profiles import Profiles
 from .registry import DEFAULT_PROFILE
 from .state import ClusterState, PodIndex
 
@@ -72,8 +73,18 @@ def judge(pod: Pod, node_name: str, state: ClusterState, profile: Profile = DEFA
 
 
 def judge_all(state: ClusterState, pods: Iterable[Pod] | None = None,
-              profile: Profile = DEFAULT_PROFILE) -> dict[str, list[Reason]]:
-    """`judge` for each of `pods` (default: every pod of the state), keyed by pod key; [] = no violation."""
+              profile: Profile | Profiles = DEFAULT_PROFILE) -> dict[str, list[Reason]]:
+    """`judge` for each of `pods` (default: every pod of the state), keyed by pod key; [] = no violation.
+    With Profiles, each pod is judged by its own profile's Filters (Profiles.judge_with)."""
+    if isinstance(profile, Profiles):
+        todo_all = list(pods) if pods is not None else [pod for pod, _ in state.all_pods()]
+        groups: dict[int, list[Pod]] = {}
+        for pod in todo_all:
+            groups.setdefault(profile.profiles.index(profile.judge_with(pod)), []).append(pod)
+        out_all: dict[str, list[Reason]] = {}
+        for i, group in groups.items():
+            out_all.update(judge_all(state, group, profile.profiles[i]))
+        return out_all
     index = PodIndex(state)
     active = profile.filters
     fast = {p.name: p.final_state_judge(state, index).filter for p in active if p.final_state_judge is not None}
@@ -112,7 +123,7 @@ def final_state(cluster: Cluster, placements: Mapping[str, str]) -> ClusterState
 
 
 def verify(cluster: Cluster, placements: Mapping[str, str], multipliers: Policy | None = None,
-           profile: Profile = DEFAULT_PROFILE) -> Report:
+           profile: Profile | Profiles = DEFAULT_PROFILE) -> Report:
     """Violations of the final state and its preference terms (see optimizer.objective)."""
     pending = {p.key: p for p in cluster.pending}
     violations: list[Violation] = []
@@ -146,12 +157,21 @@ def verify(cluster: Cluster, placements: Mapping[str, str], multipliers: Policy 
     return Report(tuple(violations), terms, len(good), dict(sorted(by_priority.items(), reverse=True)))
 
 
-def verify_state(cluster: Cluster, multipliers: Policy | None = None, profile: Profile = DEFAULT_PROFILE) -> Report:
+NODE_NOT_IN_INPUT = 'node "{node}" is not in the input'
+
+
+def verify_state(cluster: Cluster, multipliers: Policy | None = None,
+                 profile: Profile | Profiles = DEFAULT_PROFILE) -> Report:
     """`podplan verify`: the input IS the final state (pods with spec.nodeName); every violation counts, but
-    those of static pods (placed by the kubelet, never judged by kube-scheduler), reported as preexisting."""
+    those of static pods (placed by the kubelet, never judged by kube-scheduler), reported as preexisting.
+    A pod bound to a node the input does not hold is a violation of the plan itself (kube-scheduler binds
+    only to nodes in its snapshot)."""
     state = ClusterState.from_cluster(cluster)
     verdicts = judge_all(state, profile=profile)
-    violations = [Violation(pod.key, info.name, r.plugin, r.reason, pod.mirror)
-                  for pod, info in state.all_pods() for r in verdicts[pod.key]]
+    nodes = {n.name for n in cluster.nodes}
+    violations = [Violation(pod.key, pod.node_name, "Plan", NODE_NOT_IN_INPUT.format(node=pod.node_name), pod.mirror)
+                  for pod in cluster.pods if pod.node_name not in nodes]
+    violations += [Violation(pod.key, info.name, r.plugin, r.reason, pod.mirror)
+                   for pod, info in state.all_pods() for r in verdicts[pod.key]]
     terms = preference_terms(cluster, state, multipliers or Policy())
     return Report(tuple(violations), terms, 0, {})

@@ -23,7 +23,14 @@ Public API (other modules — the verifier, the preference objective — call th
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import replace
+
+from ...models.objects import Pod
+from ...models.schedulerconfig import InterPodAffinityArgs
+
 from ..framework import Encoding, Plugin
+from ..state import ClusterState, NodeInfo
 from . import batch, encoding, vector
 
 from .filtering import (
@@ -65,11 +72,37 @@ PLUGIN = Plugin(
     encoding=Encoding(encode=encoding.encode, static_mask=encoding.static_mask,
                       static_reasons=encoding.static_reasons, upper_bound=encoding.upper_bound_vector,
                       interactions=encoding.interactions, existing_terms=encoding.existing_terms,
-                      blame=lambda reason: ("pod", "spec.affinity")),
+                      blame=lambda reason: ("pod", "spec.affinity"), soft=encoding.encode_soft),
     vector=vector.new,
 )
 
+
+
+def _has_preferred(pod: Pod) -> bool:
+    return bool(pod.affinity.pod_preferred or pod.affinity.anti_preferred)
+
+
+def new(args: InterPodAffinityArgs) -> Plugin:
+    """InterPodAffinity with a profile's args (PLUGIN for the defaults): hardPodAffinityWeight weighs the
+    existing pods' required affinity terms in Score (0: not at all); ignorePreferredTermsOfExistingPods skips
+    Score for a pod without preferred terms of its own (upstream's PreScore Skip). Filter is unchanged."""
+    if args == InterPodAffinityArgs():
+        return PLUGIN
+    ignore = args.ignore_preferred_terms_of_existing_pods
+
+    def pre_score_args(pod: Pod, state: ClusterState, feasible: Sequence[NodeInfo]) -> PreScoreState | None:
+        if ignore and not _has_preferred(pod):
+            return None
+        return pre_score(pod, state, feasible, args.hard_pod_affinity_weight)
+
+    skip = PLUGIN.pre_score_skip
+    if ignore:
+        skip = lambda pod, state: not _has_preferred(pod)  # noqa: E731
+    return replace(PLUGIN, pre_score=pre_score_args, pre_score_skip=skip, vector=None)
+
+
 __all__ = [
+    "new",
     "AffinityTerm",
     "ERR_REASON_AFFINITY_RULES_NOT_MATCH",
     "ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH",

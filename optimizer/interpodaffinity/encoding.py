@@ -303,6 +303,11 @@ def encode(ctx: ModelContext) -> None:
     _encode_preferred(ctx)
 
 
+def encode_soft(ctx: ModelContext) -> None:
+    """The preferred terms alone: the model of a profile whose InterPodAffinity Filter is disabled."""
+    _encode_preferred(ctx)
+
+
 def _encode_anti(ctx: ModelContext) -> None:
     p = ctx.problem
     done: set[tuple] = set()

@@ -12,7 +12,8 @@ Score is the sum over the node's labels of those topology scores; NormalizeScore
 int(100 * (s - min) / (max - min)) over the scored nodes (float arithmetic, truncated), all 0 when max == min.
 
 Knowing differences: upstream's PreScore Skip (nothing matched anywhere) is `pre_score` returning None and
-every node scoring 0, which is what a skipped plugin contributes; the plugin args are constants.
+every node scoring 0, which is what a skipped plugin contributes. A profile's InterPodAffinityArgs come in
+through the package's `new(args)`.
 """
 from __future__ import annotations
 
@@ -41,10 +42,11 @@ def _add(scores: TopologyScore, key: str, value: str, weight: int) -> None:
 
 
 def _existing_terms_toward(incoming: Pod, ns_labels: Mapping[str, str], existing: Pod,
-                           labels: Mapping[str, str], scores: TopologyScore) -> None:
-    """The symmetric half of processExistingPod: the existing pod's own terms judged on the incoming pod."""
+                           labels: Mapping[str, str], scores: TopologyScore, hard_weight: int) -> None:
+    """The symmetric half of processExistingPod: the existing pod's own terms judged on the incoming pod
+    (its required affinity terms count hardPodAffinityWeight, none when that is 0)."""
     a = existing.affinity
-    weighted: list[tuple[PodAffinityTerm, int]] = [(t, HARD_POD_AFFINITY_WEIGHT) for t in a.pod_required]
+    weighted: list[tuple[PodAffinityTerm, int]] = [(t, hard_weight) for t in a.pod_required] if hard_weight > 0 else []
     weighted += [(w.term, w.weight) for w in a.pod_preferred]
     weighted += [(w.term, -w.weight) for w in a.anti_preferred]
     for term, weight in weighted:
@@ -54,7 +56,7 @@ def _existing_terms_toward(incoming: Pod, ns_labels: Mapping[str, str], existing
 
 
 def _node_scores(info: NodeInfo, pod: Pod, ns_labels: Mapping[str, str],
-                 weighted: list[tuple[Callable[[Pod], bool], str, int]]) -> TopologyScore:
+                 weighted: list[tuple[Callable[[Pod], bool], str, int]], hard_weight: int) -> TopologyScore:
     """processExistingPod over one node's pods: its share of the topology scores."""
     labels = info.node.labels
     scores: TopologyScore = {}
@@ -67,19 +69,22 @@ def _node_scores(info: NodeInfo, pod: Pod, ns_labels: Mapping[str, str],
                     _add(scores, key, value, weight)
     # Only pods with affinity have terms of their own to judge the incoming pod by.
     for existing in info.pods_with_affinity.values():
-        _existing_terms_toward(pod, ns_labels, existing, labels, scores)
+        _existing_terms_toward(pod, ns_labels, existing, labels, scores, hard_weight)
     return scores
 
 
-def pre_score(pod: Pod, state: ClusterState, feasible: Sequence[NodeInfo]) -> PreScoreState | None:
-    """PreScore over the whole cluster (feasible nodes only matter to normalization); None = upstream Skip."""
+def pre_score(pod: Pod, state: ClusterState, feasible: Sequence[NodeInfo],
+              hard_weight: int = HARD_POD_AFFINITY_WEIGHT) -> PreScoreState | None:
+    """PreScore over the whole cluster (feasible nodes only matter to normalization); None = upstream Skip.
+    `hard_weight`: the profile's hardPodAffinityWeight (InterPodAffinityArgs)."""
     a = pod.affinity
     ns_map = state.namespace_labels
     signed = [(w.term, w.weight) for w in a.pod_preferred] + [(w.term, -w.weight) for w in a.anti_preferred]
     resolved = tuple((merged_affinity_term(term, pod, ns_map), weight) for term, weight in signed)
     weighted = [(incoming_matcher(t), t.topology_key, weight) for t, weight in resolved]
     ns_labels = ns_map.get(pod.namespace, _NO_LABELS)
-    cache = node_cache(("score", resolved, pod.namespace, frozenset(pod.labels.items()), frozenset(ns_labels.items())))
+    cache = node_cache(("score", resolved, pod.namespace, frozenset(pod.labels.items()), frozenset(ns_labels.items()),
+                        hard_weight))
     scores: TopologyScore = {}
     for info in state.nodes.values():
         # processExistingPod ignores nodes without labels; without incoming preferred terms only pods
@@ -88,7 +93,7 @@ def pre_score(pod: Pod, state: ClusterState, feasible: Sequence[NodeInfo]) -> Pr
             continue
         node_scores = cached(cache, info)
         if node_scores is None:
-            node_scores = _node_scores(info, pod, ns_labels, weighted)
+            node_scores = _node_scores(info, pod, ns_labels, weighted, hard_weight)
             cache[id(info)] = (info, info.generation, node_scores)
         for key, values in node_scores.items():
             for value, weight in values.items():

@@ -2,7 +2,7 @@
 
 Reproduces PreFilter/Filter of kubernetes/kubernetes pkg/scheduler/framework/plugins/nodeaffinity/node_affinity.go
 with k8s.io/component-helpers/scheduling/corev1/nodeaffinity.GetRequiredNodeAffinity. The plugin's
-addedAffinity argument (scheduler-enforced affinity) is not supported: podplan runs the default profile.
+addedAffinity argument (scheduler-enforced affinity) is applied by the package's `new(args)`.
 """
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from ..state import ClusterState, NodeInfo
 NAME = "NodeAffinity"
 
 ERR_REASON_POD = "node(s) didn't match Pod's node affinity/selector"
+ERR_REASON_ENFORCED = "node(s) didn't match scheduler-enforced node affinity"  # errReasonEnforced
 ERR_REASON_CONFLICT = "pod affinity terms conflict"
 # The framework's status for nodes a PreFilterResult left out (schedule_one.go findNodesThatFitPod).
 ERR_REASON_PRE_FILTER_RESULT = f"node(s) didn't satisfy plugin(s) [{NAME}]"

@@ -14,6 +14,7 @@ Strategy level (maximised after P; a tie-break, not part of the verifier's judge
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 
 import numpy as np
 from ortools.sat.python import cp_model
@@ -26,11 +27,14 @@ from ..context import ModelContext
 from .filtering import FIRST_CLASS, NAME, PODS, filter_node, is_scalar_resource_name
 
 MIB = 1024 * 1024
+Ignored = Callable[[str], bool] | None  # a profile's ignoredResources / ignoredResourceGroups, as a predicate
 
 
-def checked(requests: dict[str, int]) -> list[str]:
-    """Resources the Filter checks for a pod with these requests (zero requests are skipped upstream)."""
-    return [r for r, q in requests.items() if q > 0 and (r in FIRST_CLASS or is_scalar_resource_name(r))]
+def checked(requests: Mapping[str, int], ignored: Ignored = None) -> list[str]:
+    """Resources the Filter checks for a pod with these requests (zero requests are skipped upstream; so are
+    the profile's ignoredResources / ignoredResourceGroups)."""
+    return [r for r, q in requests.items()
+            if q > 0 and (r in FIRST_CLASS or is_scalar_resource_name(r)) and not (ignored and ignored(r))]
 
 
 def static_reasons(problem: Problem, cls: PodClass, info: NodeInfo) -> list[Reason]:
@@ -60,30 +64,30 @@ def free_vector(problem: Problem, resource: str) -> np.ndarray:
     return found
 
 
-def _checked(problem: Problem, cls: PodClass) -> list[tuple[str, int]]:
-    reqs = problem.cache.get(("noderesources.checked", cls.index))
+def _checked(problem: Problem, cls: PodClass, ignored: Ignored = None) -> list[tuple[str, int]]:
+    key = ("noderesources.checked", cls.index, ignored)
+    reqs = problem.cache.get(key)
     if reqs is None:
-        reqs = problem.cache[("noderesources.checked", cls.index)] = [
-            (r, cls.rep.requests[r]) for r in checked(cls.rep.requests)]
+        reqs = problem.cache[key] = [(r, cls.rep.requests[r]) for r in checked(cls.rep.requests, ignored)]
     return reqs
 
 
-def upper_bound_vector(problem: Problem, cls: PodClass) -> np.ndarray:
+def upper_bound_vector(problem: Problem, cls: PodClass, ignored: Ignored = None) -> np.ndarray:
     """Per node: how many pods of the class fit in the room the existing pods leave."""
     ub = np.minimum(free_vector(problem, PODS), cls.size)
-    for r, q in _checked(problem, cls):
+    for r, q in _checked(problem, cls, ignored):
         np.minimum(ub, free_vector(problem, r) // q, out=ub)
     return np.maximum(ub, 0)
 
 
-def static_mask(problem: Problem, cls: PodClass) -> np.ndarray:
+def static_mask(problem: Problem, cls: PodClass, ignored: Ignored = None) -> np.ndarray:
     mask = free_vector(problem, PODS) >= 1
-    for r, q in _checked(problem, cls):
+    for r, q in _checked(problem, cls, ignored):
         mask &= free_vector(problem, r) >= q
     return mask
 
 
-def encode(ctx: ModelContext) -> None:
+def encode(ctx: ModelContext, ignored: Ignored = None) -> None:
     p = ctx.problem
     for n in ctx.comp.nodes:
         cs = ctx.by_node[n]
@@ -94,7 +98,7 @@ def encode(ctx: ModelContext) -> None:
         if sum(ctx.ub[(c, n)] for c in cs) > room.get(PODS, 0):
             ctx.hard(ctx.model.add(sum(ctx.x[(c, n)] for c in cs) <= max(0, room.get(PODS, 0))),
                      (NAME, node, "status.allocatable.pods"))
-        resources = sorted({r for c in cs for r in checked(p.classes[c].rep.requests)})
+        resources = sorted({r for c in cs for r in checked(p.classes[c].rep.requests, ignored)})
         for r in resources:
             users = [c for c in cs if p.classes[c].rep.requests.get(r, 0) > 0]
             need = sum(p.classes[c].rep.requests[r] * ctx.ub[(c, n)] for c in users)

@@ -7,7 +7,8 @@ the pod requests a positive amount of; all reasons are returned. The node's stat
 UnschedulableAndUnresolvable when some request exceeds the node's whole allocatable (preemption cannot
 help), so every reason of that node carries unresolvable=True then. The pod's effective requests
 (init containers, sidecars, overhead, pod-level resources) are Pod.requests, computed by models.parse.
-Knowing differences: no ignoredResources/ignoredResourceGroups arguments (default profile), no DRA-backed
+A profile's ignoredResources / ignoredResourceGroups are applied by the package's `new(args)` (its PreFilter
+leaves those extended resources out of the requests Filter checks). Knowing differences: no DRA-backed
 extended resources; the scalar reasons come in sorted name order (upstream: Go map order, i.e. random).
 """
 from __future__ import annotations

@@ -19,7 +19,7 @@ from ...models.objects import Pod
 from ..framework import Reason
 from ..nodearrays import selector_hint
 from ..state import ClusterState, NodeInfo, PodIndex, restore
-from .common import (NAME, SpreadConstraint, counts_toward, eligibility_test, filter_constraints, global_min,
+from .common import (NAME, SYSTEM_DEFAULTS, Defaults, SpreadConstraint, counts_toward, eligibility_test, filter_constraints, global_min,
                      has_all_keys, node_eligible, self_match)
 from .filtering import PreFilterState, filter_node
 
@@ -105,8 +105,9 @@ class Guard:
     """Placed pods' DoNotSchedule constraints, grouped, with their domain counts: tells in O(1) per node whether
     binding a pod there pushes a placed pod over maxSkew."""
 
-    def __init__(self, state: ClusterState) -> None:
+    def __init__(self, state: ClusterState, defaults: Defaults = SYSTEM_DEFAULTS) -> None:
         self.state = state
+        self.defaults = defaults
         self.index = PodIndex(state)  # grows with every bind: the guard never sees a pod leave
         self.groups: dict[Hashable, _SpreadGroup] = {}
         self.domain_maps: dict[Hashable, dict[str, str]] = {}
@@ -163,7 +164,7 @@ class Guard:
         self._join(pod, info)
 
     def _join(self, pod: Pod, info: NodeInfo) -> None:
-        constraints = filter_constraints(pod, self.state)
+        constraints = filter_constraints(pod, self.state, self.defaults)
         if not constraints:
             return
         labels = info.node.labels
@@ -197,8 +198,9 @@ class Judge:
     eligible domains (nodes with every key that pass the inclusion policies, shared by groups alike in them).
     """
 
-    def __init__(self, state: ClusterState, index: PodIndex) -> None:
+    def __init__(self, state: ClusterState, index: PodIndex, defaults: Defaults = SYSTEM_DEFAULTS) -> None:
         self.state = state
+        self.defaults = defaults
         self.index = index
         self.groups: dict[Hashable, tuple[Any, tuple[MinIndex, ...]]] = {}
         self.domain_maps: dict[Hashable, dict[str, str]] = {}
@@ -219,7 +221,7 @@ class Judge:
         return full, tuple(MinIndex(tp, c.min_domains) for c, tp in zip(constraints, tps))
 
     def filter(self, pod: Pod, info: NodeInfo) -> list[Reason]:
-        constraints = filter_constraints(pod, self.state)
+        constraints = filter_constraints(pod, self.state, self.defaults)
         if not constraints:
             return []  # PreFilter Skip
         key = (pod.namespace, constraints, tuple(sorted(pod.node_selector.items())), pod.affinity.node_required,

@@ -42,6 +42,20 @@ SYSTEM_DEFAULT_CONSTRAINTS: tuple[TopologySpreadConstraint, ...] = (
                              label_selector=None),
 )
 
+
+
+@dataclass(frozen=True)
+class Defaults:
+    """PodTopologySpreadArgs as the plugin uses them: the constraints a pod without any of its own gets (with
+    the default selector), and whether they are the system defaults (defaultingType System: only then may a
+    node without every topology key still be scored)."""
+
+    constraints: tuple[TopologySpreadConstraint, ...] = SYSTEM_DEFAULT_CONSTRAINTS
+    system: bool = True
+
+
+SYSTEM_DEFAULTS = Defaults()
+
 # helper/spread.go: only these controllers contribute a selector (Deployment: see the module docstring).
 _SELECTOR_CONTROLLERS = ("ReplicationController", "ReplicaSet", "StatefulSet")
 
@@ -122,9 +136,11 @@ def default_selector(pod: Pod, state: ClusterState) -> LabelSelector | None:
     return LabelSelector(match_labels=tuple(sorted(label_set.items())), match_expressions=extra)
 
 
-def default_constraints(pod: Pod, state: ClusterState, action: str) -> tuple[SpreadConstraint, ...]:
-    """buildDefaultConstraints with the system defaults: all are ScheduleAnyway, so DoNotSchedule gets none."""
-    picked = [c for c in SYSTEM_DEFAULT_CONSTRAINTS if c.when_unsatisfiable == action]
+def default_constraints(pod: Pod, state: ClusterState, action: str,
+                        defaults: Defaults = SYSTEM_DEFAULTS) -> tuple[SpreadConstraint, ...]:
+    """buildDefaultConstraints: the profile's default constraints of `action` with the pod's default selector
+    (the system defaults are all ScheduleAnyway, so DoNotSchedule gets none from them)."""
+    picked = [c for c in defaults.constraints if c.when_unsatisfiable == action]
     if not picked:
         return ()
     selector = default_selector(pod, state)
@@ -133,21 +149,22 @@ def default_constraints(pod: Pod, state: ClusterState, action: str) -> tuple[Spr
     return tuple(_effective(c, selector) for c in picked)
 
 
-def constraints_for(pod: Pod, state: ClusterState, action: str) -> tuple[SpreadConstraint, ...]:
-    """The pod's own constraints of `action` if it has ANY constraint, else the system defaults."""
+def constraints_for(pod: Pod, state: ClusterState, action: str,
+                    defaults: Defaults = SYSTEM_DEFAULTS) -> tuple[SpreadConstraint, ...]:
+    """The pod's own constraints of `action` if it has ANY constraint, else the profile's defaults."""
     if pod.spread_constraints:
         return own_constraints(pod, action)
-    return default_constraints(pod, state, action)
+    return default_constraints(pod, state, action, defaults)
 
 
-def filter_constraints(pod: Pod, state: ClusterState) -> tuple[SpreadConstraint, ...]:
+def filter_constraints(pod: Pod, state: ClusterState, defaults: Defaults = SYSTEM_DEFAULTS) -> tuple[SpreadConstraint, ...]:
     """The hard (DoNotSchedule) constraints Filter enforces for `pod`."""
-    return constraints_for(pod, state, DO_NOT_SCHEDULE)
+    return constraints_for(pod, state, DO_NOT_SCHEDULE, defaults)
 
 
-def score_constraints(pod: Pod, state: ClusterState) -> tuple[SpreadConstraint, ...]:
-    """The soft (ScheduleAnyway) constraints Score uses for `pod`, system defaults included."""
-    return constraints_for(pod, state, SCHEDULE_ANYWAY)
+def score_constraints(pod: Pod, state: ClusterState, defaults: Defaults = SYSTEM_DEFAULTS) -> tuple[SpreadConstraint, ...]:
+    """The soft (ScheduleAnyway) constraints Score uses for `pod`, default constraints included."""
+    return constraints_for(pod, state, SCHEDULE_ANYWAY, defaults)
 
 
 def has_all_keys(labels: Mapping[str, str], constraints: Sequence[SpreadConstraint]) -> bool:

@@ -146,6 +146,12 @@ def encode(ctx: ModelContext) -> None:
         _encode_soft(ctx)
 
 
+def encode_soft(ctx: ModelContext) -> None:
+    """The ScheduleAnyway term alone: the model of a profile whose PodTopologySpread Filter is disabled."""
+    if ctx.policy.schedule_anyway_skew:
+        _encode_soft(ctx)
+
+
 def _encode_hard(ctx: ModelContext) -> None:
     p = ctx.problem
     for a in ctx.classes:

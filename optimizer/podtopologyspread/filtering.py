@@ -18,7 +18,7 @@ from ...models.objects import Pod
 from ..framework import Reason
 from ..state import ClusterState, NodeInfo
 
-from .common import (NAME, SpreadConstraint, count_on_node, counts_toward, eligibility_test, filter_constraints,
+from .common import (NAME, SYSTEM_DEFAULTS, Defaults, SpreadConstraint, count_on_node, counts_toward, eligibility_test, filter_constraints,
                      global_min, self_match)
 
 ERR_REASON_CONSTRAINTS_NOT_MATCH = "node(s) didn't match pod topology spread constraints"
@@ -74,13 +74,13 @@ def _replay(pod: Pod, constraints: tuple[SpreadConstraint, ...], keys: tuple[str
                 tp[value] = tp.get(value, 0) + delta
 
 
-def pre_filter(pod: Pod, state: ClusterState) -> PreFilterState | None:
+def pre_filter(pod: Pod, state: ClusterState, defaults: Defaults = SYSTEM_DEFAULTS) -> PreFilterState | None:
     """calPreFilterState over every node of the state; None when the pod has no hard constraint (Skip).
 
     The counts depend on the pod only through its namespace, constraints and inclusion inputs: they are kept
     per such key in state.memo and brought up to date from the state's change journal, so the replicas of a
     workload do not recount every node (a recount happens when more pods changed than there are nodes)."""
-    constraints = filter_constraints(pod, state)
+    constraints = filter_constraints(pod, state, defaults)
     if not constraints:
         return None
     keys = tuple(dict.fromkeys(c.topology_key for c in constraints))

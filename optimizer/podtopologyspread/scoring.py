@@ -23,7 +23,7 @@ from ...models.objects import Pod
 from ..framework import MAX_NODE_SCORE
 from ..state import ClusterState, NodeInfo
 
-from .common import HOSTNAME_KEY, SpreadConstraint, count_on_node, eligibility_test, has_all_keys, score_constraints
+from .common import HOSTNAME_KEY, SYSTEM_DEFAULTS, Defaults, SpreadConstraint, count_on_node, eligibility_test, has_all_keys, score_constraints
 
 _MAX_INT64 = 2**63 - 1
 
@@ -56,16 +56,18 @@ def go_round(x: float) -> int:
     return int(floor) + (1 if x - floor >= 0.5 else 0) if x >= 0 else -go_round(-x)
 
 
-def pre_score(pod: Pod, state: ClusterState, feasible: Sequence[NodeInfo]) -> PreScoreState:
+def pre_score(pod: Pod, state: ClusterState, feasible: Sequence[NodeInfo],
+              defaults: Defaults = SYSTEM_DEFAULTS) -> PreScoreState:
     """initPreScoreState + PreScore: domains and weights from the candidates, pod counts from every node."""
     all_nodes = state.nodes.values()
     if not all_nodes:
         return SKIPPED
-    constraints = score_constraints(pod, state)
+    constraints = score_constraints(pod, state, defaults)
     if not constraints:
         return SKIPPED
-    # Only the pod's own constraints demand every key; system defaults let zone-less nodes spread by hostname.
-    require_all = bool(pod.spread_constraints)
+    # The pod's own or configured (List) constraints demand every key; the system defaults let zone-less nodes
+    # spread by hostname (requireAllTopologies).
+    require_all = bool(pod.spread_constraints) or not defaults.system
     ignored: set[str] = set()
     counts: tuple[dict[str, int], ...] = tuple({} for _ in constraints)
     for info in feasible:

@@ -52,7 +52,7 @@ def rebalance(cluster: Cluster, params: RebalanceParams) -> RebalancePlan:
     drained = set(params.drain)
 
     healthy = {p.key: pod_ready(p) for p in base.pods}
-    initial_bad = violations_by_pod(state_of(base, {}))
+    initial_bad = violations_by_pod(state_of(base, {}), params.profile)
     start_budgets = {b.key: budget(b, [(p, healthy[p.key]) for p in base.pods], base.workloads) for b in base.pdbs}
     movers = who_moves(base, params.move_policy, drained, healthy, start_budgets, initial_bad)
     blocked = [Blocked(pod, why) for pod, why in movers.blocked]
@@ -66,7 +66,7 @@ def rebalance(cluster: Cluster, params: RebalanceParams) -> RebalancePlan:
         why = " within the time limit" if time.perf_counter() >= deadline else ""
         blocked.append(Blocked("-", R_NO_TARGET.format(why=why)))
         where = {p.key: p.node_name for p in base.pods}
-        before = metrics(base, where, (), params.drain, params.policy)
+        before = metrics(base, where, (), params.drain, params.policy, params.profile)
         return RebalancePlan(params.goal, params.drain, False, tuple(blocked), (), before, before, Status.NO_TARGET, (),
                              tuple(notes), time.perf_counter() - started, where, len(cluster.pending))
     on_drained = {p.key for p in base.pods if p.node_name in drained}
@@ -80,8 +80,8 @@ def rebalance(cluster: Cluster, params: RebalanceParams) -> RebalancePlan:
     waves, stuck, final = waves_to(base, target, free, params, healthy, initial_bad)
     blocked += stuck
     moved = {m.key for w in waves for m in w.moves}
-    before = metrics(base, {p.key: p.node_name for p in base.pods}, (), params.drain, params.policy)
-    after = metrics(base, final, moved, params.drain, params.policy)
+    before = metrics(base, {p.key: p.node_name for p in base.pods}, (), params.drain, params.policy, params.profile)
+    after = metrics(base, final, moved, params.drain, params.policy, params.profile)
     notes.extend(Note(n) for n in target.notes)
     return RebalancePlan(params.goal, params.drain, not blocked, tuple(blocked), tuple(waves), before, after,
                          target.status, target.levels, tuple(notes), time.perf_counter() - started, final,

@@ -19,13 +19,15 @@ from dataclasses import replace
 
 from ...models.objects import Cluster, Pod
 
+from ..framework import Profile
 from ..greedy import Scheduler
+from ..registry import DEFAULT_PROFILE
 from ..state import ClusterState
 from .plan import Move
 
 
 def simulate(cluster: Cluster, where: Mapping[str, str], moved: set[str], seed: int, wave: Sequence[Move],
-             cordons: Iterable[str]) -> list[str]:
+             cordons: Iterable[str], profile: Profile = DEFAULT_PROFILE) -> list[str]:
     """Where kube-scheduler binds each replacement of `wave` (in eviction order), with `cordons`
     unschedulable; `where`/`moved`: every pod's node before the wave, and the pods already replaced."""
     cordons = set(cordons)
@@ -35,7 +37,7 @@ def simulate(cluster: Cluster, where: Mapping[str, str], moved: set[str], seed: 
     pods = [(replace(p, node_name="") if p.key in moved else p, rest[p.key])
             for p in cluster.pods if p.key not in keys]
     state = ClusterState.from_cluster(replace(cluster, nodes=tuple(nodes)), pods)
-    sched = _scheduler(state, seed)
+    sched = _scheduler(state, seed, profile)
     top = max((p.order for p in cluster.pods), default=0)
     replacements = [replace(m.pod, node_name="", order=top + 1 + i) for i, m in enumerate(wave)]
     out = {}
@@ -46,10 +48,10 @@ def simulate(cluster: Cluster, where: Mapping[str, str], moved: set[str], seed: 
 
 
 def land(cluster: Cluster, where: Mapping[str, str], moved: set[str], seed: int, cordoned: tuple[str, ...],
-         wave: list[Move]) -> tuple[tuple[str, ...], list[str], list[str], list[int]]:
+         wave: list[Move], profile: Profile = DEFAULT_PROFILE) -> tuple[tuple[str, ...], list[str], list[str], list[int]]:
     """(temporary cordons, outcome left alone, outcome with cordons, indexes of moves that still miss);
     `cordoned`: the nodes cordoned for the whole plan (drained, and those `pack` empties)."""
-    alone = simulate(cluster, where, moved, seed, wave, cordoned)
+    alone = simulate(cluster, where, moved, seed, wave, cordoned, profile)
     targets = {m.target for m in wave}
     temp: list[str] = []
     outcome = alone
@@ -63,12 +65,12 @@ def land(cluster: Cluster, where: Mapping[str, str], moved: set[str], seed: int,
         if not extra:
             return tuple(temp), alone, outcome, missing
         temp.extend(extra)
-        outcome = simulate(cluster, where, moved, seed, wave, cordoned + tuple(temp))
+        outcome = simulate(cluster, where, moved, seed, wave, cordoned + tuple(temp), profile)
 
 
-def _scheduler(state: ClusterState, seed: int) -> Scheduler:
+def _scheduler(state: ClusterState, seed: int, profile: Profile) -> Scheduler:
     # kube-scheduler exactly: podplan's placed-pod guard is not part of kube-scheduler
-    return Scheduler(state, seed, protect_placed=False)
+    return Scheduler(state, seed, profile=profile, protect_placed=False)
 
 
 def controller_key(pod: Pod) -> str:

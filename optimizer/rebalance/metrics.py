@@ -13,6 +13,8 @@ from ..policy import Policy
 from ..state import ClusterState, NodeInfo
 from .movable import goes_with_node
 from .plan import DRAIN, RebalanceParams
+from ..framework import Profile
+from ..registry import DEFAULT_PROFILE
 from .states import state_of, violations_by_pod
 
 RESOURCES = ("cpu", "memory")
@@ -74,7 +76,7 @@ def goal_values(cluster: Cluster, params: RebalanceParams, where: Mapping[str, s
 
 
 def metrics(cluster: Cluster, where: Mapping[str, str], moved: Iterable[str], drain: Sequence[str],
-            policy: Policy | None = None) -> dict[str, Any]:
+            policy: Policy | None = None, profile: Profile = DEFAULT_PROFILE) -> dict[str, Any]:
     """Utilisation (max/mean/stddev per resource over the nodes not drained), nodes used, empty nodes,
     violations (every pod judged with itself removed, pre-existing ones included) and the preference score."""
     moved = set(moved)
@@ -89,7 +91,7 @@ def metrics(cluster: Cluster, where: Mapping[str, str], moved: Iterable[str], dr
             util[r] = {"max": round(max(vals), 4), "mean": round(mean, 4), "stddev": round(std, 4)}
         else:
             util[r] = {"max": 0.0, "mean": 0.0, "stddev": 0.0}
-    bad = violations_by_pod(state)
+    bad = violations_by_pod(state, profile)
     empty = [n.name for n in cluster.nodes if not occupied(state.nodes[n.name])]
     return {
         "utilization": util,

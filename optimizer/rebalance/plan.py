@@ -8,7 +8,9 @@ from typing import Any
 from ...models.errors import PodplanError
 from ...models.objects import Pod
 
+from ..framework import Profile
 from ..policy import Policy
+from ..registry import DEFAULT_PROFILE
 from ..runner import Status
 from .movable import MovePolicy
 
@@ -33,6 +35,7 @@ class RebalanceParams:
     move_policy: MovePolicy = MovePolicy()
     policy: Policy = Policy()
     log_progress: bool = False  # a line per target stage and improving solution on stderr
+    profile: Profile = DEFAULT_PROFILE  # the scheduler profile the states are judged and landed by
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,8 @@ from dataclasses import replace
 from ...models.errors import PlanInvalidError
 from ...models.objects import Cluster, Node
 
+from ..framework import Profile
+from ..registry import DEFAULT_PROFILE
 from ..state import ClusterState
 from ..verify import Report, judge, verify
 from .movable import as_pending
@@ -25,28 +27,29 @@ def state_of(cluster: Cluster, where: Mapping[str, str], moved: Iterable[str] = 
 
 
 
-def violations_by_pod(state: ClusterState) -> dict[str, set[str]]:
+def violations_by_pod(state: ClusterState, profile: Profile = DEFAULT_PROFILE) -> dict[str, set[str]]:
     """pod key -> plugins that reject it on its node (judged with itself removed), for pods with any."""
     out: dict[str, set[str]] = {}
     for pod, info in list(state.all_pods()):
-        reasons = judge(pod, info.name, state)
+        reasons = judge(pod, info.name, state, profile)
         if reasons:
             out[pod.key] = {r.plugin for r in reasons}
     return out
 
 
-def state_report(cluster: Cluster, where: Mapping[str, str], moved: Iterable[str]) -> Report:
+def state_report(cluster: Cluster, where: Mapping[str, str], moved: Iterable[str],
+                 profile: Profile = DEFAULT_PROFILE) -> Report:
     """The verifier on a state of the rebalance: pods not moved are existing, replacements are placed."""
     moved = set(moved)
     pods = [p for p in cluster.pods if p.key in moved]
     unbound, _ = as_pending(replace(cluster, pending=()), pods)
-    return verify(unbound, {k: where[k] for k in moved})
+    return verify(unbound, {k: where[k] for k in moved}, None, profile)
 
 
-def verify_final(cluster: Cluster, plan: RebalancePlan) -> None:
+def verify_final(cluster: Cluster, plan: RebalancePlan, profile: Profile = DEFAULT_PROFILE) -> None:
     """The gate before anything is printed: the plan's final state passes the verifier (else it is a bug)."""
     moved = {m.key for w in plan.waves for m in w.moves}
-    report = state_report(cluster, plan.final, moved)
+    report = state_report(cluster, plan.final, moved, profile)
     if not report.ok:
         bad = [v for v in report.violations if not v.preexisting]
         raise PlanInvalidError(f"the rebalance plan's final state failed verification: {len(bad)} violation(s), "

@@ -31,7 +31,6 @@ from ortools.sat.python import cp_model
 from ...models.objects import Cluster, Pod
 
 from ..context import ModelContext
-from ..registry import DEFAULT_PROFILE
 from ..problem import Problem, build_problem
 from .metrics import PERMILLE, RESOURCES, ceil_div, occupied
 from .movable import as_pending
@@ -76,7 +75,7 @@ def build_model(cluster: Cluster, free: list[Pod], params: RebalanceParams,
     base = replace(cluster, pending=())
     unbound, origin = as_pending(base, free)
     decompose = params.goal not in ("spread",) and params.max_moves is None
-    problem = build_problem(unbound, DEFAULT_PROFILE, gang_all=False, decompose=decompose)
+    problem = build_problem(unbound, params.profile, gang_all=False, decompose=decompose)
     model = cp_model.CpModel()
     drained = {problem.node_index[d] for d in params.drain if d in problem.node_index}
     ctxs: list[ModelContext] = []

@@ -29,7 +29,6 @@ from ...models.objects import Cluster, Node, Pod
 
 from ..framework import run_filters
 from ..problem import pod_signature
-from ..registry import DEFAULT_PROFILE
 from ..state import ClusterState
 from ..verify import judge, verify
 from ..disruption import Budget, budget, guarding, spends
@@ -154,7 +153,7 @@ class _Waves:
         where = dict(self.where)
         for m in wave:
             where[m.key] = m.target
-        return state_report(self.cluster, where, self.moved | {m.key for m in wave}).ok
+        return state_report(self.cluster, where, self.moved | {m.key for m in wave}, self.params.profile).ok
 
     # -- building one wave ---------------------------------------------------------------------------------
     def build(self, remaining: list[Move], exclude: set[str], starts: set[str] | None = None) -> list[Move]:
@@ -256,12 +255,13 @@ class _Waves:
         choices = {}
         for m in wave:
             new = replace(m.pod, node_name="")
-            choices[m.key] = sum(1 for v in run_filters(new, state, DEFAULT_PROFILE.filters) if v.feasible)
+            choices[m.key] = sum(1 for v in run_filters(new, state, self.params.profile.filters) if v.feasible)
         return eviction_order(wave, choices)
 
     def land(self, wave: list[Move]) -> tuple[tuple[str, ...], list[str], list[str], list[int]]:
         """landing.land on the state before `wave`."""
-        return land(self.cluster, self.where, self.moved, self.params.seed, self.drain_cordons, wave)
+        return land(self.cluster, self.where, self.moved, self.params.seed, self.drain_cordons, wave,
+                    self.params.profile)
 
     def commit(self, wave: Sequence[Move]) -> None:
         for m in wave:
@@ -387,7 +387,7 @@ def waves_to(cluster: Cluster, target: Target, free: list[Pod], params: Rebalanc
         """Is the target with `changes` as good on every level, and valid? Then it becomes the target."""
         trial = {**planned, **changes}
         values = goal_values(cluster, params, trial, free)
-        if any(values[n] != best[n] for n in levels) or not verify(unbound_free, trial).ok:
+        if any(values[n] != best[n] for n in levels) or not verify(unbound_free, trial, None, params.profile).ok:
             return False
         planned.update(changes)
         return True

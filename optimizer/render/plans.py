@@ -17,6 +17,7 @@ from ...models.objects import Cluster, Pod
 from ..framework import Profile
 from ..greedy import queue_order
 from ..plan import Plan
+from ..profiles import Profiles
 from ..registry import DEFAULT_PROFILE
 from ..state import ClusterState
 from ..verify import Report
@@ -98,11 +99,12 @@ def accepts(pod: Pod, node_name: str, state: ClusterState, profile: Profile = DE
     return True
 
 
-def binding_order(cluster: Cluster, placements: Mapping[str, str]) -> tuple[list[Pod], list[Pod]]:
+def binding_order(cluster: Cluster, placements: Mapping[str, str],
+                  profile: Profile | Profiles = DEFAULT_PROFILE) -> tuple[list[Pod], list[Pod]]:
     """An order in which kube-scheduler's filters accept each binding, starting from the existing pods.
 
     Passes over the remaining pods in queue order, binding every pod its node accepts now; pods left when a
-    pass binds nothing have no such order (returned second).
+    pass binds nothing have no such order (returned second). Each pod is judged by its own profile's filters.
     """
     state = ClusterState.from_cluster(cluster)
     remaining = [p for p in queue_order(cluster.pending) if p.key in placements]
@@ -111,7 +113,7 @@ def binding_order(cluster: Cluster, placements: Mapping[str, str]) -> tuple[list
         left = []
         for pod in remaining:
             node = placements[pod.key]
-            if accepts(pod, node, state):
+            if accepts(pod, node, state, profile.judge_with(pod) if isinstance(profile, Profiles) else profile):
                 state.add(pod, node)
                 ordered.append(pod)
             else:
@@ -133,10 +135,11 @@ def binding(pod: Pod, node_name: str) -> dict[str, Any]:
             "target": {"apiVersion": "v1", "kind": "Node", "name": node_name}}
 
 
-def bindings(cluster: Cluster, placements: Mapping[str, str]) -> tuple[list[dict[str, Any]], list[Pod], list[Pod]]:
+def bindings(cluster: Cluster, placements: Mapping[str, str], profile: Profile | Profiles = DEFAULT_PROFILE
+             ) -> tuple[list[dict[str, Any]], list[Pod], list[Pod]]:
     """(Bindings in an order the filters accept, pods of the input with no such order, placed replicas the
     controllers will create). The order is worked out with the replicas where the plan puts them."""
-    ordered, stuck = binding_order(cluster, placements)
+    ordered, stuck = binding_order(cluster, placements, profile)
     docs = [binding(p, placements[p.key]) for p in ordered if not to_create(p)]
     return docs, [p for p in stuck if not to_create(p)], [p for p in (*ordered, *stuck) if to_create(p)]
 

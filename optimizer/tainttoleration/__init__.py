@@ -23,7 +23,8 @@ PLUGIN = Plugin(
     score_reads=Reads.NODE,
     encoding=Encoding(encode=encoding.encode, static_mask=encoding.static_mask,
                       static_reasons=encoding.static_reasons, existing_terms=encoding.existing_terms,
-                      blame=lambda reason: ("node", "spec.taints")),
+                      blame=lambda reason: ("node", "spec.taints"),
+                      soft=encoding.encode),
     vector=vector.new,
 )
 
