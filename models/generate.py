@@ -741,7 +741,7 @@ def _workload_manifests(rng: random.Random, w: _Workload, nodes: list[_Node]) ->
                                           "rollingUpdate": {"maxSurge": "25%", "maxUnavailable": "25%"}},
                              "template": {"metadata": {"labels": dict(labels)}, "spec": _pod_spec(w)}},
                     "status": status})
-        if running:
+        if running or w.template is not None:  # production: the Deployment controller made its ReplicaSet at once
             hash_ = _token(rng, 10)
             rs_name, rs_uid = f"{w.name}-{hash_}", _uid(rng)
             pod_labels["pod-template-hash"] = hash_
