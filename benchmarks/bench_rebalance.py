@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import subprocess
 import time
 from pathlib import Path
@@ -70,7 +71,8 @@ def run_goal(goal: str, state: Path, nodes: int, limit: float, seed: int, worker
     try:
         doc = json.loads(out.read_text())
     except (OSError, json.JSONDecodeError):
-        last = err.strip().splitlines()[-1] if err.strip() else ""
+        last = (f"stopped by --kill-after after {wall:.0f} s" if code == -signal.SIGKILL
+                else err.strip().splitlines()[-1] if err.strip() else "")
         return {**row, "running pods": "-", "waves": "-", "moves": "-", "complete": "-",
                 "target": f"no plan (exit {code})", "before -> after": "-", "met": f"not met (no plan: {last[:80]})"}
     budget = 1.1 * limit + STARTUP_S

@@ -191,7 +191,8 @@ def run_row(row: Row, seed: int, time_limit: float | None, shrink: int, workers:
     try:
         doc = json.loads(out.read_text())
     except (OSError, json.JSONDecodeError):
-        last = err.strip().splitlines()[-1] if err.strip() else ""
+        last = (f"stopped by --kill-after after {wall:.0f} s" if code == -signal.SIGKILL
+                else err.strip().splitlines()[-1] if err.strip() else "")
         return {**result, "pending": "-", "solver s": "-", "status": f"no plan (exit {code})", "placed/total": "-",
                 "gap per level": "-", "reported gap": "-", "met": f"not met (no plan: {last[:80]})"}
     placed = int(doc["objective"]["placed"])
