@@ -83,6 +83,24 @@ def test_a_fresh_interpreter_with_another_hash_seed_generates_the_same_bytes() -
     assert out.stdout.strip() == digest(generate(40, 400, 3, "mixed"))
 
 
+def yaml_bytes(nodes: int, pods: int, seed: int, profile: str) -> str:
+    out = io.StringIO()
+    dump_yaml(generate(nodes, pods, seed, profile), out)
+    return hashlib.sha256(out.getvalue().encode()).hexdigest()
+
+
+@pytest.mark.parametrize("profile,nodes,pods", [("production", 40, 400), ("gpu", 40, 200)],
+                         ids=["production: another interpreter prints byte-identical YAML",
+                              "gpu: another interpreter prints byte-identical YAML"])
+def test_a_fresh_interpreter_prints_byte_identical_yaml(profile: str, nodes: int, pods: int) -> None:
+    code = ("import hashlib, io; from models.generate import dump_yaml, generate; out = io.StringIO(); "
+            f"dump_yaml(generate({nodes}, {pods}, 3, {profile!r}), out); "
+            "print(hashlib.sha256(out.getvalue().encode()).hexdigest())")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True,
+                         env={"PYTHONHASHSEED": "54321", "PATH": "/usr/bin:/bin"})
+    assert out.stdout.strip() == yaml_bytes(nodes, pods, 3, profile)
+
+
 # ---------------------------------------------------------------------------------------------- validity
 
 
