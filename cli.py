@@ -592,10 +592,13 @@ def compare(files: Sequence[str], time_limit: float, workers: int, seed: int, ga
 
 @main.command("generate")
 @click.option("--nodes", type=int, required=True, help="Number of nodes.")
-@click.option("--pods", type=int, required=True, help="Pods the input describes (existing + pending).")
+@click.option("--pods", type=int, required=True,
+              help="Pods the input describes (existing + pending); production and gpu: pending pods only.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Same arguments and seed, same manifests.")
-@click.option("--profile", type=click.Choice(["web", "batch", "mixed", "adversarial"]), default="mixed",
-              show_default=True, help="Workload mix; adversarial: greedy strands pods a full placement holds.")
+@click.option("--profile", type=click.Choice(["web", "batch", "mixed", "adversarial", "production", "gpu"]),
+              default="mixed", show_default=True,
+              help="Workload mix; adversarial: greedy strands pods a full placement holds; production: the EKS "
+                   "cluster of the scale goals; gpu: heterogeneous GPU packing at 98 % of the GPUs.")
 @click.option("--utilization", type=float, default=0.7, show_default=True,
               help="Fraction of allocatable cpu all pods together request.")
 def generate(nodes: int, pods: int, seed: int, profile: str, utilization: float) -> None:

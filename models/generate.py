@@ -30,6 +30,7 @@ Deterministic: only a `random.Random(seed)` is used; same arguments, same manife
 """
 from __future__ import annotations
 
+import copy
 import gc
 import json
 import math
@@ -42,7 +43,7 @@ from typing import Any, TextIO
 from .errors import PodplanError
 from .objects import GANG_ANNOTATION, POD_GROUP_LABEL
 
-PROFILES = ("web", "batch", "mixed", "adversarial")
+PROFILES = ("web", "batch", "mixed", "adversarial", "production", "gpu")
 ZONES = ("us-east-1a", "us-east-1b", "us-east-1c")
 REGION = "us-east-1"
 MAX_PODS = 110  # kubelet default maxPods (EKS with prefix delegation)
@@ -100,7 +101,9 @@ TRAINER_NAMES = ("resnet50", "bert-finetune", "llama-lora", "ranker", "embedding
 QUALIFIERS = ("internal", "public", "mobile", "partner", "async", "legacy", "v2", "canary", "eu", "ingest")
 IMAGES = {"web": "nginx:1.25", "service": "eclipse-temurin:21-jre", "cache": "redis:7.2-alpine",
           "db": "postgres:16.2", "batch": "python:3.12-slim",
-          "trainer": "nvcr.io/nvidia/pytorch:24.03-py3", "dedicated": "apache/spark:3.5.1"}
+          "trainer": "nvcr.io/nvidia/pytorch:24.03-py3", "dedicated": "apache/spark:3.5.1",
+          "worker": "python:3.12-slim", "inference": "nvcr.io/nvidia/tritonserver:24.03-py3",
+          "platform": "registry.k8s.io/ingress-nginx/controller:v1.10.1"}
 PRIORITY_CLASSES = (("business-critical", 100000, "Customer-facing services."),
                     ("high-priority", 10000, "Stateful backends."),
                     ("default-priority", 1000, "Ordinary services."),
@@ -173,6 +176,7 @@ class _Workload:
     placed: list[int] = field(default_factory=list)  # node indexes of the running pods
     pdb: dict[str, Any] | None = None
     uid: str = ""
+    template: dict[str, Any] | None = None  # production/gpu: the pod spec, built by the profile itself
 
     @property
     def key(self) -> str:
@@ -307,7 +311,8 @@ def _node_manifest(n: _Node) -> dict[str, Any]:
 # ---------------------------------------------------------------------------------------------- pod templates
 
 _COMPONENT = {"web": "frontend", "cache": "cache", "db": "database", "batch": "batch", "trainer": "training",
-              "dedicated": "processing", "system": "system", "service": "backend"}
+              "dedicated": "processing", "system": "system", "service": "backend", "platform": "platform",
+              "worker": "worker", "inference": "inference", "gputask": "training"}
 
 
 def _labels(w: _Workload) -> dict[str, str]:
@@ -343,6 +348,8 @@ def _container(w: _Workload) -> dict[str, Any]:
 
 def _pod_spec(w: _Workload) -> dict[str, Any]:
     """The pod template's spec, freshly built (no sub-object is shared, so YAML output has no aliases)."""
+    if w.template is not None:
+        return copy.deepcopy(w.template)
     spec: dict[str, Any] = {}
     if w.role == "web":
         spread: dict[str, Any] = {"maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone",
@@ -382,9 +389,11 @@ def _pod_spec(w: _Workload) -> dict[str, Any]:
 
 
 def _priority_value(w: _Workload) -> int:
+    if not w.priority_class:
+        return 0
     if w.priority_class == "system-cluster-critical":
         return SYSTEM_CLUSTER_CRITICAL
-    return PRIORITY[w.priority_class]
+    return PRIORITY[w.priority_class] if w.priority_class in PRIORITY else PRODUCTION_PRIORITY[w.priority_class]
 
 
 # ---------------------------------------------------------------------------------------------- the plan
@@ -640,10 +649,12 @@ def _priority_classes() -> list[dict[str, Any]]:
             for name, value, text in PRIORITY_CLASSES]
 
 
+_DaemonSpec = tuple[str, str, int, int, dict[str, str], list[dict[str, Any]], list[_Node]]
+
+
 def _daemonsets(rng: random.Random, count: int, nodes: list[_Node], device_plugin: bool) -> list[dict[str, Any]]:
     """System DaemonSets and one running pod per node they cover (every node: they tolerate everything)."""
-    out: list[dict[str, Any]] = []
-    specs: list[tuple[str, str, int, int, dict[str, str], list[dict[str, Any]], list[_Node]]] = [
+    specs: list[_DaemonSpec] = [
         (name, ns, cpu, mem, {"kubernetes.io/os": "linux"}, [{"operator": "Exists"}], nodes)
         for name, ns, cpu, mem in DAEMONSETS[:count]]
     if device_plugin:
@@ -651,6 +662,13 @@ def _daemonsets(rng: random.Random, count: int, nodes: list[_Node], device_plugi
                       [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
                        {"key": "CriticalAddonsOnly", "operator": "Exists"}],
                       [n for n in nodes if n.pool == "gpu"]))
+    return _emit_daemonsets(rng, specs)
+
+
+def _emit_daemonsets(rng: random.Random, specs: list[_DaemonSpec]) -> list[dict[str, Any]]:
+    """Each (name, namespace, cpu m, memory, nodeSelector, tolerations, nodes covered): the DaemonSet and one
+    bound pod per covered node (its requests taken from the node's room)."""
+    out: list[dict[str, Any]] = []
     for name, ns, cpu, mem, selector, tolerations, covered in specs:
         uid = _uid(rng)
         revision = _token(rng, 10)
@@ -723,7 +741,7 @@ def _workload_manifests(rng: random.Random, w: _Workload, nodes: list[_Node]) ->
                                           "rollingUpdate": {"maxSurge": "25%", "maxUnavailable": "25%"}},
                              "template": {"metadata": {"labels": dict(labels)}, "spec": _pod_spec(w)}},
                     "status": status})
-        if running:
+        if running or w.template is not None:  # production: the Deployment controller made its ReplicaSet at once
             hash_ = _token(rng, 10)
             rs_name, rs_uid = f"{w.name}-{hash_}", _uid(rng)
             pod_labels["pod-template-hash"] = hash_
@@ -833,6 +851,10 @@ def generate_instance(nodes: int, pods: int, seed: int, profile: str = "mixed",
     try:
         if profile == "adversarial":
             return _adversarial(rng, nodes, pods, utilization)
+        if profile == "production":
+            return _production(rng, nodes, pods, utilization)
+        if profile == "gpu":
+            return _gpu(rng, nodes, pods)
         return _realistic(rng, nodes, pods, profile, utilization)
     finally:
         if was_enabled:
@@ -977,6 +999,378 @@ def _adversarial(rng: random.Random, n: int, pods: int, utilization: float) -> G
     manifests += [_node_manifest(nd) for nd in node_list]
     manifests += _daemonsets(rng, ds_count, node_list, False)
     for w in mediums + larges:
+        manifests += _workload_manifests(rng, w, node_list)
+    return GeneratedInstance(manifests, witness)
+
+
+# ---------------------------------------------------------------------------------------------- production
+
+
+# The production profile: the cluster of issue 10's scale goals. Three general pools and a GPU pool; every
+# workload replica is pending (`pods` counts them) except the caches, which already run one per zone.
+PRODUCTION_TYPES = (InstanceType("m5.2xlarge", 8, 32), InstanceType("m5.4xlarge", 16, 64),
+                    InstanceType("r5.2xlarge", 8, 64))
+PRODUCTION_WEIGHTS = (0.45, 0.30, 0.25)
+PRODUCTION_GPU_TYPE = InstanceType("g5.12xlarge", 48, 192, gpus=4)
+PRODUCTION_GPU_FRACTION = 0.04
+WORKLOADS_PER_NODE = 1.166  # Deployments + StatefulSets per node
+PRODUCTION_PRIORITY_CLASSES = (("platform-critical", 1000000, "Cluster add-ons every team depends on."),
+                               ("production", 10000, "Customer-facing services and their stores."),
+                               ("batch-low", 100, "Workers that may wait."))
+PRODUCTION_PRIORITY = {name: value for name, value, _ in PRODUCTION_PRIORITY_CLASSES}
+GPU_TAINT = {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}
+# (name, namespace, cpu m, memory, tolerates the GPU taint): the per-node agents of an EKS cluster.
+PRODUCTION_DAEMONSETS = (("kube-proxy", "kube-system", 100, 0, True), ("aws-node", "kube-system", 25, 0, True),
+                         ("fluent-bit", "logging", 100, 128 * MIB, True),
+                         ("ebs-csi-node", "kube-system", 10, 40 * MIB, False),
+                         ("node-exporter", "monitoring", 100, 180 * MIB, False))
+PLATFORM_NAMES = ("ingress-nginx-controller", "cluster-autoscaler", "external-dns", "cert-manager",
+                  "aws-load-balancer-controller", "karpenter", "prometheus-operator", "argocd-server")
+SERVICE_NAMES = ("catalog-api", "pricing-engine", "inventory-svc", "search-api", "user-svc", "order-svc",
+                 "payment-svc", "notification-svc", "review-svc", "recommendation-svc", "shipping-svc", "ledger")
+WORKER_NAMES = ("email-worker", "image-resizer", "event-consumer", "indexer", "report-builder", "webhook-sender",
+                "cdc-consumer", "scheduler", "exporter", "reconciler")
+INFERENCE_NAMES = ("llm-serving", "embedding-server", "reranker", "vision-api", "asr-server", "tts-server")
+
+
+def _hostname_term(name: str) -> dict[str, Any]:
+    return {"labelSelector": _selector(name), "topologyKey": "kubernetes.io/hostname"}
+
+
+def _zone_spread(name: str) -> list[dict[str, Any]]:
+    return [{"maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone", "whenUnsatisfiable": "DoNotSchedule",
+             "labelSelector": _selector(name)}]
+
+
+def _template(w: _Workload, affinity: dict[str, Any] | None = None, spread: bool = False,
+              extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A pod spec in the usual key order; w.cpu/w.mem/w.gpu are read when the manifests are written."""
+    spec: dict[str, Any] = dict(extra or {})
+    if spread:
+        spec["topologySpreadConstraints"] = _zone_spread(w.name)
+    if affinity:
+        spec["affinity"] = affinity
+    return spec
+
+
+def _production_nodes(rng: random.Random, nodes: int) -> list[_Node]:
+    n_gpu = round(nodes * PRODUCTION_GPU_FRACTION) if nodes >= 20 else 0
+    pools = [("general", t, c) for t, c in zip(PRODUCTION_TYPES, _split(nodes - n_gpu, PRODUCTION_WEIGHTS)) if c]
+    if n_gpu:
+        pools.append(("gpu", PRODUCTION_GPU_TYPE, n_gpu))
+    return _make_nodes(rng, pools)
+
+
+def _production_node_manifest(n: _Node) -> dict[str, Any]:
+    m = _node_manifest(n)
+    if n.pool == "gpu":
+        m["metadata"]["labels"]["nvidia.com/gpu.product"] = "NVIDIA-A10G"
+        del m["metadata"]["labels"]["accelerator"]
+        m["spec"]["taints"] = [dict(GPU_TAINT)]
+    return m
+
+
+def _production_daemonsets(rng: random.Random, nodes: list[_Node]) -> list[dict[str, Any]]:
+    """Five agents on general nodes, four on GPU nodes (two agents do not tolerate the GPU taint, the device
+    plugin runs there instead)."""
+    general = [n for n in nodes if n.pool != "gpu"]
+    gpu = [n for n in nodes if n.pool == "gpu"]
+    specs: list[_DaemonSpec] = []
+    for name, ns, cpu, mem, everywhere in PRODUCTION_DAEMONSETS:
+        tolerations = [{"operator": "Exists"}] if everywhere else [{"key": "CriticalAddonsOnly", "operator": "Exists"}]
+        specs.append((name, ns, cpu, mem, {"kubernetes.io/os": "linux"}, tolerations, nodes if everywhere else general))
+    if gpu:
+        specs.append(("nvidia-device-plugin-daemonset", "kube-system", 50, 64 * MIB, {"nvidia.com/gpu.present": "true"},
+                      [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}], gpu))
+    return _emit_daemonsets(rng, specs)
+
+
+def _production(rng: random.Random, nodes: int, pods: int, utilization: float) -> GeneratedInstance:
+    """Workloads per 1,000 nodes ≈ 1,166: a fifth StatefulSets (required hostname anti-affinity), web
+    Deployments that require a pod of their running cache in the zone, zone-spread services (with the webs a
+    third of all workloads spread over zones, DoNotSchedule), workers, platform add-ons and GPU inference;
+    preferred node affinity, pod affinity or anti-affinity on a third. Every replica is pending but the caches'."""
+    node_list = _production_nodes(rng, nodes)
+    general = [n for n in node_list if n.pool == "general"]
+    n_gpu = len(node_list) - len(general)
+    names = _Names(rng)
+    total = min(pods, max(1, round(WORKLOADS_PER_NODE * nodes))) if pods else 0
+    teams = list(TEAMS[: max(2, min(len(TEAMS), total // 60 + 2))])
+    count = dict(zip(("stateful", "web", "service", "platform", "inference"),
+                     (total // 5, round(total * 0.14), round(total * 0.19), min(len(PLATFORM_NAMES), total // 100),
+                      min(n_gpu, total // 100))))
+    count["worker"] = max(0, total - sum(count.values()) - count["web"])  # each web brings its cache
+    pending: list[_Workload] = []
+    caches: list[_Workload] = []
+    gpu_left = math.floor(0.6 * n_gpu * PRODUCTION_GPU_TYPE.gpus)
+    budget = pods
+
+    for name in PLATFORM_NAMES[: count["platform"]]:
+        w = _Workload("Deployment", "platform", "platform", names.exact("platform", name), 2, 200, 0,
+                      mem=512 * MIB, priority_class="platform-critical")
+        w.template = _template(w, {"podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+            {"weight": 100, "podAffinityTerm": _hostname_term(w.name)}]}})
+        pending.append(w)
+    for _ in range(count["inference"]):
+        if gpu_left <= 0:
+            break
+        r = min(gpu_left, rng.choice((1, 2, 2, 3, 4, 6)))
+        w = _Workload("Deployment", "inference", "ml-serving", names.pick("ml-serving", INFERENCE_NAMES), r,
+                      rng.choice((4000, 6000, 8000)), 0, mem=rng.choice((16, 24, 32)) * GIB, gpu=1,
+                      priority_class="production")
+        w.template = _template(w, extra={"nodeSelector": {"nvidia.com/gpu.present": "true"},
+                                         "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists",
+                                                          "effect": "NoSchedule"}]})
+        gpu_left -= r
+        pending.append(w)
+    for _ in range(count["stateful"]):
+        ns = rng.choice(teams)
+        r = min(len(general), rng.choice((3, 3, 3, 3, 5)), budget - sum(w.replicas for w in pending))
+        if r <= 0:
+            break
+        w = _Workload("StatefulSet", "db", ns, names.pick(ns, DB_NAMES), r, rng.choice((500, 1000, 2000)),
+                      rng.choice((4, 8)) * GIB, priority_class="production")
+        w.template = _template(w, {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+            _hostname_term(w.name)]}})
+        w.pdb = {"maxUnavailable": 1}
+        pending.append(w)
+    budget -= sum(w.replicas for w in pending)
+
+    # The rest of the pods go to webs, services and workers, heavy-tailed, at least one each.
+    flexible: list[_Workload] = []
+    for _ in range(count["web"]):
+        ns = rng.choice(teams)
+        web = _Workload("Deployment", "web", ns, names.pick(ns, WEB_NAMES), 1, rng.choice((250, 500, 1000)),
+                        rng.choice((1, 2)) * GIB, priority_class="production")
+        cache = _Workload("Deployment", "cache", ns, names.exact(ns, f"{web.name}-redis"), 3,
+                          rng.choice((250, 500)), 0, mem=rng.choice((1, 2, 4)) * GIB, priority_class="production")
+        cache.template = _template(cache)
+        cache.running_target = 3
+        # Required: a pod of the cache in the zone. Preferred: one on the same node.
+        web.template = _template(web, {"podAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": [
+                {"labelSelector": _selector(cache.name), "topologyKey": "topology.kubernetes.io/zone"}],
+            "preferredDuringSchedulingIgnoredDuringExecution": [
+                {"weight": 50, "podAffinityTerm": _hostname_term(cache.name)}]}}, spread=True)
+        caches.append(cache)
+        flexible.append(web)
+    for i in range(count["service"]):
+        ns = rng.choice(teams)
+        w = _Workload("Deployment", "service", ns, names.pick(ns, SERVICE_NAMES), 1,
+                      rng.choice((250, 500, 1000, 2000)), rng.choice((1, 2, 4)) * GIB, priority_class="production")
+        affinity = None
+        if i % 3 == 0:  # prefer the larger general nodes
+            affinity = {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+                {"weight": 20, "preference": {"matchExpressions": [
+                    {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["m5.4xlarge"]}]}}]}}
+        w.template = _template(w, affinity, spread=True)
+        if rng.random() < 0.5:
+            w.pdb = {"maxUnavailable": 1}
+        flexible.append(w)
+    for i in range(count["worker"]):
+        ns = rng.choice(teams)
+        w = _Workload("Deployment", "worker", ns, names.pick(ns, WORKER_NAMES), 1, rng.choice((250, 500, 1000, 2000)),
+                      rng.choice((1, 2, 4, 8)) * GIB, priority_class=rng.choice(("production", "batch-low")))
+        affinity = None
+        if i % 4 == 0:
+            affinity = {"podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+                {"weight": 100, "podAffinityTerm": _hostname_term(w.name)}]}}
+        elif i % 4 == 1 and w.mem_per_cpu >= 4 * GIB:  # memory-hungry: prefer the r5 pool
+            affinity = {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+                {"weight": 10, "preference": {"matchExpressions": [
+                    {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["r5.2xlarge"]}]}}]}}
+        w.template = _template(w, affinity)
+        flexible.append(w)
+    if flexible and budget > 0:
+        flexible = flexible[:budget]
+        weights = [min(40.0, rng.paretovariate(1.3)) for _ in flexible]
+        extra = _split(budget - len(flexible), weights)
+        for w, e in zip(flexible, extra):
+            w.replicas = 1 + e
+    else:
+        flexible = []
+    pending += flexible
+
+    # Requests: cpu scaled so that every pod (agents, caches and pending) asks `utilization` of the general
+    # nodes' allocatable cpu; one pod asks at most 3.5 cores (a third of the smallest node is still free).
+    gen_cpu = sum(n.itype.alloc_cpu_m for n in general)
+    ds_cpu = sum(c for _, _, c, _, _ in PRODUCTION_DAEMONSETS) * len(general)
+    cache_cpu = sum(w.cpu * w.replicas for w in caches)
+    scaled = [w for w in pending if w.role not in ("platform", "inference")]
+    platform_cpu = sum(w.cpu * w.replicas for w in pending if w.role == "platform")
+    _scale(scaled, utilization * gen_cpu - ds_cpu - cache_cpu - platform_cpu, 3500, 14 * GIB)
+    for w in pending + caches:
+        assert w.template is not None
+        w.template["containers"] = [_container(w)]
+        w.template["priorityClassName"] = w.priority_class
+        w.template["terminationGracePeriodSeconds"] = 30
+
+    manifests = _system_namespaces(3)
+    manifests += [_namespace(t, t) for t in teams]
+    manifests += [_namespace("platform", "platform"), _namespace("ml-serving", "ml-platform")]
+    manifests += [{"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name},
+                   "value": value, "globalDefault": False, "description": text,
+                   "preemptionPolicy": "Never" if name == "batch-low" else "PreemptLowerPriority"}
+                  for name, value, text in PRODUCTION_PRIORITY_CLASSES]
+    manifests += [_production_node_manifest(n) for n in node_list]
+    manifests += _production_daemonsets(rng, node_list)
+    placer = _Placer(rng, node_list)
+    for cache in caches:  # one replica per zone, next-fit within the zone
+        z0 = rng.randrange(len(placer.zones))
+        for j in range(cache.running_target):
+            idx = placer.next_fit(placer.zones[(z0 + j) % len(placer.zones)], cache)
+            if idx is None:
+                break
+            cache.placed.append(idx)
+    for w in caches + pending:
+        manifests += _workload_manifests(rng, w, node_list)
+    return GeneratedInstance(manifests)
+
+
+# ---------------------------------------------------------------------------------------------------- gpu
+
+
+# (nvidia.com/gpu.product, instance type, share of the nodes): eight GPU models in node shapes of 1 to 8 GPUs.
+GPU_MODELS = (("NVIDIA-H100-80GB-HBM3", InstanceType("p5.48xlarge", 192, 2048, gpus=8), 0.06),
+              ("NVIDIA-A100-SXM4-80GB", InstanceType("p4de.24xlarge", 96, 1152, gpus=8), 0.08),
+              ("NVIDIA-A100-SXM4-40GB", InstanceType("p4d.24xlarge", 96, 1152, gpus=8), 0.12),
+              ("Tesla-V100-SXM2-16GB", InstanceType("p3.16xlarge", 64, 488, gpus=8), 0.10),
+              ("NVIDIA-A10G", InstanceType("g5.12xlarge", 48, 192, gpus=4), 0.20),
+              ("NVIDIA-L40S", InstanceType("g6e.12xlarge", 48, 384, gpus=4), 0.08),
+              ("NVIDIA-L4", InstanceType("g6.2xlarge", 8, 32, gpus=1), 0.18),
+              ("Tesla-T4", InstanceType("g4dn.xlarge", 4, 16, gpus=1), 0.18))
+GPU_MILLI = "podplan.io/gpu-milli"  # thousandths of a GPU; a node advertises 1000 per GPU
+GPU_PRODUCT = "nvidia.com/gpu.product"
+GPU_FILL = 0.98
+GPU_DAEMONSETS = (("kube-proxy", "kube-system", 100, 0), ("nvidia-device-plugin-daemonset", "kube-system", 50, 64 * MIB),
+                  ("dcgm-exporter", "monitoring", 100, 256 * MIB))
+GPU_TEAMS = ("vision", "nlp", "speech", "recsys", "research")
+
+
+def _halves(rng: random.Random, k: int) -> list[int]:
+    """Whole-GPU pod sizes covering k GPUs: kept whole with odds 1/4, else split in two halves (recursively)."""
+    if k == 1 or rng.random() < 0.25:
+        return [k]
+    return _halves(rng, k // 2) + _halves(rng, k // 2)
+
+
+def _gpu_units(rng: random.Random, nodes: list[_Node], pods: int) -> list[list[Any]]:
+    """Per node, what its GPUs hold in the witness: ["whole", k] (one pod on k GPUs) or ["shared", s] (s pods
+    share one GPU). Whole pods are split (halves, then a GPU into 2..4 shares) or merged until there are
+    exactly `pods` pods."""
+    units: list[list[Any]] = []  # [node index, kind, size]
+    for i, n in enumerate(nodes):
+        units += [[i, "whole", k] for k in _halves(rng, n.itype.gpus)]
+    total = len(units)
+    gpus = sum(n.itype.gpus for n in nodes)
+    if not len(nodes) <= pods <= 4 * gpus:
+        raise GeneratorError(f"the gpu profile needs between {len(nodes)} and {4 * gpus} pods on these {len(nodes)} "
+                             f"nodes ({gpus} GPUs), got {pods}")
+    while total < pods:
+        u = units[rng.randrange(len(units))]
+        if u[1] == "whole" and u[2] >= 2:
+            u[2] //= 2
+            units.append([u[0], "whole", u[2]])
+        elif u[1] == "whole":
+            u[1], u[2] = "shared", 2
+        elif u[2] < 4:
+            u[2] += 1
+        else:
+            continue
+        total += 1
+    while total > pods:
+        i = rng.randrange(len(units))
+        u = units[i]
+        if u[1] == "shared":
+            u[2] -= 1
+            if u[2] == 1:
+                u[1] = "whole"
+        else:
+            twin = next((j for j, v in enumerate(units) if j != i and v[0] == u[0] and v[1] == "whole" and v[2] == u[2]
+                         and 2 * u[2] <= nodes[u[0]].itype.gpus), None)
+            if twin is None:
+                continue
+            u[2] *= 2
+            units.pop(twin)
+        total -= 1
+    return units
+
+
+def _gpu(rng: random.Random, nodes: int, pods: int) -> GeneratedInstance:
+    """A heterogeneous GPU cluster filled to ≈ 98 % of its GPUs by pods whose requests nearly all differ.
+
+    Built backwards from a witness: every node's GPUs are cut into whole-GPU pods and GPUs shared by 2 to 4
+    fractional pods (each shared GPU holds at most 1000 milli-GPUs, so the witness respects per-GPU packing);
+    each pod asks a random 55-97 % of its share of the node's cpu and memory; a third require the GPU model
+    of their witness node (alone or among two or three models). The pods are Jobs of one pod, shuffled."""
+    models = [(label, itype) for label, itype, _ in GPU_MODELS]
+    per_model = _split(nodes, [w for _, _, w in GPU_MODELS])
+    node_list = _make_nodes(rng, [("gpu", itype, c) for (_, itype), c in zip(models, per_model) if c])
+    product = {itype.name: label for label, itype in models}
+    daemon_specs: list[_DaemonSpec] = [(name, ns, cpu, mem, {"kubernetes.io/os": "linux"}, [{"operator": "Exists"}],
+                                        node_list) for name, ns, cpu, mem in GPU_DAEMONSETS]
+    daemons = _emit_daemonsets(rng, daemon_specs)  # takes the agents' requests from every node's room
+    units = _gpu_units(rng, node_list, pods)
+
+    gpus = sum(n.itype.gpus for n in node_list)
+    whole = sum(u[2] for u in units if u[1] == "whole")
+    shared = sum(1 for u in units if u[1] == "shared")
+    mean_fill = min(1.0, max(0.5, (GPU_FILL * gpus - whole) / shared)) if shared else 1.0
+    # (node index, GPUs as a fraction, milli-GPUs, whole GPUs)
+    asks: list[tuple[int, float, int, int]] = []
+    for i, kind, size in units:
+        if kind == "whole":
+            asks.append((i, float(size), 1000 * size, size))
+            continue
+        fill = min(1000, int(1000 * min(1.0, mean_fill + rng.uniform(-0.03, 0.03))))
+        weights = [rng.uniform(0.3, 1.0) for _ in range(size)]
+        parts = [max(1, int(fill * wt / sum(weights))) for wt in weights]
+        asks += [(i, p / 1000, p, 0) for p in parts]
+
+    workloads: list[_Workload] = []
+    witness: dict[str, dict[str, int]] = {}
+    rng.shuffle(asks)
+    for k, (i, share, milli, whole_gpus) in enumerate(asks):
+        n = node_list[i]
+        frac = share / n.itype.gpus
+        cpu = max(10, int(n.free_cpu * frac * rng.uniform(0.55, 0.97)))
+        mem = max(64 * MIB, int(n.free_mem * frac * rng.uniform(0.55, 0.97)) // MIB * MIB)
+        ns = f"ml-{GPU_TEAMS[k % len(GPU_TEAMS)]}"
+        w = _Workload("Job", "gputask", ns, f"{TRAINER_NAMES[k % len(TRAINER_NAMES)]}-{k:05d}", 1, cpu, 0, mem=mem,
+                      gpu=whole_gpus, priority_class="", completions=1)
+        spec: dict[str, Any] = {}
+        if rng.random() < 1 / 3:
+            own = product[n.itype.name]
+            allowed = {own} | set(rng.sample([m for m, _ in models], rng.choice((0, 1, 2))))
+            spec["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+                {"matchExpressions": [{"key": GPU_PRODUCT, "operator": "In",
+                                       "values": [m for m, _ in models if m in allowed]}]}]}}}
+        requests: dict[str, Any] = {"cpu": cpu_str(cpu), "memory": mem_str(mem), GPU_MILLI: str(milli)}
+        if whole_gpus:
+            requests["nvidia.com/gpu"] = str(whole_gpus)
+        spec["containers"] = [{"name": "task", "image": IMAGES["trainer"],
+                               "resources": {"requests": requests, "limits": dict(requests)}}]
+        spec["restartPolicy"] = "Never"
+        spec["terminationGracePeriodSeconds"] = 30
+        spec["tolerations"] = [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
+        w.template = spec
+        workloads.append(w)
+        witness[w.key] = {n.name: 1}
+
+    manifests = [_namespace("kube-system"), _namespace("monitoring")]
+    manifests += [_namespace(f"ml-{t}", t) for t in GPU_TEAMS]
+    for n in node_list:
+        m = _node_manifest(n)
+        labels = m["metadata"]["labels"]
+        del labels["accelerator"]
+        labels[GPU_PRODUCT] = product[n.itype.name]
+        labels["nvidia.com/gpu.count"] = str(n.itype.gpus)
+        m["spec"]["taints"] = [dict(GPU_TAINT)]
+        for key in ("capacity", "allocatable"):
+            m["status"][key][GPU_MILLI] = str(1000 * n.itype.gpus)
+        manifests.append(m)
+    manifests += daemons
+    for w in workloads:
         manifests += _workload_manifests(rng, w, node_list)
     return GeneratedInstance(manifests, witness)
 

@@ -83,6 +83,24 @@ def test_a_fresh_interpreter_with_another_hash_seed_generates_the_same_bytes() -
     assert out.stdout.strip() == digest(generate(40, 400, 3, "mixed"))
 
 
+def yaml_bytes(nodes: int, pods: int, seed: int, profile: str) -> str:
+    out = io.StringIO()
+    dump_yaml(generate(nodes, pods, seed, profile), out)
+    return hashlib.sha256(out.getvalue().encode()).hexdigest()
+
+
+@pytest.mark.parametrize("profile,nodes,pods", [("production", 40, 400), ("gpu", 40, 200)],
+                         ids=["production: another interpreter prints byte-identical YAML",
+                              "gpu: another interpreter prints byte-identical YAML"])
+def test_a_fresh_interpreter_prints_byte_identical_yaml(profile: str, nodes: int, pods: int) -> None:
+    code = ("import hashlib, io; from models.generate import dump_yaml, generate; out = io.StringIO(); "
+            f"dump_yaml(generate({nodes}, {pods}, 3, {profile!r}), out); "
+            "print(hashlib.sha256(out.getvalue().encode()).hexdigest())")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True,
+                         env={"PYTHONHASHSEED": "54321", "PATH": "/usr/bin:/bin"})
+    assert out.stdout.strip() == yaml_bytes(nodes, pods, 3, profile)
+
+
 # ---------------------------------------------------------------------------------------------- validity
 
 
@@ -225,6 +243,115 @@ def test_greedy_kube_scheduler_leaves_adversarial_pods_pending_though_all_fit(no
     assert len(plan.placements) + len(plan.pending) == len(c.pending) == len(witness)
 
 
+# ---------------------------------------------------------------------------------------------- production
+
+
+def production_workloads(c: Cluster) -> list:
+    return [w for w in c.workloads if w.kind in ("Deployment", "StatefulSet") and w.namespace != "kube-system"]
+
+
+PENDING_SIZES = [("production", 1, 0), ("production", 3, 20), ("production", 30, 300), ("production", 100, 1000),
+                 ("gpu", 8, 8), ("gpu", 30, 200), ("gpu", 150, 800)]
+
+
+@pytest.mark.parametrize("profile,nodes,pods", PENDING_SIZES,
+                         ids=[f"{p} with {n} nodes and {m} pods loads with exactly {m} pending pods"
+                              for p, n, m in PENDING_SIZES])
+def test_production_and_gpu_count_pending_pods(profile: str, nodes: int, pods: int) -> None:
+    c = cluster(profile, nodes, pods)
+    assert len(c.nodes) == nodes and len(c.pending) == pods
+    assert c.warnings == () and c.skipped == {}
+
+
+def test_production_has_three_general_pools_and_a_gpu_pool_tainted_present_noschedule() -> None:
+    c = cluster("production", 300, 3000)
+    types = Counter(n.labels["node.kubernetes.io/instance-type"] for n in c.nodes)
+    assert set(types) == {"m5.2xlarge", "m5.4xlarge", "r5.2xlarge", "g5.12xlarge"}
+    gpu = [n for n in c.nodes if n.allocatable.get("nvidia.com/gpu")]
+    assert gpu and all([(t.key, t.value, t.effect) for t in n.taints] == [("nvidia.com/gpu", "present", "NoSchedule")]
+                       for n in gpu)
+    assert {n.labels[ZONE] for n in c.nodes} == {"us-east-1a", "us-east-1b", "us-east-1c"}
+
+
+def test_production_runs_four_or_five_daemonset_pods_on_every_node() -> None:
+    c = cluster("production", 300, 3000)
+    per_node = Counter(p.node_name for p in c.pods if p.workload.startswith("DaemonSet/"))
+    assert set(per_node.values()) == {4, 5} and len(per_node) == 300
+
+
+def test_production_has_about_1166_workloads_per_1000_nodes_with_the_rule_mix_of_the_scale_goals() -> None:
+    c = cluster("production", 300, 3000)
+    workloads = production_workloads(c)
+    assert len(workloads) == pytest.approx(1.166 * 300, abs=2)
+    templates = [w.template for w in workloads]
+    stateful = [w for w in workloads if w.kind == "StatefulSet"]
+    assert len(stateful) / len(workloads) == pytest.approx(0.2, abs=0.02)
+    assert all([t.topology_key for t in w.template.affinity.anti_required] == [HOST] for w in stateful)
+    spread = [t for t in templates if any(s.topology_key == ZONE and s.when_unsatisfiable == "DoNotSchedule"
+                                          for s in t.spread_constraints)]
+    assert len(spread) / len(workloads) == pytest.approx(1 / 3, abs=0.03)
+    preferred = [t for t in templates if t.affinity.node_preferred or t.affinity.pod_preferred or t.affinity.anti_preferred]
+    assert len(preferred) / len(workloads) == pytest.approx(1 / 3, abs=0.05)
+    assert len({p.priority for p in c.pending}) == 3
+
+
+def test_production_web_pods_require_a_running_cache_pod_in_their_zone() -> None:
+    c = cluster("production", 100, 1000)
+    webs = [w for w in production_workloads(c) if w.template.affinity.pod_required]
+    assert webs
+    for w in webs:
+        (term,) = w.template.affinity.pod_required
+        assert term.topology_key == ZONE
+        zones = {n.name: n.labels[ZONE] for n in c.nodes}
+        cache_zones = {zones[p.node_name] for p in c.pods if selector_matches(term.label_selector, p.labels)}
+        assert cache_zones == {"us-east-1a", "us-east-1b", "us-east-1c"}
+
+
+def test_production_pods_ask_about_70_percent_of_the_general_pools_cpu_and_greedy_places_them_all() -> None:
+    c = cluster("production", 100, 1000)
+    general = [n for n in c.nodes if not n.allocatable.get("nvidia.com/gpu")]
+    asked = sum(p.requests.get("cpu", 0) for p in c.pods + c.pending if not p.requests.get("nvidia.com/gpu"))
+    assert asked / sum(n.allocatable["cpu"] for n in general) == pytest.approx(0.7, abs=0.03)
+    plan = simulate(c)
+    assert plan.pending == {} and len(plan.placements) == 1000
+
+
+# ---------------------------------------------------------------------------------------------------- gpu
+
+
+def test_gpu_cluster_has_eight_gpu_models_with_milli_gpus_beside_whole_ones() -> None:
+    c = cluster("gpu", 150, 800)
+    models = {n.labels["nvidia.com/gpu.product"] for n in c.nodes}
+    assert len(models) == 8
+    assert all(n.allocatable["podplan.io/gpu-milli"] == 1000 * n.allocatable["nvidia.com/gpu"] for n in c.nodes)
+
+
+def test_gpu_pods_fill_98_percent_of_the_gpus_with_requests_that_nearly_all_differ() -> None:
+    c = cluster("gpu", 150, 800)
+    milli = sum(n.allocatable["podplan.io/gpu-milli"] for n in c.nodes)
+    assert sum(p.requests["podplan.io/gpu-milli"] for p in c.pending) / milli == pytest.approx(0.98, abs=0.01)
+    distinct = {(p.requests["cpu"], p.requests["memory"], p.requests["podplan.io/gpu-milli"]) for p in c.pending}
+    assert len(distinct) >= 0.99 * len(c.pending)
+    whole = [p for p in c.pending if p.requests.get("nvidia.com/gpu")]
+    assert whole and all(p.requests["podplan.io/gpu-milli"] == 1000 * p.requests["nvidia.com/gpu"] for p in whole)
+    assert any(p.requests["podplan.io/gpu-milli"] < 1000 for p in c.pending), "fractional GPUs too"
+
+
+def test_a_third_of_gpu_pods_require_gpu_models_by_node_affinity() -> None:
+    c = cluster("gpu", 150, 800)
+    constrained = [p for p in c.pending if p.affinity.node_required is not None]
+    assert len(constrained) / len(c.pending) == pytest.approx(1 / 3, abs=0.05)
+
+
+@pytest.mark.parametrize("nodes,pods", [(30, 200), (150, 800)], ids=["30 nodes 200 pods", "150 nodes 800 pods"])
+def test_gpu_witness_places_every_pod_and_verifies(nodes: int, pods: int) -> None:
+    c = cluster("gpu", nodes, pods)
+    placements = witness_placements(c, instance("gpu", nodes, pods))
+    assert len(placements) == len(c.pending) == pods
+    report = verify(c, placements)
+    assert report.ok and report.violations == ()
+
+
 def test_realistic_profiles_carry_no_witness() -> None:
     assert all(instance(p).witness == {} for p in REALISTIC)
 
@@ -235,7 +362,8 @@ def test_realistic_profiles_carry_no_witness() -> None:
 BAD = [
     (dict(nodes=0, pods=1, profile="mixed"), "--nodes must be at least 1"),
     (dict(nodes=3, pods=-1, profile="mixed"), "--pods must not be negative"),
-    (dict(nodes=3, pods=10, profile="gpu"), "unknown profile 'gpu'"),
+    (dict(nodes=3, pods=10, profile="hpc"), "unknown profile 'hpc'"),
+    (dict(nodes=3, pods=200, profile="gpu"), "the gpu profile needs between 3 and 24 pods"),
     (dict(nodes=3, pods=10, profile="web", utilization=0.0), "--utilization must be in (0, 1]"),
     (dict(nodes=3, pods=10, profile="web", utilization=1.5), "--utilization must be in (0, 1]"),
     (dict(nodes=2, pods=500, profile="mixed"), "cannot fit 2 nodes of 110 pods"),

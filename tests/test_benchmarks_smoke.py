@@ -1,0 +1,50 @@
+"""The benchmark scripts still run and print their tables (at toy sizes; timings are never asserted)."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def table(script: str, *args: str) -> list[list[str]]:
+    """The markdown table the script prints, as rows of cells (header first, the |---| line dropped)."""
+    out = subprocess.run([sys.executable, str(ROOT / "benchmarks" / script), *args], capture_output=True, text=True,
+                         check=True, timeout=300).stdout
+    rows = [[cell.strip() for cell in line.strip().strip("|").split("|")] for line in out.splitlines()
+            if line.startswith("|")]
+    return [r for r in rows if not all(set(c) <= set("-:") for c in r)]
+
+
+def test_bench_simulate_prints_the_six_scheduler_perf_workloads_with_threshold_goal_and_verdict() -> None:
+    header, *rows = table("bench_simulate.py", "--nodes", "20", "--pods", "10")
+    assert header == ["nodes", "workload", "running", "pending", "placed", "wall s", "cpu s", "pods/s", "threshold",
+                      "2x goal", "met"]
+    assert [r[1] for r in rows] == ["basic", "node-affinity", "spread", "preferred-spread", "anti-affinity", "affinity"]
+    assert all(r[4] == "10" for r in rows), "every measured pod is placed"
+    assert [r[8] for r in rows] == ["680", "220", "460", "340", "60", "35"]
+
+
+def test_bench_solve_prints_a_row_per_case_with_wall_rss_status_and_gaps(tmp_path: Path) -> None:
+    header, *rows = table("bench_solve.py", "--rows", "spread-5000", "--shrink", "1000", "--time-limit", "2",
+                          "--inputs", str(tmp_path))
+    assert header == ["row", "nodes", "pending", "limit s", "wall s", "solver s", "peak RSS MiB", "status",
+                      "placed/total", "gap per level", "reported gap", "goal", "met"]
+    (row,) = rows
+    assert row[0] == "spread-5000" and row[8] == "8/8" and row[7] in ("OPTIMAL", "FEASIBLE")
+    assert float(row[4]) > 0 and row[6] != "-"
+    assert row[-1] == "- (toy size)"
+
+
+@pytest.mark.parametrize("goal", ["pack"], ids=["rebalance pack on a bound toy cluster prints waves and moves"])
+def test_bench_rebalance_prints_waves_moves_and_complete(goal: str, tmp_path: Path) -> None:
+    header, *rows = table("bench_rebalance.py", "--nodes", "8", "--pods", "40", "--time-limit", "1", "--max-moves",
+                          "2", "--goals", goal, "--inputs", str(tmp_path))
+    assert header == ["goal", "nodes", "running pods", "limit s", "wall s", "peak RSS MiB", "waves", "moves",
+                      "complete", "target", "before -> after", "goal (issue 10)", "met"]
+    (row,) = rows
+    assert row[0] == goal and row[1] == "8" and int(row[2]) > 40, "the DaemonSet and workload pods are bound"
+    assert row[8] in ("yes", "no") and int(row[7]) <= 2
