@@ -24,7 +24,7 @@ from .optimizer.rebalance.plan import GOALS as REBALANCE_GOALS
 from .optimizer.runner import Interrupt
 
 OUTPUTS = click.Choice(["table", "wide", "json", "yaml"])
-EMITS = click.Choice(["plan", "state", "bindings"])
+EMITS = click.Choice(["plan", "state", "bindings", "evictions"])
 # Exit codes (README "## Exit codes"; tests/test_exit_codes.py runs its examples).
 EXIT_DONE = 0
 EXIT_VIOLATIONS = 1
@@ -289,7 +289,8 @@ def held_back(cluster: Cluster, profiles: Any) -> tuple[Cluster, Any]:
 def emit_option(f: Callable[..., Any]) -> Callable[..., Any]:
     return click.option("--emit", "emit_kind", type=EMITS, default="plan", show_default=True,
                         help="plan: placements and pending pods; state: the final state as manifests; "
-                             "bindings: v1 Bindings.")(f)
+                             "bindings: v1 Bindings; evictions: policy/v1 Evictions of the pods preemption "
+                             "evicts, in PodDisruptionBudget-safe waves.")(f)
 
 
 def refuse(message: str) -> None:
@@ -311,18 +312,21 @@ def check_emit(output: str, emit_kind: str) -> None:
 
 
 def print_plan(cluster: Cluster, plan: Any, output: str, emit_kind: str, policy: Any = None,
-               profile: Any = None) -> None:
+               profile: Any = None, evictions_from: Cluster | None = None) -> None:
     """Verify (the gate, with the plan's scheduler profile(s)), then print in the requested form."""
     from .optimizer.pipeline import check
     from .optimizer.registry import DEFAULT_PROFILE
     from .optimizer.render.plans import (binding, bindings, dump, node_details, plan_document, plan_table,
-                                         replicas_to_create, state_manifests)
+                                         preemption_evictions, replicas_to_create, state_manifests)
 
     profile = DEFAULT_PROFILE if profile is None else profile
     with timed(f"verify: {len(plan.placements)} placement(s) judged"):
         report = check(cluster, plan, policy, profile)
     if emit_kind == "state":
         emit(dump(state_manifests(cluster, plan.placements), "json" if output == "json" else "yaml"))
+    elif emit_kind == "evictions":
+        # the victims as they run in the input: print_plan's cluster holds the state after preemption
+        emit(preemption_evictions(evictions_from or cluster, plan, "json" if output == "json" else "yaml"))
     elif emit_kind == "bindings":
         docs, stuck, created = bindings(cluster, plan.placements, profile)
         for pod in stuck:
@@ -394,8 +398,8 @@ def simulate(files: Sequence[str], output: str, emit_kind: str, seed: int, perce
     progress(f"greedy: {len(plan.placements)} placed, {len(plan.pending)} pending: {plan.wall_seconds:.2f}s"
              + (f" ({len(plan.preemptions)} preemption(s))" if plan.preemptions else ""))
     # the final state has no victims and holds their controllers' new pods (pending, or placed by the plan)
-    cluster = after_preemption(cluster, plan)
-    print_plan(cluster, held.into(plan), output, emit_kind, profile=profiles)
+    print_plan(after_preemption(cluster, plan), held.into(plan), output, emit_kind, profile=profiles,
+               evictions_from=cluster)
     finish(interrupt)
 
 
@@ -441,8 +445,8 @@ def solve(ctx: click.Context, files: Sequence[str], output: str, emit_kind: str,
             progress(f"greedy (warm start): {len(greedy.placements)} placed: {greedy.wall_seconds:.2f}s")
     progress(f"search: {plan.status}, {len(plan.placements)} placed: {plan.wall_seconds:.2f}s")
     # with --preempt the final state has no victims and holds their controllers' new pods
-    cluster = after_preemption(cluster, plan)
-    print_plan(cluster, held.into(plan), output, emit_kind, policy, profile)
+    print_plan(after_preemption(cluster, plan), held.into(plan), output, emit_kind, policy, profile,
+               evictions_from=cluster)
     finish(interrupt)
 
 

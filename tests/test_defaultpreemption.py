@@ -491,3 +491,36 @@ def test_solve_preempt_on_the_bundled_instance_keeps_the_pdb_and_places_the_chec
     doc = json.loads(out)
     assert code == 0 and doc["objective"]["placed_by_priority"] == {"1000": 3}
     assert {"shop/cache-0", "shop/batch-7d4f9-h2x8q"} <= {v for p in doc["preemptions"] for v in p["victims"]}
+
+
+def _evictions(*args: str) -> list[tuple[str, str]]:
+    """(wave comment or "", evicted ns/name) in the order solve --preempt --emit evictions prints them."""
+    code, out = run("solve", INSTANCE, "--preempt", "--time-limit", "20", "--emit", "evictions", *args)
+    assert code == 0, out
+    import yaml
+
+    order, wave = [], ""
+    for chunk in out.split("---"):
+        comments = [line for line in chunk.splitlines() if line.startswith("# wave")]
+        wave = comments[-1] if comments else wave
+        doc = yaml.safe_load(chunk)
+        if doc:
+            assert doc["apiVersion"] == "policy/v1" and doc["kind"] == "Eviction"
+            order.append((wave, f"{doc['metadata']['namespace']}/{doc['metadata']['name']}"))
+    return order
+
+
+def test_solve_preempt_prints_an_eviction_for_each_victim_within_every_budget() -> None:
+    import json
+
+    victims = {v for p in json.loads(run("solve", INSTANCE, "--preempt", "--time-limit", "20", "-o", "json")[1])[
+        "preemptions"] for v in p["victims"]}
+    evicted = _evictions()
+    assert {pod for _, pod in evicted} == victims and all(w.startswith("# wave 1") for w, _ in evicted)
+
+
+def test_victims_beyond_a_budget_come_last_in_a_wave_of_their_own() -> None:
+    evicted = _evictions("--allow-pdb-violations")
+    assert ("# wave 2: beyond a PodDisruptionBudget (the Eviction API refuses these with 429 until it allows them)",
+            "shop/cache-0") in evicted
+    assert evicted[-1][1] == "shop/cache-0"

@@ -14,6 +14,7 @@ import yaml
 
 from ...models.objects import Cluster, Pod
 
+from ..disruption import budget, guarding, pod_ready
 from ..framework import Profile
 from ..greedy import queue_order
 from ..plan import Plan
@@ -287,3 +288,56 @@ def gap_line(gaps: Mapping[str, Mapping[str, object]]) -> str:
         else:
             parts.append(f"preference {pref['absolute']} ({pref['relative']:.2%})")
     return ", ".join(parts)
+
+
+def preemption_evictions(cluster: Cluster, plan: Plan, fmt: str) -> str:
+    """policy/v1 Evictions for the victims of a plan's preemptions, in PDB-safe waves: the first wave holds
+    every victim its PodDisruptionBudget allows to go now (the Eviction API's arithmetic, optimizer.disruption);
+    victims beyond a budget (solve --preempt --allow-pdb-violations) come last, with the budget they exceed:
+    the Eviction API will answer 429 for them until the budget allows it, so a person decides. A YAML stream
+    with a comment line per wave, or JSON waves."""
+    by_key = {p.key: p for p in cluster.pods}
+    victims = [by_key[v] for pre in plan.preemptions for v in pre.victims if v in by_key]
+    spent: dict[str, int] = {}
+    allowed: dict[str, int] = {}
+    now, later = [], []
+    healthy = [(p, pod_ready(p)) for p in cluster.pods]
+    for pod in victims:
+        over = []
+        for pdb in guarding(cluster.pdbs, pod):
+            if pdb.key not in allowed:
+                allowed[pdb.key] = budget(pdb, healthy, cluster.workloads).allowed
+            if spent.get(pdb.key, 0) + 1 > allowed[pdb.key]:
+                over.append(pdb.key)
+        if over:
+            later.append((pod, over))
+            continue
+        for pdb in guarding(cluster.pdbs, pod):
+            spent[pdb.key] = spent.get(pdb.key, 0) + 1
+        now.append(pod)
+    waves = [("wave 1: within every PodDisruptionBudget", [(p, []) for p in now])] if now else []
+    if later:
+        waves.append(("wave 2: beyond a PodDisruptionBudget (the Eviction API refuses these with 429 until it "
+                      "allows them)", later))
+    if fmt == "json":
+        return json.dumps({"waves": [{"wave": i, "note": title, "items": [eviction(p) for p, _ in items],
+                                      "exceeds": {p.key: over for p, over in items if over}}
+                                     for i, (title, items) in enumerate(waves, 1)]}, indent=2)
+    parts = []
+    for title, items in waves:
+        parts.append(f"# {title}")
+        for pod, over in items:
+            if over:
+                parts.append(f"# {pod.key} exceeds {', '.join(over)}")
+            parts.append("---\n" + yaml.safe_dump(eviction(pod), sort_keys=False).rstrip("\n"))
+    return "\n".join(parts) if parts else "# nothing to evict: the plan preempts no pod"
+
+
+def eviction(pod: Pod) -> dict[str, Any]:
+    """A policy/v1 Eviction, with the pod's uid from the input as a precondition (a pod recreated since is
+    refused, 409, rather than evicted)."""
+    body: dict[str, Any] = {"apiVersion": "policy/v1", "kind": "Eviction",
+                            "metadata": {"name": pod.name, "namespace": pod.namespace}}
+    if pod.uid:
+        body["deleteOptions"] = {"preconditions": {"uid": pod.uid}}
+    return body

@@ -16,7 +16,7 @@ import yaml
 from ...models.objects import Cluster, Pod
 from ...models.selectors import LabelSelector
 
-from .plans import table
+from .plans import eviction, table
 from ..rebalance.plan import DRAIN, RebalancePlan, Wave
 
 PER_POD_LABELS = ("statefulset.kubernetes.io/pod-name", "apps.kubernetes.io/pod-index")
@@ -123,16 +123,6 @@ def rebalance_table(plan: RebalancePlan) -> str:
 
 
 # ------------------------------------------------------------------------------------------------ evictions
-
-
-def eviction(pod: Pod) -> dict[str, Any]:
-    """A policy/v1 Eviction; with the pod's uid from the dump as a precondition, so that a pod recreated since
-    the dump (same name, new uid) is refused (409) rather than evicted."""
-    body: dict[str, Any] = {"apiVersion": "policy/v1", "kind": "Eviction",
-                            "metadata": {"name": pod.name, "namespace": pod.namespace}}
-    if pod.uid:
-        body["deleteOptions"] = {"preconditions": {"uid": pod.uid}}
-    return body
 
 
 def _wave_comment(i: int, w: Wave) -> str:
