@@ -237,3 +237,25 @@ def fit_error_message(num_nodes: int, verdicts: Sequence[NodeVerdict]) -> str:
             counts[r.reason] = counts.get(r.reason, 0) + 1
     parts = sorted(f"{n} {reason}" for reason, n in counts.items())
     return f"0/{num_nodes} nodes are available: {', '.join(parts)}."
+
+
+def bind_if_feasible(state: ClusterState, profile: Profile, guards: Sequence[tuple[str, PlacedGuard]], pod: Pod,
+                     node: str) -> bool:
+    """evaluateNominatedNode on one node: bind `pod` to `node` when every Filter of `profile` (PreFilter and
+    its Skip honoured) and every placed-pod guard (by plugin name) pass there; the guards hear of the bind."""
+    info = state.nodes[node]
+    ran: dict[str, Any] = {}
+    for p in profile.filters:
+        if p.pre_filter_skip is not None and p.pre_filter_skip(pod, state):
+            continue
+        pre = ran[p.name] = p.pre_filter(pod, state) if p.pre_filter else None
+        if (p.filter_skipped is None or not p.filter_skipped(pre)) and p.filter(pod, pre, info, state):  # type: ignore[misc]
+            return False
+    for _, guard in guards:
+        check = guard.prepare(pod)
+        if check is not None and check(info):
+            return False
+    state.add(pod, node)
+    for name, guard in guards:
+        guard.bound(pod, info, ran.get(name))
+    return True

@@ -51,7 +51,7 @@ from typing import Any
 from ..models.objects import Cluster, Pod
 
 from .defaultpreemption import Evaluator, PreemptionArgs, post_filter
-from .framework import (NodeVerdict, PlacedGuard, Plugin, Profile, Reads, Reason, fit_error_message,
+from .framework import (NodeVerdict, bind_if_feasible, PlacedGuard, Plugin, Profile, Reads, Reason, fit_error_message,
                         num_feasible_nodes_to_find)
 from .gangs import Gangs
 from .plan import Plan
@@ -201,22 +201,7 @@ class Scheduler:
 
     def bind_nominated(self, pod: Pod, node: str) -> bool:
         """evaluateNominatedNode: bind `pod` to `node` if every filter (and guard) passes there."""
-        state, info = self.state, self.state.nodes[node]
-        ran: dict[str, Any] = {}
-        for p in self.profile.filters:
-            if p.pre_filter_skip is not None and p.pre_filter_skip(pod, state):
-                continue
-            pre = ran[p.name] = p.pre_filter(pod, state) if p.pre_filter else None
-            if (p.filter_skipped is None or not p.filter_skipped(pre)) and p.filter(pod, pre, info, state):  # type: ignore[misc]
-                return False
-        for _, guard in self.guards:
-            check = guard.prepare(pod)
-            if check is not None and check(info):
-                return False
-        state.add(pod, node)
-        for name, guard in self.guards:
-            guard.bound(pod, info, ran.get(name))
-        return True
+        return bind_if_feasible(self.state, self.profile, self.guards, pod, node)
 
     def _static_verdicts(self, pod: Pod, spec: Hashable,
                          pres: Sequence[tuple[Plugin, Any]]) -> tuple[list[tuple[Reason, ...]], list[int]]:

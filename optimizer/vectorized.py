@@ -25,7 +25,7 @@ import numpy as np
 
 from ..models.objects import Pod
 
-from .framework import (NodeVerdict, PlacedGuard, Plugin, Profile, Reason, fit_error_message,
+from .framework import (NodeVerdict, bind_if_feasible, PlacedGuard, Plugin, Profile, Reason, fit_error_message,
                         num_feasible_nodes_to_find)
 from .nodearrays import NodeArrays
 from .registry import DEFAULT_PROFILE
@@ -164,22 +164,7 @@ class VectorScheduler:
     def bind_nominated(self, pod: Pod, node: str) -> bool:
         """evaluateNominatedNode: bind `pod` to `node` if every filter (and guard) passes there (the plain
         predicates: one node, once per preemption)."""
-        state, info = self.state, self.state.nodes[node]
-        ran: dict[str, Any] = {}
-        for p in self.profile.filters:
-            if p.pre_filter_skip is not None and p.pre_filter_skip(pod, state):
-                continue
-            pre = ran[p.name] = p.pre_filter(pod, state) if p.pre_filter else None
-            if (p.filter_skipped is None or not p.filter_skipped(pre)) and p.filter(pod, pre, info, state):  # type: ignore[misc]
-                return False
-        for _, guard in self.guards:
-            check = guard.prepare(pod)
-            if check is not None and check(info):
-                return False
-        state.add(pod, node)
-        for p, guard in self.guards:
-            guard.bound(pod, info, ran.get(p.name))
-        return True
+        return bind_if_feasible(self.state, self.profile, [(p.name, g) for p, g in self.guards], pod, node)
 
     def _guard_masks(self, pod: Pod) -> tuple[np.ndarray | None, list[Any]]:
         """The nodes the placed-pod guards reject for `pod` (None: none), from the guards whose plugin's

@@ -91,16 +91,22 @@ def least_requested_score(requested: int, capacity: int) -> int:
     return (capacity - requested) * MAX_NODE_SCORE // capacity
 
 
-def least_allocated_score(node_info: NodeInfo, pod_requests: Sequence[int],
-                          resources: Sequence[tuple[str, int]] = DEFAULT_RESOURCES) -> int:
+def _weighted_mean(node_info: NodeInfo, pod_requests: Sequence[int], resources: Sequence[tuple[str, int]],
+                   per_resource: Callable[[int, int], int]) -> int:
+    """Upstream's resource scorers: the weighted mean of a per-resource score over the resources the node has."""
     requested, allocatable = _vectors(node_info, pod_requests, False, resources)
     node_score = weight_sum = 0
     for i, (_, weight) in enumerate(resources):
         if allocatable[i] == 0:
             continue
-        node_score += least_requested_score(requested[i], allocatable[i]) * weight
+        node_score += per_resource(requested[i], allocatable[i]) * weight
         weight_sum += weight
     return node_score // weight_sum if weight_sum else 0
+
+
+def least_allocated_score(node_info: NodeInfo, pod_requests: Sequence[int],
+                          resources: Sequence[tuple[str, int]] = DEFAULT_RESOURCES) -> int:
+    return _weighted_mean(node_info, pod_requests, resources, least_requested_score)
 
 
 def balanced_resource_score(requested: Sequence[int], allocatable: Sequence[int]) -> int:
@@ -141,14 +147,7 @@ def most_requested_score(requested: int, capacity: int) -> int:
 def most_allocated_score(node_info: NodeInfo, pod_requests: Sequence[int],
                          resources: Sequence[tuple[str, int]] = DEFAULT_RESOURCES) -> int:
     """mostResourceScorer: weighted mean of most_requested_score over the resources the node has."""
-    requested, allocatable = _vectors(node_info, pod_requests, False, resources)
-    node_score = weight_sum = 0
-    for i, (_, weight) in enumerate(resources):
-        if allocatable[i] == 0:
-            continue
-        node_score += most_requested_score(requested[i], allocatable[i]) * weight
-        weight_sum += weight
-    return node_score // weight_sum if weight_sum else 0
+    return _weighted_mean(node_info, pod_requests, resources, most_requested_score)
 
 
 # Shape scores are given on 0..MAX_CUSTOM_PRIORITY_SCORE (10) and scaled to 0..MAX_NODE_SCORE.
