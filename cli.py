@@ -515,17 +515,23 @@ def explain(files: Sequence[str], output: str, pod_patterns: Sequence[str], per_
     if not why_pending:
         from .optimizer.pipeline import greedy_plan
 
+        from .optimizer.defaultpreemption import after_preemption
+
         with timed("greedy (the batch's final state)"):
-            plan = greedy_plan(cluster, profile=profiles)
+            plan = greedy_plan(cluster, profile=profiles, preemption=True)
+        # simulate's final state: its preemptions' victims gone, their controllers' new pods pending
+        final = after_preemption(cluster, plan)
         if per_node is None:
             per_node = len(asked or cluster.pending) <= SUMMARY_PODS and len(cluster.nodes) <= SUMMARY_NODES
         full = output != "table" or per_node
         with timed("judge: every node for each asked pod"):
-            pods = run(cluster, profiles, pods=asked, placements=plan.placements, scores=full)
+            pods = run(final, profiles, pods=asked, placements=plan.placements, scores=full)
         if output != "table":
-            emit(dump(explain_document(pods), output))
+            emit(dump(explain_document(pods, plan.preemptions), output))
         else:
             emit(explain_table(pods) if full else explain_summary(pods))
+            for p in plan.preemptions:
+                emit(f"preemption: {p.preemptor} on {p.node} evicts {', '.join(p.victims)}")
         return
     from .optimizer.pipeline import Deadline, optimal_plan
     from .optimizer.runner import SolverParams

@@ -3,12 +3,13 @@ node's verdict for every pending pod."""
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from typing import Any
 
 from ...models.objects import Cluster
 from ...models.workloads import daemon_nodes
 from ..explain import PodExplanation
-from ..plan import Plan
+from ..plan import Plan, Preemption
 from ..solve import Blocker
 from ..verify import Report
 from .plans import table
@@ -94,11 +95,15 @@ def verify_table(cluster: Cluster, report: Report) -> str:
 SUMMARY_PODS = 20
 SUMMARY_NODES = 50
 JUDGED = ("judged against the batch's final state: the existing pods plus the other pending pods where simulate "
-          "places them (each pod without itself)")
+          "places them, without the pods its preemptions evict (each pod without itself)")
 
 
-def explain_document(pods: list[PodExplanation]) -> dict[str, Any]:
-    return {"judgedAgainst": JUDGED, "pods": [p.to_dict() for p in pods]}
+def explain_document(pods: list[PodExplanation], preemptions: Sequence[Preemption] = ()) -> dict[str, Any]:
+    """-o json|yaml: every asked pod's verdicts, and simulate's preemptions (their victims are not in the state
+    the pods are judged against)."""
+    return {"judgedAgainst": JUDGED, "pods": [p.to_dict() for p in pods],
+            "preemptions": [{"preemptor": p.preemptor, "node": p.node, "victims": list(p.victims)}
+                            for p in preemptions]}
 
 
 def _failing_by_plugin(p: PodExplanation) -> str:
