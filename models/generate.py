@@ -40,7 +40,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
-from .errors import PodplanError
+from .errors import PodplanError, quote
 from .objects import GANG_ANNOTATION, POD_GROUP_LABEL
 
 PROFILES = ("web", "batch", "mixed", "adversarial", "production", "gpu")
@@ -824,7 +824,7 @@ def _daemonset_count(nodes: int, pods: int) -> int:
 
 def _check(nodes: int, pods: int, profile: str, utilization: float) -> None:
     if profile not in PROFILES:
-        raise GeneratorError(f"unknown profile {profile!r}; expected one of {', '.join(PROFILES)}")
+        raise GeneratorError(f"unknown profile {quote(profile)}; expected one of {', '.join(PROFILES)}")
     if nodes < 1:
         raise GeneratorError(f"--nodes must be at least 1, got {nodes}")
     if pods < 0:

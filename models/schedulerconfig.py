@@ -32,7 +32,7 @@ from typing import Any
 
 import yaml
 
-from .errors import InputError, Where
+from .errors import InputError, Where, describe_value, quote
 from .objects import TopologySpreadConstraint
 from .selectors import (NODE_OPERATORS, NodeSelector, NodeSelectorTerm, PreferredSchedulingTerm, Requirement,
                         is_qualified_name)
@@ -324,7 +324,7 @@ def _map(ctx: _Ctx, value: Any, path: str, known: tuple[str, ...]) -> dict[str, 
     for key in value:
         if key not in known:
             at = f"{path}.{key}" if path else str(key)
-            raise ctx.fail(at, f"unknown field {key!r} (known here: {', '.join(known)})")
+            raise ctx.fail(at, f"unknown field {quote(str(key))} (known here: {', '.join(known)})")
     return dict(value)
 
 
@@ -340,7 +340,7 @@ def _str(ctx: _Ctx, value: Any, path: str) -> str:
     if value is None:
         return ""
     if not isinstance(value, str):
-        raise ctx.fail(path, f"must be a string, got {type(value).__name__} {value!r}")
+        raise ctx.fail(path, f"expected a string, got {describe_value(value)}")
     return value
 
 
@@ -348,7 +348,7 @@ def _int(ctx: _Ctx, value: Any, path: str) -> int | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int):
-        raise ctx.fail(path, f"must be an integer, got {value!r}")
+        raise ctx.fail(path, f"expected an integer, got {describe_value(value)}")
     if not -MAX_INT32 - 1 <= value <= MAX_INT32:
         raise ctx.fail(path, f"must fit in 32 bits, got {value}")
     return value
@@ -358,7 +358,7 @@ def _bool(ctx: _Ctx, value: Any, path: str) -> bool:
     if value is None:
         return False
     if not isinstance(value, bool):
-        raise ctx.fail(path, f"must be true or false, got {value!r}")
+        raise ctx.fail(path, f"expected true or false, got {describe_value(value)}")
     return value
 
 
@@ -378,10 +378,10 @@ def _plugin_set(ctx: _Ctx, raw: Any, path: str, point: str) -> PluginSet:
         entry = _map(ctx, item, ipath, ("name", "weight"))
         name = _plugin_name(ctx, entry.get("name"), f"{ipath}.name", allow_star=False)
         if point != MULTI_POINT and point not in PLUGIN_POINTS[name]:
-            raise ctx.fail(f"{ipath}.name", f"plugin {name!r} does not extend {point} "
+            raise ctx.fail(f"{ipath}.name", f"plugin {quote(str(name))} does not extend {point} "
                                             f"(it implements {', '.join(sorted(PLUGIN_POINTS[name]))})")
         if any(e.name == name for e in enabled):
-            raise ctx.fail(f"{ipath}.name", f"plugin {name!r} is enabled twice at {point}")
+            raise ctx.fail(f"{ipath}.name", f"plugin {quote(str(name))} is enabled twice at {point}")
         weight = _int(ctx, entry.get("weight"), f"{ipath}.weight")
         if weight is not None and weight < 0:
             raise ctx.fail(f"{ipath}.weight", f"must not be negative, got {weight} (a weight of 0 means 1; "
@@ -402,9 +402,9 @@ def _plugin_name(ctx: _Ctx, value: Any, path: str, allow_star: bool) -> str:
     if name == "*" and allow_star:
         return name
     if name in REMOVED_PLUGINS:
-        raise ctx.fail(path, f"plugin {name!r} was removed from kube-scheduler and is not in {API_VERSION}")
+        raise ctx.fail(path, f"plugin {quote(str(name))} was removed from kube-scheduler and is not in {API_VERSION}")
     if name not in PLUGIN_POINTS:
-        raise ctx.fail(path, f"unknown plugin {name!r}: not an in-tree kube-scheduler plugin "
+        raise ctx.fail(path, f"unknown plugin {quote(str(name))}: not an in-tree kube-scheduler plugin "
                              "(out-of-tree plugins cannot be simulated)")
     return name
 
@@ -442,7 +442,7 @@ def _expand(ctx: _Ctx, path: str, point: str, own: PluginSet, multi: PluginSet) 
             overrides.append(p.name)
             continue
         if p.name in from_multi:
-            raise ctx.fail(f"{path}.plugins.multiPoint", f"plugin {p.name!r} already registered as {point}")
+            raise ctx.fail(f"{path}.plugins.multiPoint", f"plugin {quote(str(p.name))} already registered as {point}")
         from_multi.append(p.name)
     first = [n for n in enabled if n in overrides]
     rest = [n for n in enabled if n not in overrides]
@@ -481,10 +481,10 @@ def _args_map(ctx: _Ctx, raw: Any, path: str, plugin: str, known: tuple[str, ...
     body = _map(ctx, raw, path, ("apiVersion", "kind") + known)
     kind = body.get("kind")
     if kind is not None and kind != f"{plugin}Args":
-        raise ctx.fail(f"{path}.kind", f"must be {plugin}Args for plugin {plugin}, got {kind!r}")
+        raise ctx.fail(f"{path}.kind", f"must be {plugin}Args for plugin {plugin}, got {quote(str(kind))}")
     api = body.get("apiVersion")
     if api is not None and api != API_VERSION:
-        raise ctx.fail(f"{path}.apiVersion", f"must be {API_VERSION}, got {api!r}")
+        raise ctx.fail(f"{path}.apiVersion", f"must be {API_VERSION}, got {quote(str(api))}")
     return body
 
 
@@ -494,14 +494,14 @@ def _fit_args(ctx: _Ctx, raw: Any, path: str) -> NodeResourcesFitArgs:
                     for i, v in enumerate(_list(ctx, body.get("ignoredResources"), f"{path}.ignoredResources")))
     for i, name in enumerate(ignored):
         if not is_qualified_name(name):
-            raise ctx.fail(f"{path}.ignoredResources[{i}]", f"{name!r} is not a valid resource name (qualified name)")
+            raise ctx.fail(f"{path}.ignoredResources[{i}]", f"{quote(str(name))} is not a valid resource name (qualified name)")
     groups = tuple(_str(ctx, v, f"{path}.ignoredResourceGroups[{i}]")
                    for i, v in enumerate(_list(ctx, body.get("ignoredResourceGroups"), f"{path}.ignoredResourceGroups")))
     for i, group in enumerate(groups):
         if "/" in group:
-            raise ctx.fail(f"{path}.ignoredResourceGroups[{i}]", f"resource group name can't contain '/', got {group!r}")
+            raise ctx.fail(f"{path}.ignoredResourceGroups[{i}]", f"resource group name can't contain '/', got {quote(str(group))}")
         if not is_qualified_name(group):
-            raise ctx.fail(f"{path}.ignoredResourceGroups[{i}]", f"{group!r} is not a valid resource group name")
+            raise ctx.fail(f"{path}.ignoredResourceGroups[{i}]", f"{quote(str(group))} is not a valid resource group name")
     spath = f"{path}.scoringStrategy"
     raw_strategy = body.get("scoringStrategy")
     if raw_strategy is None:
@@ -509,7 +509,7 @@ def _fit_args(ctx: _Ctx, raw: Any, path: str) -> NodeResourcesFitArgs:
     s = _map(ctx, raw_strategy, spath, ("type", "resources", "requestedToCapacityRatio"))
     stype = _str(ctx, s.get("type"), f"{spath}.type")
     if stype not in SCORING_STRATEGIES:
-        raise ctx.fail(f"{spath}.type", f"unsupported value {stype!r}: supported values: {', '.join(SCORING_STRATEGIES)}")
+        raise ctx.fail(f"{spath}.type", f"unsupported value {quote(str(stype))}: supported values: {', '.join(SCORING_STRATEGIES)}")
     resources = _resources(ctx, s.get("resources"), f"{spath}.resources") or DEFAULT_RESOURCE_SPEC
     _check_weights(ctx, resources, f"{spath}.resources")
     shape: tuple[tuple[int, int], ...] = ()
@@ -548,7 +548,7 @@ def _balanced_args(ctx: _Ctx, raw: Any, path: str) -> BalancedAllocationArgs:
     seen: set[str] = set()
     for i, r in enumerate(resources):
         if r.name in seen:
-            raise ctx.fail(f"{path}.resources[{i}].name", f"duplicate resource {r.name!r}")
+            raise ctx.fail(f"{path}.resources[{i}].name", f"duplicate resource {quote(str(r.name))}")
         seen.add(r.name)
         if r.weight != 1:
             raise ctx.fail(f"{path}.resources[{i}].weight", f"must be 1, got {r.weight}")
@@ -562,7 +562,7 @@ def _spread_args(ctx: _Ctx, raw: Any, path: str) -> PodTopologySpreadArgs:
     body = _args_map(ctx, raw, path, POD_TOPOLOGY_SPREAD, ("defaultConstraints", "defaultingType"))
     dtype = _str(ctx, body.get("defaultingType"), f"{path}.defaultingType") or SYSTEM_DEFAULTING
     if dtype not in (SYSTEM_DEFAULTING, LIST_DEFAULTING):
-        raise ctx.fail(f"{path}.defaultingType", f"unsupported value {dtype!r}: supported values: System, List")
+        raise ctx.fail(f"{path}.defaultingType", f"unsupported value {quote(str(dtype))}: supported values: System, List")
     constraints: list[TopologySpreadConstraint] = []
     cpath = f"{path}.defaultConstraints"
     for i, item in enumerate(_list(ctx, body.get("defaultConstraints"), cpath)):
@@ -580,13 +580,13 @@ def _spread_args(ctx: _Ctx, raw: Any, path: str) -> PodTopologySpreadArgs:
         if not key:
             raise ctx.fail(f"{ipath}.topologyKey", "can not be empty")
         if not is_qualified_name(key):
-            raise ctx.fail(f"{ipath}.topologyKey", f"{key!r} is not a valid label key (qualified name)")
+            raise ctx.fail(f"{ipath}.topologyKey", f"{quote(str(key))} is not a valid label key (qualified name)")
         when = _str(ctx, c.get("whenUnsatisfiable"), f"{ipath}.whenUnsatisfiable")
         if when not in _WHEN_UNSATISFIABLE:
-            raise ctx.fail(f"{ipath}.whenUnsatisfiable", f"unsupported value {when!r}: supported values: "
+            raise ctx.fail(f"{ipath}.whenUnsatisfiable", f"unsupported value {quote(str(when))}: supported values: "
                                                          f"{', '.join(_WHEN_UNSATISFIABLE)}")
         if any(o.topology_key == key and o.when_unsatisfiable == when for o in constraints):
-            raise ctx.fail(ipath, f"duplicate constraint on topologyKey {key!r} with whenUnsatisfiable {when}")
+            raise ctx.fail(ipath, f"duplicate constraint on topologyKey {quote(str(key))} with whenUnsatisfiable {when}")
         min_domains = _int(ctx, c.get("minDomains"), f"{ipath}.minDomains")
         if min_domains is not None and (min_domains <= 0 or when != "DoNotSchedule"):
             raise ctx.fail(f"{ipath}.minDomains", "must be > 0 and only set with whenUnsatisfiable DoNotSchedule")
@@ -594,7 +594,7 @@ def _spread_args(ctx: _Ctx, raw: Any, path: str) -> PodTopologySpreadArgs:
         for fname, default in (("nodeAffinityPolicy", "Honor"), ("nodeTaintsPolicy", "Ignore")):
             value = _str(ctx, c.get(fname), f"{ipath}.{fname}") or default
             if value not in ("Honor", "Ignore"):
-                raise ctx.fail(f"{ipath}.{fname}", f"unsupported value {value!r}: supported values: Honor, Ignore")
+                raise ctx.fail(f"{ipath}.{fname}", f"unsupported value {quote(str(value))}: supported values: Honor, Ignore")
             policies[fname] = value
         constraints.append(TopologySpreadConstraint(skew, key, when, None, min_domains,
                                                     policies["nodeAffinityPolicy"], policies["nodeTaintsPolicy"]))
@@ -629,7 +629,7 @@ def _requirement(ctx: _Ctx, raw: Any, path: str, fields: bool) -> Requirement:
             raise ctx.fail(f"{path}.values", "matchFields requires exactly one value")
         return req
     if op not in NODE_OPERATORS:
-        raise ctx.fail(f"{path}.operator", f"unsupported value {op!r}: supported values: {', '.join(NODE_OPERATORS)}")
+        raise ctx.fail(f"{path}.operator", f"unsupported value {quote(str(op))}: supported values: {', '.join(NODE_OPERATORS)}")
     problem = NodeSelectorTerm((req,)).parse_errors
     if problem:
         raise ctx.fail(path, problem[0].split(".", 1)[1])
@@ -715,13 +715,13 @@ def _profile(ctx: _Ctx, raw: Any, path: str, single: bool) -> Profile:
     multi = merged[MULTI_POINT]
     if len({p.name for p in multi.enabled}) != len(multi.enabled):
         dup = next(p.name for i, p in enumerate(multi.enabled) if any(q.name == p.name for q in multi.enabled[:i]))
-        raise ctx.fail(f"{path}.plugins.multiPoint", f"plugin {dup!r} already registered at multiPoint")
+        raise ctx.fail(f"{path}.plugins.multiPoint", f"plugin {quote(str(dup))} already registered at multiPoint")
     points = {point: _expand(ctx, path, point, merged[point], multi) for point in EXTENSION_POINTS if point != MULTI_POINT}
     if len(points[QUEUE_SORT]) != 1:
         raise ctx.fail(f"{path}.plugins.queueSort", f"only one queue sort plugin required for profile with scheduler "
-                                                    f"name {name!r}, but got {len(points[QUEUE_SORT])}")
+                                                    f"name {quote(str(name))}, but got {len(points[QUEUE_SORT])}")
     if not points[BIND]:
-        raise ctx.fail(f"{path}.plugins.bind", f"at least one bind plugin is needed for profile with scheduler name {name!r}")
+        raise ctx.fail(f"{path}.plugins.bind", f"at least one bind plugin is needed for profile with scheduler name {quote(str(name))}")
     args: dict[str, Any] = {}
     seen: set[str] = set()
     for i, item in enumerate(_list(ctx, body.get("pluginConfig"), f"{path}.pluginConfig")):
@@ -729,7 +729,7 @@ def _profile(ctx: _Ctx, raw: Any, path: str, single: bool) -> Profile:
         entry = _map(ctx, item, ipath, ("name", "args"))
         plugin = _plugin_name(ctx, entry.get("name"), f"{ipath}.name", allow_star=False)
         if plugin in seen:
-            raise ctx.fail(f"{ipath}.name", f"duplicate pluginConfig for {plugin!r}")
+            raise ctx.fail(f"{ipath}.name", f"duplicate pluginConfig for {quote(str(plugin))}")
         seen.add(plugin)
         if plugin in _ARGS_READERS:
             attr, reader = _ARGS_READERS[plugin]
@@ -749,7 +749,7 @@ def parse_scheduler_config(body: Any, file: str = "<input>") -> SchedulerConfigu
     if api != API_VERSION:
         hint = (" (v1beta3 was removed from kube-scheduler in 1.29: change apiVersion to v1)"
                 if isinstance(api, str) and api.startswith("kubescheduler.config.k8s.io/") else "")
-        raise ctx.fail("apiVersion", f"must be {API_VERSION}, got {api!r}{hint}")
+        raise ctx.fail("apiVersion", f"must be {API_VERSION}, got {quote(str(api))}{hint}")
     if body.get("kind") != KIND:
         raise ctx.fail("kind", f"must be {KIND}, got {body.get('kind')!r}")
     top = _map(ctx, body, "", ("apiVersion", "kind", "parallelism", "leaderElection", "clientConnection",
@@ -781,7 +781,7 @@ def parse_scheduler_config(body: Any, file: str = "<input>") -> SchedulerConfigu
     for i, raw in enumerate(raw_profiles):
         profile = _profile(ctx, raw, f"profiles[{i}]", single=len(raw_profiles) == 1)
         if any(p.scheduler_name == profile.scheduler_name for p in profiles):
-            raise ctx.fail(f"profiles[{i}].schedulerName", f"duplicate profile for scheduler {profile.scheduler_name!r}")
+            raise ctx.fail(f"profiles[{i}].schedulerName", f"duplicate profile for scheduler {quote(str(profile.scheduler_name))}")
         profiles.append(profile)
     return SchedulerConfiguration(tuple(profiles), pct or 0, file)
 

@@ -362,7 +362,7 @@ def test_realistic_profiles_carry_no_witness() -> None:
 BAD = [
     (dict(nodes=0, pods=1, profile="mixed"), "--nodes must be at least 1"),
     (dict(nodes=3, pods=-1, profile="mixed"), "--pods must not be negative"),
-    (dict(nodes=3, pods=10, profile="hpc"), "unknown profile 'hpc'"),
+    (dict(nodes=3, pods=10, profile="hpc"), 'unknown profile "hpc"'),
     (dict(nodes=3, pods=200, profile="gpu"), "the gpu profile needs between 3 and 24 pods"),
     (dict(nodes=3, pods=10, profile="web", utilization=0.0), "--utilization must be in (0, 1]"),
     (dict(nodes=3, pods=10, profile="web", utilization=1.5), "--utilization must be in (0, 1]"),
