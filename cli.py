@@ -568,8 +568,13 @@ def _asked_pods(cluster: Cluster, patterns: Sequence[str]) -> list[str] | None:
 @click.option("--report", "report_dir", type=click.Path(file_okay=False), default=None,
               help="Also write DIR/report.html: charts and tables, self-contained.")
 @scheduler_config_option
+@click.option("--preempt", is_flag=True,
+              help="Greedy preempts as kube-scheduler does, the optimum as solve --preempt (no re-placement columns).")
+@click.option("--allow-pdb-violations", is_flag=True,
+              help="With --preempt: the optimum may break PodDisruptionBudgets at a cost.")
 def compare(files: Sequence[str], time_limit: float, workers: int, seed: int, gang: bool, strategy: str | None,
-            policy_file: str | None, output: str, report_dir: str | None, scheduler_config: str | None) -> None:
+            policy_file: str | None, output: str, report_dir: str | None, scheduler_config: str | None,
+            preempt: bool, allow_pdb_violations: bool) -> None:
     """Greedy (kube-scheduler) against the optimum, side by side; and, when running pods can move,
     the current placement against an optimal re-placement."""
     from .optimizer.compare import compare as run
@@ -591,7 +596,8 @@ def compare(files: Sequence[str], time_limit: float, workers: int, seed: int, ga
                           strategy=strategy or profiles.strategy(profile),
                           log_progress=sys.stderr.isatty() or bool(_root().get("verbose")))
     with Interrupt().install() as interrupt, timed("compare: greedy, optimum, verify"):
-        doc = to_dict(run(cluster, params, policy, deadline=deadline, interrupt=interrupt, profile=profile))
+        doc = to_dict(run(cluster, params, policy, deadline=deadline, interrupt=interrupt, profile=profile,
+                          preempt=preempt, allow_pdb_violations=allow_pdb_violations))
     if report_dir is not None:
         from .optimizer.render.report import write_report
 

@@ -34,7 +34,9 @@ from .podtopologyspread.common import SpreadConstraint, counts_toward, node_elig
 from .policy import Policy
 from .problem import pod_signature, visible_label_keys
 from .registry import DEFAULT_PROFILE
-from .pipeline import Deadline, optimal_plan
+from .defaultpreemption import after_preemption
+from .defaultpreemption.batch import solve_preempt
+from .pipeline import Deadline, greedy_plan, optimal_plan, reserve
 from .runner import NEVER, Interrupt, SolverParams, Status
 from .state import ClusterState
 from .verify import Report, final_state, verify
@@ -173,6 +175,7 @@ class Column:
     gap: float | None = None
     wall_seconds: float | None = None
     notes: tuple[str, ...] = ()
+    victims: int = 0  # running pods the plan's preemptions evict (compare --preempt)
 
     @property
     def title(self) -> str:
@@ -205,7 +208,9 @@ class Comparison:
 
 def judge_column(name: str, cluster: Cluster, plan: Plan, m: Policy, *, must_verify: bool = True,
                  profile: Profile = DEFAULT_PROFILE) -> Column:
-    """Verify `plan` on `cluster` and collect the column's numbers from the verifier's final state."""
+    """Verify `plan` on `cluster` and collect the column's numbers from the verifier's final state (after the
+    plan's preemptions, if any: their victims gone, their controllers' new pods pending)."""
+    cluster = after_preemption(cluster, plan)
     report = verify(cluster, plan.placements, m, profile)
     if must_verify and not report.ok:
         bad = [v for v in report.violations if not v.preexisting]
@@ -220,7 +225,8 @@ def judge_column(name: str, cluster: Cluster, plan: Plan, m: Policy, *, must_ver
         name=name, status=plan.status, to_place=dict(sorted(to_place.items(), reverse=True)), report=report,
         placements=placed, pending=dict(plan.pending), usage=usage(state), skew=tuple(schedule_anyway_groups(state)),
         nodes_used=nodes_used, nodes_used_apps=apps, running=len(state.node_of), bound=dict(plan.bound),
-        gap=plan.gap, wall_seconds=None if name == CURRENT else plan.wall_seconds, notes=plan.notes)
+        gap=plan.gap, wall_seconds=None if name == CURRENT else plan.wall_seconds, notes=plan.notes,
+        victims=len(plan.removed))
 
 
 def differences(pods: Sequence[Pod], a: Mapping[str, str], b: Mapping[str, str]) -> tuple[Difference, ...]:
@@ -258,23 +264,32 @@ def differences(pods: Sequence[Pod], a: Mapping[str, str], b: Mapping[str, str])
 
 def compare(cluster: Cluster, params: SolverParams | None = None, policy: Policy | None = None,
             move_policy: MovePolicy = MovePolicy(), *, deadline: Deadline | None = None,
-            interrupt: Interrupt = NEVER, profile: Profile = DEFAULT_PROFILE) -> Comparison:
+            interrupt: Interrupt = NEVER, profile: Profile = DEFAULT_PROFILE, preempt: bool = False,
+            allow_pdb_violations: bool = False) -> Comparison:
     """Greedy vs optimal on the pending pods, and current vs optimal re-placement when pods are movable.
 
     Time: the whole comparison fits in `deadline` (default: params.time_limit from now). With movable pods the
     plain optimum gets the first half of what is left and the re-placement the rest; the re-placement starts
     from the plain optimum (every running pod where it is, the pending pods where the optimum puts them), so it
     can only do better: it has strictly more freedom. `profile`: the scheduler profile every column is
-    scheduled and judged by (a KubeSchedulerConfiguration's, optimizer.profiles).
+    scheduled and judged by (a KubeSchedulerConfiguration's, optimizer.profiles). `preempt`: greedy is
+    kube-scheduler with its DefaultPreemption, the optimum is solve --preempt's (lower-priority running pods may
+    be evicted), each judged after its own preemptions; the re-placement columns are left out then.
     """
     params = params or SolverParams()
     policy = policy or Policy()
     m = policy
     deadline = deadline or Deadline.start(params.time_limit)
     nodes = {n.name for n in cluster.nodes}
-    moving = [p for p in movable(cluster, move_policy) if p.node_name in nodes]
+    moving = [p for p in movable(cluster, move_policy) if p.node_name in nodes] if not preempt else []
     first = deadline if not moving else Deadline(time.perf_counter(), deadline.left() / 2)
-    optimal, greedy = optimal_plan(cluster, params, policy, deadline=first, interrupt=interrupt, profile=profile)
+    if preempt:
+        greedy = greedy_plan(cluster, params.seed, gang=params.gang, profile=profile, interrupt=interrupt,
+                             preemption=True)
+        optimal = solve_preempt(cluster, params, policy, deadline=first.at - reserve(cluster, first.limit),
+                                profile=profile, allow_pdb_violations=allow_pdb_violations, interrupt=interrupt)
+    else:
+        optimal, greedy = optimal_plan(cluster, params, policy, deadline=first, interrupt=interrupt, profile=profile)
     columns = [judge_column(GREEDY, cluster, greedy, m, profile=profile),
                judge_column(OPTIMAL, cluster, optimal, m, profile=profile)]
     diffs = {(GREEDY, OPTIMAL): differences(cluster.pending, greedy.placements, optimal.placements)}

@@ -30,6 +30,7 @@ def column_dict(c: Column) -> dict[str, Any]:
         "pending_pods": [{"pod": k, "reason": v} for k, v in c.pending.items()],
         "placements": dict(c.placements),  # pod -> node, the pods this column had to place
         "running": c.running,
+        "victims": c.victims,
         "violations": c.violations,
         "preference": r.preference,
         "terms": {k: r.terms.get(k, 0) for k in TERMS},
@@ -99,6 +100,8 @@ def rows(doc: Mapping[str, Any]) -> list[tuple[str, list[str]]]:
                                         if p in c["placed_by_priority"] else "-" for c in cols]))
     out.append(("pods pending", [str(c["pending"]) for c in cols]))
     out.append(("pods running (final state)", [str(c["running"]) for c in cols]))
+    if any(c.get("victims") for c in cols):
+        out.append(("pods evicted by preemption", [str(c.get("victims", 0)) for c in cols]))
     out.append(("violations", [str(c["violations"]) for c in cols]))
     out.append(("preference score", [str(c["preference"]) for c in cols]))
     for t in TERMS:
