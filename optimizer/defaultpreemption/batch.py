@@ -78,7 +78,16 @@ def solve_preempt(cluster: Cluster, params: SolverParams, policy: Policy | None 
                     Status.UNKNOWN, wall_seconds=time.perf_counter() - started)
     optimal = all(r.optimal for r in result.levels) and not result.stopped
     return _plan(cluster, built, values, Status.OPTIMAL if optimal else Status.FEASIBLE, started, params,
-                 [f"{r.name}: {r.value}" + ("" if r.optimal else f" (bound {r.bound:g})") for r in result.levels])
+                 [f"{_in_words(r.name)}: {r.value}" + (", proven" if r.optimal else f", bound {r.bound:g}")
+                  for r in result.levels])
+
+
+def _in_words(level: str) -> str:
+    """A level's name as the plan's notes say it (`placed_priority_1000` -> `pods placed at priority 1000`)."""
+    if level.startswith("placed_priority_"):
+        return f"pods placed at priority {level.removeprefix('placed_priority_')}"
+    return {"victims": "victims weighted by priority", "placed_never_preempting": "pods placed that never preempt",
+            "pdb_overrun": "evictions beyond a PodDisruptionBudget", "preference": "preference"}.get(level, level)
 
 
 def _counts(cluster: Cluster, built: dict[str, Any], placements: dict[str, str], removed: frozenset[str]) -> dict[int, int]:
