@@ -12,7 +12,9 @@ measured against relaxations of the full model, each an upper bound on every fea
   the first stage that is not proven gives its CP-SAT bound and every lower priority its total.
 - preference P: each class's pods at the best nodes they may use for the linear terms (preferred node
   affinity minus untolerated PreferNoSchedule taints), at most as many on a node as fit there alone (the exact
-  model's per-node upper bounds), every preferred pod-affinity term satisfied, no ScheduleAnyway skew above
+  model's per-node upper bounds), every preferred pod-affinity term satisfied (by at most as many pods as fit in
+  the domains a matching pod can be in: those of existing matching pods, plus one per pending matching pod, the
+  roomiest), no ScheduleAnyway skew above
   maxSkew, every existing pod's preferred term that pending pods could satisfy satisfied. When a plan places
   every pod of the component, every plan with the optimal placed vector places them all too, so negative
   values count in full, and a class's own preferred anti-affinity costs at least the pods that cannot be alone
@@ -183,6 +185,27 @@ def _best_fill(values: np.ndarray, room: np.ndarray, pods: int, every_pod: bool)
     return total
 
 
+def _affinity_room(problem: Problem, c: int, t: PodAffinityTerm) -> int:
+    """Most pods of class c that can meet their preferred pod-affinity term `t`: a pod meets it only in a domain
+    holding another matching pod, so only in the domains an existing matching pod is in, or in as many other
+    domains as there are pending pods the term matches (each can open one), the roomiest first; at most as many
+    pods of c in a domain as fit on its nodes alone."""
+    cls = problem.classes[c]
+    pred = pref_pred(problem, cls.rep, t)
+    values, _ = problem.domains(t.topology_key)
+    feas = problem.feasible[c].tolist()
+    room: dict[str, int] = {}
+    for n in feas:
+        if values[n] is not None:
+            room[values[n]] = room.get(values[n], 0) + int(problem.ub.matrix[c, n])
+    existing = problem.existing_matching(("ipa.pref", t, cls.rep.namespace), pred, t.label_selector)
+    taken = {values[n] for n, k in existing.items() if k > 0 and values[n] is not None}
+    openers = sum(problem.classes[k].size for k in problem.classes_matching(pred, selector=t.label_selector))
+    total = sum(room.get(d, 0) for d in taken)
+    others = sorted((v for d, v in room.items() if d not in taken), reverse=True)
+    return total + sum(others[:openers])
+
+
 def _guaranteed_anti_violations(problem: Problem, c: int, t: PodAffinityTerm) -> int:
     """Pods of class c that must break c's own preferred anti-affinity term `t` when all c's pods are placed:
     a pod escapes only alone in its domain, so with more pods than free domains the rest share."""
@@ -211,8 +234,13 @@ def preference_bound(problem: Problem, comp: Component, policy: Policy, all_plac
         cls = problem.classes[c]
         affinity = sum(policy.pod_affinity * w for kind, i, w, t in _pref_terms(cls.rep) if kind == PREF_AFF)
         gains, room = _linear_gains(problem, c, policy)
-        # every placed pod at the best node it may use (as many as fit there alone), every preferred affinity met
-        total += _best_fill(gains + affinity, room, cls.size, all_placed)
+        # every placed pod at the best node it may use (as many as fit there alone), every preferred affinity met;
+        # or, the two apart, each preferred affinity met only by as many pods as fit where a matching pod can be
+        every_term = _best_fill(gains + affinity, room, cls.size, all_placed)
+        capped = _best_fill(gains, room, cls.size, all_placed) + sum(
+            policy.pod_affinity * w * min(cls.size, _affinity_room(problem, c, t))
+            for kind, i, w, t in _pref_terms(cls.rep) if kind == PREF_AFF)
+        total += min(every_term, capped)
         if all_placed and policy.pod_anti_affinity:
             for kind, i, w, t in _pref_terms(cls.rep):
                 if kind != PREF_AFF:
