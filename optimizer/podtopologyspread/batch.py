@@ -101,6 +101,19 @@ class _SpreadGroup:
         return frozenset(bad)
 
 
+def domain_counts(state: ClusterState, index: PodIndex, pod: Pod, c: SpreadConstraint, keys: tuple[str, ...],
+                  memo: dict[Hashable, dict[str, str]]) -> tuple[dict[str, str], dict[str, int]]:
+    """(eligible node -> its domain, domain -> matching pods on eligible nodes) for `pod`'s constraint c:
+    calPreFilterState's counts, the matching pods found through the label index."""
+    domain_of = eligible_domains(state, pod, c, keys, memo)
+    counts = dict.fromkeys(domain_of.values(), 0)
+    for q, info in index.candidates(c.selector, (pod.namespace,)):
+        domain = domain_of.get(info.name)
+        if domain is not None and counts_toward(c.selector, pod.namespace, q):
+            counts[domain] += 1
+    return domain_of, counts
+
+
 class Guard:
     """Placed pods' DoNotSchedule constraints, grouped, with their domain counts: tells in O(1) per node whether
     binding a pod there pushes a placed pod over maxSkew."""
@@ -182,12 +195,7 @@ class Guard:
             g.members[(labels[c.topology_key], counted)] += 1
 
     def _new_group(self, pod: Pod, c: SpreadConstraint, keys: tuple[str, ...], self_match: bool) -> _SpreadGroup:
-        domain_of = eligible_domains(self.state, pod, c, keys, self.domain_maps)
-        counts = dict.fromkeys(domain_of.values(), 0)
-        for q, info in self.index.candidates(c.selector, (pod.namespace,)):
-            domain = domain_of.get(info.name)
-            if domain is not None and counts_toward(c.selector, pod.namespace, q):
-                counts[domain] += 1
+        domain_of, counts = domain_counts(self.state, self.index, pod, c, keys, self.domain_maps)
         return _SpreadGroup(pod.namespace, c, domain_of, counts, self_match)
 
 
@@ -209,13 +217,7 @@ class Judge:
         keys = tuple(dict.fromkeys(c.topology_key for c in constraints))
         tps: list[dict[str, int]] = []
         for c in constraints:
-            domain_of = eligible_domains(self.state, pod, c, keys, self.domain_maps)
-            tp = dict.fromkeys(domain_of.values(), 0)
-            for q, info in self.index.candidates(c.selector, (pod.namespace,)):
-                domain = domain_of.get(info.name)
-                if domain is not None and counts_toward(c.selector, pod.namespace, q):
-                    tp[domain] += 1
-            tps.append(tp)
+            tps.append(domain_counts(self.state, self.index, pod, c, keys, self.domain_maps)[1])
         minimums = tuple(global_min(tp, c.min_domains) for c, tp in zip(constraints, tps))
         full = PreFilterState(constraints, tuple(tps), minimums, minimums)  # limits are set per pod
         return full, tuple(MinIndex(tp, c.min_domains) for c, tp in zip(constraints, tps))
