@@ -533,7 +533,7 @@ def explain(files: Sequence[str], output: str, pod_patterns: Sequence[str], per_
             for p in plan.preemptions:
                 emit(f"preemption: {p.preemptor} on {p.node} evicts {', '.join(p.victims)}")
         return
-    from .optimizer.pipeline import Deadline, optimal_plan
+    from .optimizer.pipeline import Deadline, check, optimal_plan
     from .optimizer.runner import SolverParams
     from .optimizer.solve import why_pending as blockers_of
 
@@ -541,6 +541,7 @@ def explain(files: Sequence[str], output: str, pod_patterns: Sequence[str], per_
     params = SolverParams(time_limit=time_limit, gang=gang, strategy=profiles.strategy(profile))
     with timed("solve"):
         plan, _ = optimal_plan(cluster, params, deadline=Deadline.start(time_limit), profile=profile)
+        check(cluster, plan, profile=profile)  # the verify gate: its pending pods are printed
     with timed(f"why pending: {len(plan.pending)} pod(s)"):
         doc = why_pending_document(plan, blockers_of(cluster, plan, params, pods=asked, profile=profile))
     emit(why_pending_table(doc) if output == "table" else dump(doc, output))

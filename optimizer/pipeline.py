@@ -56,8 +56,8 @@ class Deadline:
         return max(0.0, self.at - time.perf_counter())
 
 
-def check(cluster: Cluster, plan: Plan, policy: Policy | None = None, profile: Profile | Profiles = DEFAULT_PROFILE,
-          what: str = "") -> Report:
+def check(cluster: Cluster, plan: Plan, policy: Policy | None = None,
+          profile: Profile | Profiles = DEFAULT_PROFILE) -> Report:
     """The verify gate: the verifier's report of `plan`, or PlanInvalidError when it breaks a rule. A plan that
     preempted is judged on its final state: the victims gone, their controllers' new pods pending."""
     cluster = after_preemption(cluster, plan)
@@ -65,7 +65,7 @@ def check(cluster: Cluster, plan: Plan, policy: Policy | None = None, profile: P
     if not report.ok:
         bad = [v for v in report.violations if not v.preexisting]
         first = bad[0]
-        raise PlanInvalidError(f"the {what + ' ' if what else ''}{plan.status} plan failed verification: "
+        raise PlanInvalidError(f"the {plan.status} plan failed verification: "
                                f"{len(bad)} violation(s), first: {first.pod} on {first.node}: {first.plugin}: "
                                f"{first.reason}")
     return report
@@ -90,9 +90,10 @@ def reserve(cluster: Cluster, limit: float) -> float:
 def optimal_plan(cluster: Cluster, params: SolverParams, policy: Policy | None = None, *,
                  deadline: Deadline, profile: Profile = DEFAULT_PROFILE, interrupt: Interrupt = NEVER,
                  warm_start: Plan | None = None) -> tuple[Plan, Plan]:
-    """(the optimal plan, verified; the greedy plan it started from), within `deadline` less the output
-    reserve. `warm_start`: a verified plan to start from instead of running greedy (compare's re-placement
-    starts from the plain optimum)."""
+    """(the optimal plan; the greedy plan it started from), within `deadline` less the output reserve, which
+    pays for the one verify gate (`check`) every caller passes the plan through before printing it: solve's
+    print_plan, compare's columns, explain --why-pending. `warm_start`: a verified plan to start from instead
+    of running greedy (compare's re-placement starts from the plain optimum)."""
     policy = policy or Policy()
     end = deadline.at - reserve(cluster, deadline.limit)
     if warm_start is None:
@@ -102,5 +103,4 @@ def optimal_plan(cluster: Cluster, params: SolverParams, policy: Policy | None =
     # the search gets what is left (CP-SAT keeps at least a tenth of the limit, so a tiny limit still searches)
     left = max(0.1 * deadline.limit, end - time.perf_counter())
     plan = solve(cluster, replace(params, time_limit=left), policy, warm_start, profile, interrupt)
-    check(cluster, plan, policy, profile)
     return plan, warm_start
