@@ -383,10 +383,6 @@ def _check_hint(model: cp_model.CpModel) -> None:
     (debug_crash_on_bad_hint is no oracle here: CP-SAT's presolve can lose a feasible complete hint, which
     is exactly why every stage carries the incumbent's objective as a floor and keeps the incumbent.)
     """
-    solver = cp_model.CpSolver()
-    solver.parameters.fix_variables_to_their_hinted_value = True
-    solver.parameters.num_workers = 1
-    solver.parameters.max_time_in_seconds = 10
-    status = solver.solve(model)
-    if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        raise AssertionError(f"the stage's complete hint is not a solution of the model: {solver.status_name(status)}")
+    done = run(model, SolverParams(workers=1), 10, extra={"fix_variables_to_their_hinted_value": True})
+    if not done.found:
+        raise AssertionError(f"the stage's complete hint is not a solution of the model: {done.status}")
