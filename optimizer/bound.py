@@ -126,9 +126,18 @@ def placed_bound(problem: Problem, comp: Component, time_limit: float, workers: 
     return out, proven
 
 
-def _linear_gains(problem: Problem, c: int, policy: Policy) -> tuple[np.ndarray, np.ndarray]:
+def linear_gains(problem: Problem, c: int, policy: Policy) -> tuple[np.ndarray, np.ndarray]:
     """(per feasible node of the class: the linear terms' value of one pod there, how many of its pods fit there
-    by the rules that bound a node on their own), over the class's feasible nodes."""
+    by the rules that bound a node on their own), over the class's feasible nodes; computed once per problem
+    (the neighbourhood search asks every round)."""
+    key = ("bound.linear_gains", c, policy)
+    found = problem.cache.get(key)
+    if found is None:
+        found = problem.cache[key] = _linear_gains(problem, c, policy)
+    return found  # type: ignore[return-value]
+
+
+def _linear_gains(problem: Problem, c: int, policy: Policy) -> tuple[np.ndarray, np.ndarray]:
     rep = problem.classes[c].rep
     feas = problem.feasible[c]
     tols = prefer_no_schedule_tolerations(rep)
@@ -233,7 +242,7 @@ def preference_bound(problem: Problem, comp: Component, policy: Policy, all_plac
     for c in comp.classes:
         cls = problem.classes[c]
         affinity = sum(policy.pod_affinity * w for kind, i, w, t in _pref_terms(cls.rep) if kind == PREF_AFF)
-        gains, room = _linear_gains(problem, c, policy)
+        gains, room = linear_gains(problem, c, policy)
         # every placed pod at the best node it may use (as many as fit there alone), every preferred affinity met;
         # or, the two apart, each preferred affinity met only by as many pods as fit where a matching pod can be
         every_term = _best_fill(gains + affinity, room, cls.size, all_placed)
@@ -257,3 +266,4 @@ def preference_bound(problem: Problem, comp: Component, policy: Policy, all_plac
         if others < 1:
             total += policy.pod_affinity * w * h.on[n_e]
     return total
+

@@ -47,6 +47,7 @@ class ModelContext:
         self.model = cp_model.CpModel()
         self.classes: list[int] = comp.classes
         self.class_set = set(comp.classes)
+        self.pending_pods = sum(problem.classes[c].size for c in comp.classes)
         self.x: dict[tuple[int, int], cp_model.IntVar] = {}
         self.ub: dict[tuple[int, int], int] = {}
         self.by_node: dict[int, list[int]] = defaultdict(list)  # node -> classes with a variable there
@@ -84,7 +85,9 @@ class ModelContext:
             else:
                 feas = p.feasible[c]
                 if candidates is not None and c in candidates:
-                    feas = np.intersect1d(feas, np.asarray(candidates[c], dtype=np.int64))
+                    # ub is 0 off the feasible nodes, and those are skipped below (cheaper than intersect1d,
+                    # which was 4 s of a 60 s search at 1,000 nodes)
+                    feas = np.unique(np.asarray(candidates[c], dtype=np.int64))
                 nodes = feas.tolist()
                 ubs = p.ub.matrix[c, feas].tolist() if len(feas) else []
             by_class = self.by_class[c]

@@ -198,7 +198,14 @@ def run(model: cp_model.CpModel, params: SolverParams, limit: float, *, interrup
         sp.log_to_stdout = False
         solver.log_callback = lambda line: print(line, file=sys.stderr)
     for k, v in (extra or {}).items():
-        setattr(sp, k, v)
+        if k == "repair_hint" and sp.interleave_search:
+            # OR-Tools 9.15 aborts the process (CHECK heuristics.fixed_search != nullptr) on repair_hint with
+            # interleave_search; seen once in a focused neighbourhood round. The hint stays a plain hint.
+            continue
+        if isinstance(v, (list, tuple)):
+            getattr(sp, k).extend(v)  # a repeated field (e.g. ignore_subsolvers)
+        else:
+            setattr(sp, k, v)
     out: dict[str, int] = {}
 
     def work() -> None:

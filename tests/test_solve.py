@@ -355,6 +355,42 @@ def test_neighbourhood_search_of_a_large_part_still_places_the_pod_greedy_strand
     assert plan.status == "OPTIMAL" and plan.gap == 0.0 and plan.bound["placed"] == 3
 
 
+def _cache_and_webs() -> Cluster:
+    """A running cache pod on n0; eight one-cpu batch pods (higher priority, queued first) that greedy spreads
+    two per node; six web replicas that prefer the cache's node, where greedy's spreading leaves room for four."""
+    cache = make_pod("cache").label("app", "cache").req(cpu="500m").on("n0").build()
+    batch = replicas("batch", 8, req={"cpu": "1"}, priority=100)
+    web = replicas("web", 6, start=8, req={"cpu": "500m"},
+                   preferred_pod_affinity=(10, pod_term(H, selector(app="cache"))))
+    return Cluster(nodes=tuple(nodes(4)), pods=(cache,), pending=tuple(batch + web))
+
+
+def test_focused_rounds_move_pods_that_do_not_care_to_make_room_where_a_preference_pays() -> None:
+    cluster = _cache_and_webs()
+    greedy = simulate(cluster)
+    assert sum(n == "n0" for k, n in greedy.placements.items() if "/web-" in k) < 6
+    plan = solve(cluster, SolverParams(time_limit=5, workers=1, full_model_variables=0, debug_hints=True), None,
+                 greedy)
+    assert verify(cluster, plan.placements).ok and len(plan.placements) == 14
+    assert on(plan, "n0").count("batch") == 0 and [p.split("-")[0] for p in on(plan, "n0")] == ["web"] * 6
+    assert plan.status == "OPTIMAL" and plan.gaps["preference"]["value"] == 60 == plan.bound["preference"]
+
+
+def test_shortfall_counts_what_each_class_is_owed_by_the_plan_it_is_given() -> None:
+    from podplan.optimizer.neighbourhood import shortfall
+    from podplan.optimizer.problem import build_problem
+    from podplan.optimizer.registry import DEFAULT_PROFILE
+
+    cluster = _cache_and_webs()
+    problem = build_problem(cluster, DEFAULT_PROFILE)
+    (comp,) = problem.components
+    web = next(c.index for c in problem.classes if c.rep.name.startswith("web"))
+    index = {n.name: i for i, n in enumerate(problem.nodes)}
+    on_n0 = {(web, index["n0"]): 4, (web, index["n1"]): 2}
+    assert shortfall(problem, comp, on_n0, Policy()) == {web: 20}  # two pods away from the cache, weight 10
+    assert shortfall(problem, comp, {(web, index["n0"]): 6}, Policy()) == {}
+
+
 def test_neighbourhood_search_reports_the_relaxation_bound_when_pods_cannot_all_fit() -> None:
     # 5 one-cpu replicas on 4 one-cpu nodes: the aggregated relaxation proves 4 is the most
     cluster = Cluster(nodes=tuple(nodes(4, cpu="1")), pending=tuple(replicas("w", 5, req={"cpu": "1"})))

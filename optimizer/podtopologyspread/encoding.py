@@ -200,7 +200,7 @@ def _encode_hard(ctx: ModelContext) -> None:
 def _minimum(ctx: ModelContext, counts: dict, min_domains: int, name: str) -> Any:
     if len(counts) < min_domains or not counts:
         return 0
-    hi = min(const for _, const in counts.values()) + sum(ctx.problem.classes[c].size for c in ctx.classes)
+    hi = min(const for _, const in counts.values()) + ctx.pending_pods
     mn = ctx.new_int(0, hi, f"spread_min[{name}]")
     for xs, const in counts.values():
         ctx.model.add(mn <= sum(xs) + const)
