@@ -48,6 +48,9 @@ class ModelContext:
         self.classes: list[int] = comp.classes
         self.class_set = set(comp.classes)
         self.pending_pods = sum(problem.classes[c].size for c in comp.classes)
+        # classes held at given counts (a focused neighbourhood round): their x are constants, and a rule whose
+        # every variable is frozen holds already (the counts come from a valid plan) and is not encoded
+        self.frozen: dict[int, dict[int, int]] = {}
         self.x: dict[tuple[int, int], cp_model.IntVar] = {}
         self.ub: dict[tuple[int, int], int] = {}
         self.by_node: dict[int, list[int]] = defaultdict(list)  # node -> classes with a variable there
@@ -69,9 +72,15 @@ class ModelContext:
         return self.problem.nodes[n].name
 
     # -- variables ------------------------------------------------------------------------------------
-    def make_x(self, candidates: dict[int, Sequence[int]] | None = None) -> None:
+    def all_frozen(self, classes: Iterable[int]) -> bool:
+        return all(c in self.frozen for c in classes)
+
+    def make_x(self, candidates: dict[int, Sequence[int]] | None = None,
+               frozen: dict[int, dict[int, int]] | None = None) -> None:
         """x on every statically feasible (class, node); with `candidates`, only on those nodes of a class
-        (a restriction of the model: its solutions are solutions, its bound is not a bound)."""
+        (a restriction of the model: its solutions are solutions, its bound is not a bound); `frozen`:
+        class -> {node: count}, the class held at those counts (x only there, fixed)."""
+        self.frozen = dict(frozen or {})
         p = self.problem
         names = [n.name for n in p.nodes]
         new_var = self.model.new_int_var
@@ -82,6 +91,10 @@ class ModelContext:
                 # explain mode: the class's own bounds stay loose so that guarded constraints carry them
                 nodes = list(self.explain.free[c])  # type: ignore[union-attr]
                 ubs = [cls.size] * len(nodes)
+            elif c in self.frozen:
+                held = self.frozen[c]
+                nodes = sorted(n for n, v in held.items() if v > 0)
+                ubs = [held[n] for n in nodes]
             else:
                 feas = p.feasible[c]
                 if candidates is not None and c in candidates:
@@ -95,7 +108,7 @@ class ModelContext:
             for n, ub in zip(nodes, ubs):
                 if ub <= 0:
                     continue
-                self.x[(c, n)] = new_var(0, ub, f"x[{cname},{names[n]}]")
+                self.x[(c, n)] = new_var(ub if c in self.frozen else 0, ub, f"x[{cname},{names[n]}]")
                 self.ub[(c, n)] = ub
                 self.by_node[n].append(c)
                 by_class.append(n)

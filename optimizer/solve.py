@@ -448,15 +448,17 @@ def _solve_large(problem: Problem, comp: Component, policy: Policy, params: Solv
         if nvars * per_var * 2 > remaining and rounds > 0 or nvars * per_var > remaining:
             break  # building and searching another round would overrun the component's share
         t0 = time.perf_counter()
-        built = build(problem, comp, policy, params.strategy, symmetry=params.symmetry_breaking, candidates=cands)
-        built.terms = term_vars(built.ctx)
+        frozen: dict[int, dict[int, int]] | None = None
         if focused is not None:
-            domains = built.ctx.model.proto.variables
-            for (c, n), var in built.ctx.x.items():
-                if c not in focused:
-                    v = incumbent.get((c, n), 0)
-                    domain = domains[var.index].domain  # [0, ub]: narrowed in place
-                    domain[0] = domain[1] = v
+            frozen = defaultdict(dict)
+            for (c, n), v in incumbent.items():
+                if c not in focused and v > 0:
+                    frozen[c][n] = v
+            frozen.update({c: {} for c in comp.classes if c not in focused and c not in frozen})
+        # no symmetry breaking in a focused round: frozen counts need not follow its node order
+        built = build(problem, comp, policy, params.strategy, symmetry=params.symmetry_breaking and frozen is None,
+                      candidates=cands, frozen=frozen)
+        built.terms = term_vars(built.ctx)
         spent = time.perf_counter() - t0
         state.timings["build"] += spent
         per_var = state.seconds_per_variable = max(per_var / 4, spent / max(1, nvars))

@@ -319,8 +319,10 @@ def _encode_anti(ctx: ModelContext) -> None:
             group = (NAME, f"Pod/{rep.key}", f"{ANTI_FIELD}[{i}]")
             key = t.topology_key
             others = [b for b in ctx.targets(pred, t.label_selector) if b != a]
+            if a in ctx.frozen:
+                others = [b for b in others if b not in ctx.frozen]
             for v, nodes in ctx.class_domains(a, key).items():
-                if selfm and (len(nodes) > 1 or ctx.ub[(a, nodes[0])] > 1):
+                if selfm and a not in ctx.frozen and (len(nodes) > 1 or ctx.ub[(a, nodes[0])] > 1):
                     ctx.hard(ctx.model.add(sum(ctx.class_domain_vars(a, key, v)) <= 1), group)
                 for b in others:
                     if not ctx.class_domain_vars(b, key, v):
@@ -344,6 +346,8 @@ def _encode_affinity(ctx: ModelContext) -> None:
         targets = [t for t in ci["aff_targets"] if t in ctx.class_set]
         if not targets:
             continue  # static: existing pods decide
+        if a in ctx.frozen and ctx.all_frozen(targets):
+            continue
         ex = ci["aff_existing"]
         selfm = ci["self_aff"]
         keys = ci["aff_keys"]

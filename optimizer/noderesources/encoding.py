@@ -91,7 +91,7 @@ def encode(ctx: ModelContext, ignored: Ignored = None) -> None:
     p = ctx.problem
     for n in ctx.comp.nodes:
         cs = ctx.by_node[n]
-        if not cs:
+        if not cs or ctx.all_frozen(cs):
             continue
         room = free(p, n)
         node = f"Node/{ctx.nname(n)}"

@@ -162,6 +162,8 @@ def _encode_hard(ctx: ModelContext) -> None:
                 continue  # counts nothing: skew is the pod's own +1 at most
             pred, existing = _targets(ctx, c.selector, rep.namespace)
             targets = ctx.targets(pred, c.selector)
+            if a in ctx.frozen and ctx.all_frozen(targets):
+                continue
             nodes = eligible_nodes(p, c, rep, cons)
             counts = _domain_counts(ctx, targets, existing, c.topology_key, nodes)
             group = (NAME, f"Pod/{rep.key}", f"{FIELD}[{_index(rep, c)}]")
@@ -184,7 +186,7 @@ def _encode_hard(ctx: ModelContext) -> None:
                 continue
             pred, existing = _targets(ctx, c.selector, rep.namespace)
             targets = ctx.targets(pred, c.selector)
-            if not targets:
+            if not targets or ctx.all_frozen(targets):
                 continue  # no pending pod can change its counts (targets are all in one component)
             nodes = eligible_nodes(p, c, rep, cons)
             if _broken_in_input(p, c, rep, n_e, nodes, existing):
