@@ -97,9 +97,9 @@ def shortfall(problem: Problem, comp: Component, incumbent: Mapping[tuple[int, i
         mine = on.get(c, {})
         missing = 0
         gains, _ = linear_gains(problem, c, policy)
-        if len(gains) and gains.max() > gains.min():
-            gain_at = dict(zip(problem.feasible[c].tolist(), gains.tolist()))
-            missing += sum(v * (int(gains.max()) - gain_at.get(n, 0)) for n, v in mine.items())
+        if len(gains) and gains.max() > gains.min() and mine:
+            at = np.searchsorted(problem.feasible[c], np.fromiter(mine, np.int64, len(mine)))  # feasible is sorted
+            missing += int(((gains.max() - gains[at]) * np.fromiter(mine.values(), np.int64, len(mine))).sum())
         rep = cls.rep
         for kind, i, w, t in _pref_terms(rep):
             values, _ = problem.domains(t.topology_key)

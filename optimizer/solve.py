@@ -61,9 +61,10 @@ SECONDS_PER_VARIABLE = 2.0e-4
 # it, the default_lp and max_lp tasks took 16 s and 14 s each and no LNS task ran in a 20 s round. Focused
 # rounds keep CP-SAT's defaults: on their few thousand free variables the LP pays (a 60 s solve of production
 # 1,000 ended 0.3 % below the bound with it, 1.4 % without).
-# Focused rounds (optimizer.neighbourhood.focus): about this many free pods, this many roomiest candidate
-# nodes per class besides the ones its preferences want, at most this long each (most end proven sooner).
-FOCUS_PODS = 800
+# Focused rounds (optimizer.neighbourhood.focus): about this many free pods to start with (adapted between
+# the bounds by how long rounds take), this many roomiest candidate nodes per class besides the ones its
+# preferences want, at most this long each (most end proven sooner).
+FOCUS_PODS, FOCUS_PODS_MIN, FOCUS_PODS_MAX = 800, 200, 10_000
 FOCUS_NODES = 8
 FOCUS_ROUND_SECONDS = 3.0
 ROUND_SETTINGS = {"linearization_level": 0, "ignore_subsolvers": ["default_lp", "max_lp", "core", "reduced_costs",
@@ -418,6 +419,7 @@ def _solve_large(problem: Problem, comp: Component, policy: Policy, params: Solv
     per_var = state.seconds_per_variable  # measured by earlier rounds, if any
     rounds = 0
     stuck: dict[int, int] = {}  # class -> focused rounds that did not pay it more
+    focus_pods = FOCUS_PODS
     focused_before: set[int] | None = None
     owed_before: dict[int, int] = {}
     while not state.interrupt.is_set():
@@ -438,7 +440,7 @@ def _solve_large(problem: Problem, comp: Component, policy: Policy, params: Solv
                     if owed.get(c, 0) >= owed_before.get(c, 0):
                         stuck[c] = stuck.get(c, 0) + 1
             weights = {c: v / (1 + 4 * stuck.get(c, 0)) for c, v in owed.items()}
-            focused = focus(problem, comp, incumbent, policy, weights, FOCUS_PODS, rng)
+            focused = focus(problem, comp, incumbent, policy, weights, focus_pods, rng)
             focused_before, owed_before = focused, owed
             k = FOCUS_NODES
         else:
@@ -463,7 +465,10 @@ def _solve_large(problem: Problem, comp: Component, policy: Policy, params: Solv
         state.timings["build"] += spent
         per_var = state.seconds_per_variable = max(per_var / 4, spent / max(1, nvars))
         remaining = deadline - time.perf_counter()
-        round_deadline = time.perf_counter() + (min(remaining, FOCUS_ROUND_SECONDS) if focused is not None
+        # a focused round searches at least twice as long as its model took to build (at 5,000 nodes a build
+        # takes seconds: shorter rounds would spend most of their time building)
+        round_limit = max(FOCUS_ROUND_SECONDS, 2 * spent)
+        round_deadline = time.perf_counter() + (min(remaining, round_limit) if focused is not None
                                                 else max(min(remaining, 5.0), remaining * 0.5))
         all_placed = best is not None and all(best.placed_by_priority.get(q, 0) >= k for q, k in total.items())
         caps = {"preference": pref_cap_all} if all_placed or (gc and all(
@@ -474,12 +479,21 @@ def _solve_large(problem: Problem, comp: Component, policy: Policy, params: Solv
                              caps=caps, skip=frozenset({"strategy"}) if remaining > 20 or focused is not None
                              else frozenset(),
                              settings=ROUND_SETTINGS if focused is None else {})
-        state.timings["search"] += time.perf_counter() - t0
+        searched = time.perf_counter() - t0
+        state.timings["search"] += searched
         rounds += 1
+        if focused is not None:
+            # a round whose search took less than its build frees more pods next time (building is the cost to
+            # amortise: at 5,000 nodes it takes seconds); one that runs out of time, fewer
+            if searched < spent:
+                focus_pods = min(FOCUS_PODS_MAX, int(focus_pods * 1.5))
+            elif searched >= 0.95 * round_limit:
+                focus_pods = max(FOCUS_PODS_MIN, int(focus_pods * 0.75))
         if nvars >= full_size and first is None:
             return r  # the candidates were every feasible pair: this was the full model, with CP-SAT's proof
         if params.log_progress:
-            print(f"  [{comp.index}] round {rounds}: {nvars} variables, built in {spent:.1f}s, searched in "
+            print(f"  [{comp.index}] round {rounds}: {nvars} variables"
+                  f"{f' ({len(focused)} classes free)' if focused is not None else ''}, built in {spent:.1f}s, searched in "
                   f"{time.perf_counter() - t0:.1f}s: placed {sum(r.placed_by_priority.values())}, "
                   f"preference {sum(r.terms.values())} (cap {pref_cap_all})", file=sys.stderr, flush=True)
         if first is None:
