@@ -458,7 +458,9 @@ def _solve_large(problem: Problem, comp: Component, policy: Policy, params: Solv
                     frozen[c][n] = v
             frozen.update({c: {} for c in comp.classes if c not in focused and c not in frozen})
         # no symmetry breaking in a focused round: frozen counts need not follow its node order
-        built = build(problem, comp, policy, params.strategy, symmetry=params.symmetry_breaking and frozen is None,
+        # nor a tie-break level: focused rounds never search it (a focused round searching it took half its time)
+        built = build(problem, comp, policy, params.strategy if frozen is None else "",
+                      symmetry=params.symmetry_breaking and frozen is None,
                       candidates=cands, frozen=frozen)
         built.terms = term_vars(built.ctx)
         spent = time.perf_counter() - t0
@@ -475,9 +477,7 @@ def _solve_large(problem: Problem, comp: Component, policy: Policy, params: Solv
             _by_priority(problem, incumbent).get(q, 0) >= k for q, k in total.items())) else {}
         t0 = time.perf_counter()
         r = _solve_component(problem, comp, built, incumbent, params, round_deadline, state, started,
-                             # the tie-break is left to the end (a focused round searching it took half its time)
-                             caps=caps, skip=frozenset({"strategy"}) if remaining > 20 or focused is not None
-                             else frozenset(),
+                             caps=caps, skip=frozenset({"strategy"}) if remaining > 20 else frozenset(),
                              settings=ROUND_SETTINGS if focused is None else {})
         searched = time.perf_counter() - t0
         state.timings["search"] += searched
