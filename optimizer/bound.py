@@ -39,6 +39,7 @@ from .policy import Policy
 from .problem import Component, Problem
 from .runner import NEVER, Interrupt, SolverParams, Status, run
 from .tainttoleration import count_intolerable_prefer_no_schedule, prefer_no_schedule_tolerations
+from .tainttoleration.filtering import PREFER_NO_SCHEDULE
 
 
 def node_groups(problem: Problem, nodes: list[int]) -> list[np.ndarray]:
@@ -157,12 +158,13 @@ def _linear_gains(problem: Problem, c: int, policy: Policy) -> tuple[np.ndarray,
 
 
 def _tainted(problem: Problem) -> np.ndarray:
-    """Per node: whether it has taints (computed once per problem: at 5,000 classes and 5,000 nodes, asking
-    per class was most of the bound's time)."""
+    """Per node: whether it has a PreferNoSchedule taint, the only effect P reads (computed once per problem: at
+    5,000 classes and 5,000 nodes, asking per class was most of the bound's time; counting NoSchedule taints
+    too cost 25 s on the GPU cluster, every node of which has one)."""
     found = problem.cache.get("bound.tainted")
     if found is None:
-        found = problem.cache["bound.tainted"] = np.fromiter((bool(n.taints) for n in problem.nodes), bool,
-                                                            len(problem.nodes))
+        found = problem.cache["bound.tainted"] = np.fromiter(
+            (any(t.effect == PREFER_NO_SCHEDULE for t in n.taints) for n in problem.nodes), bool, len(problem.nodes))
     return found  # type: ignore[return-value]
 
 
