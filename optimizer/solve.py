@@ -43,6 +43,7 @@ from .framework import Profile, Reason
 from .model import Built, build, existing_terms, term_vars
 from .explain import final_state_message
 from .neighbourhood import candidates
+from .packing import packable, repair
 from .objective import preference_terms
 from .plan import Plan
 from .policy import Policy
@@ -56,6 +57,9 @@ from .runner import (NEVER, Interrupt, Level, LevelResult, Progress, SolverParam
 # variable (1,000 nodes / 350k variables: 46 s to build on 2 cores): a model is only built when it fits in
 # its time share; otherwise the incumbent is kept.
 SECONDS_PER_VARIABLE = 2.0e-4
+# Share of a large component's time the packing repair (optimizer.packing) may use when the incumbent leaves
+# pods pending and only resources decide where they go; the neighbourhood rounds get the rest.
+PACKING_SHARE = 0.7
 
 
 @dataclass
@@ -66,6 +70,7 @@ class SolveState:
     timings: dict[str, float] = field(default_factory=lambda: defaultdict(float))
     rounds: int = 0  # neighbourhood rounds, all components together
     seconds_per_variable: float = SECONDS_PER_VARIABLE  # measured by the rounds built so far
+    notes: list[str] = field(default_factory=list)  # for the plan's notes (the packing repair's outcome)
 
 
 @dataclass
@@ -394,6 +399,11 @@ def _solve_large(problem: Problem, comp: Component, policy: Policy, params: Solv
     greedy's plan first; each round's hint and floor is the incumbent, so no round ends below it."""
     rng = random.Random(params.seed)
     incumbent: dict[tuple[int, int], int] = dict(gc or {})
+    if gc is not None and packable(problem, comp):
+        t0 = time.perf_counter()
+        incumbent = repair(problem, comp, incumbent, t0 + PACKING_SHARE * max(0.0, deadline - t0), params,
+                           state.interrupt, state.notes)
+        state.timings["packing"] += time.perf_counter() - t0
     best: ComponentResult | None = None
     first: ComponentResult | None = None
     total = {q: 0 for q in {problem.classes[c].priority for c in comp.classes}}
@@ -549,7 +559,8 @@ def _assemble(problem: Problem, cluster: Cluster, params: SolverParams, policy: 
              + f", preference {preference} (" + ", ".join(f"{k} {v}" for k, v in terms.items()) + ")",
              *([f"not proven optimal: {'; '.join(why_not)}"] if status is not Status.OPTIMAL else []),
              "time: " + ", ".join(f"{k} {v:.1f}s" for k, v in timings.items())
-             + (f", {state.rounds} neighbourhood rounds" if state.rounds else "")]
+             + (f", {state.rounds} neighbourhood rounds" if state.rounds else ""),
+             *state.notes]
     if state.interrupt.is_set():
         notes.append("interrupted: best plan found so far")
     greedy_notes = {r.greedy_note for r in results if r.greedy_note}
