@@ -35,6 +35,7 @@ from .interpodaffinity.encoding import PREF_AFF, _domain_has, _holder_pref, _pre
 from .nodeaffinity import preferred_score
 from .noderesources.encoding import checked, free_vector
 from .noderesources.filtering import PODS
+from .packing import size_cuts
 from .policy import Policy
 from .problem import Component, Problem
 from .runner import NEVER, Interrupt, SolverParams, Status, run
@@ -96,6 +97,7 @@ def placed_bound(problem: Problem, comp: Component, time_limit: float, workers: 
                 users = [(c, problem.classes[c].rep.requests[r]) for c in cs if problem.classes[c].rep.requests.get(r, 0) > 0]
             if sum(q * problem.classes[c].size for c, q in users) > room:
                 m.add(sum(q * y[(c, g)] for c, q in users) <= room)
+    size_cuts(m, problem, groups, per_group, y)  # per-node packing (optimizer.packing)
     for gang, members in problem.gang_classes.items():
         members = [c for c in members if c in placed]
         if not members:

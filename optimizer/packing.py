@@ -318,3 +318,57 @@ def repair(problem: Problem, comp: Component, incumbent: Mapping[tuple[int, int]
         log.append(f"packing repair: {gained} more pod(s) placed in {rounds} round(s), "
                    f"{time.perf_counter() - started:.1f}s, {sum(st.pending.values())} still pending")
     return st.counts() if gained else dict(incumbent)
+
+
+# -- the placed bound's per-node packing cuts ------------------------------------------------------------
+
+CUT_PODS_PER_NODE = 3  # cuts for pods that take more than a quarter of a node's free room (smaller ones rarely bind)
+
+
+def size_cuts(m: cp_model.CpModel, problem: Problem, groups: list[np.ndarray], per_group: Mapping[int, list[int]],
+              y: Mapping[tuple[int, int], cp_model.IntVar]) -> int:
+    """Per-node packing cuts for optimizer.bound's aggregated placed model (y[class, group]: pods of the class on
+    the group's nodes); the number added.
+
+    The aggregated model only says that a group's pods fit in its summed free room: three pods of 0.55, 0.6
+    and 0.65 GPU "fit" on two free GPUs. On one node, pods that each request at least q of a resource number at
+    most floor(free / q); so over a group, for every request q of its classes,
+        sum over classes requesting >= q of y[class, group]  <=  sum over its nodes of floor(free_n / q),
+    valid for every plan. Only thresholds where some node holds at most CUT_PODS_PER_NODE such pods are used,
+    and of thresholds with the same right-hand side only the smallest (it includes the others' classes)."""
+    added = 0
+    every = sorted({c for cs in per_group.values() for c in cs})
+    resources = sorted({r for c in every for r in checked(problem.classes[c].rep.requests)} - {PODS})
+    row = {c: i for i, c in enumerate(every)}
+    asks = np.zeros((len(every), len(resources)), dtype=np.int64)  # 0: not requested (not checked)
+    for c in every:
+        rq = checked(problem.classes[c].rep.requests)
+        for j, r in enumerate(resources):
+            if r in rq:
+                asks[row[c], j] = problem.classes[c].rep.requests[r]
+    for g, members in enumerate(groups):
+        cs = np.asarray(per_group.get(g, []), dtype=np.int64)
+        if len(cs) < 2:
+            continue  # one class: its own per-node upper bounds already say as much
+        rows = np.fromiter((row[int(c)] for c in cs), np.int64, len(cs))
+        for j, r in enumerate(resources):
+            free = np.maximum(free_vector(problem, r)[members], 0)
+            top = int(free.max()) if len(free) else 0
+            q_all = asks[rows, j]
+            big = q_all * (CUT_PODS_PER_NODE + 1) > top  # smaller pods: many fit on a node, a cut rarely binds
+            if big.sum() < 2:
+                continue
+            order = np.argsort(-q_all[big], kind="stable")
+            users, qs = cs[big][order], q_all[big][order]
+            # users by decreasing request: the threshold qs[i] covers users[:i + 1] and any equal after it; of
+            # thresholds with the same right-hand side the smallest covers the most classes
+            widest: dict[int, int] = {}
+            for i in np.flatnonzero(np.append(qs[1:] != qs[:-1], True)):
+                widest[int((free // qs[i]).sum())] = int(i) + 1
+            most = np.cumsum([min(problem.classes[int(c)].size, int(problem.ub.matrix[c, members].sum()))
+                              for c in users[:max(widest.values())]])
+            for rhs, k in widest.items():
+                if most[k - 1] > rhs:
+                    m.add(sum(y[(int(c), g)] for c in users[:k] if (int(c), g) in y) <= rhs)
+                    added += 1
+    return added

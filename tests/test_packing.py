@@ -3,15 +3,19 @@ pods greedy strands to fragmentation get placed, nothing greedy placed is lost, 
 verifier."""
 from __future__ import annotations
 
+import itertools
 import time
 from functools import cache
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from builders import make_node, make_pod, pod_term, selector, spread
 from podplan.models.generate import generate_instance
 from podplan.models.loader import parse_documents
 from podplan.models.objects import Cluster, Pod
+from podplan.optimizer.bound import placed_bound
 from podplan.optimizer.greedy import simulate
 from podplan.optimizer.packing import packable, repair
 from podplan.optimizer.problem import build_problem
@@ -118,3 +122,69 @@ def test_only_components_decided_by_resources_are_packable(extra, expected: bool
     pods = [gpu_pod("plain", 1, 0), extra(make_pod("odd").label("app", "x").req({GPU: 1}, cpu="1")).build()]
     problem = build_problem(Cluster(nodes=tuple(gpu_nodes(2)), pending=tuple(pods)), DEFAULT_PROFILE)
     assert packable(problem, problem.components[0]) is expected
+
+
+# -- the placed bound counts per-node packing ---------------------------------------------------------------
+
+MILLI = "example.com/gpu-milli"
+
+
+def milli_nodes(*milli: int) -> list:
+    return [make_node(f"m{i}").label(H, f"m{i}").label("model", "a" if i % 2 else "b")
+            .alloc({MILLI: m}, cpu="4", memory="16Gi", pods=110).build() for i, m in enumerate(milli)]
+
+
+def milli_pod(name: str, milli: int, cpu: str = "1", model: str = "") -> Pod:
+    b = make_pod(name).req({MILLI: milli}, cpu=cpu, memory="1Gi")
+    return (b.node_selector(model=model) if model else b).build()
+
+
+def bound_of(cluster: Cluster) -> int:
+    problem = build_problem(cluster, DEFAULT_PROFILE)
+    return sum(sum(placed_bound(problem, comp, 5.0)[0].values()) for comp in problem.components)
+
+
+def brute_force(cluster: Cluster) -> int:
+    """Most pods placed over every assignment (pod -> node or pending), by requests and node selectors."""
+    nodes, pods = list(cluster.nodes), list(cluster.pending)
+    best = 0
+    for choice in itertools.product(range(len(nodes) + 1), repeat=len(pods)):
+        used = [dict() for _ in nodes]
+        ok = True
+        for pod, i in zip(pods, choice):
+            if i == len(nodes):
+                continue
+            if any(nodes[i].labels.get(k) != v for k, v in pod.node_selector.items()):
+                ok = False
+                break
+            for r, q in pod.requests.items():
+                used[i][r] = used[i].get(r, 0) + q
+                if used[i][r] > nodes[i].allocatable.get(r, 0):
+                    ok = False
+        if ok:
+            best = max(best, sum(1 for i in choice if i < len(nodes)))
+    return best
+
+
+def test_three_pods_over_half_a_gpu_fit_two_gpus_only_one_per_node_and_the_bound_says_so() -> None:
+    # 0.55 + 0.6 + 0.65 GPU is 1.8 of 2 free GPUs, yet no two of them share a node
+    cluster = Cluster(nodes=tuple(milli_nodes(1000, 1000)),
+                      pending=tuple(milli_pod(f"p{m}", m) for m in (550, 600, 650)))
+    assert brute_force(cluster) == 2 == bound_of(cluster)
+    plan = solve(cluster, SolverParams(time_limit=10, **LARGE), None, simulate(cluster))
+    assert len(plan.placements) == 2 and plan.status == "OPTIMAL" and plan.gaps["placed"]["absolute"] == 0
+
+
+@st.composite
+def packings(draw: st.DrawFn) -> Cluster:
+    milli = [draw(st.sampled_from([1000, 1000, 2000, 4000])) for _ in range(draw(st.integers(1, 3)))]
+    pods = [milli_pod(f"p{i}", draw(st.integers(1, 24)) * 125, draw(st.sampled_from(["500m", "1", "2", "3"])),
+                      draw(st.sampled_from(["", "", "a", "b"])))
+            for i in range(draw(st.integers(2, 6)))]
+    return Cluster(nodes=tuple(milli_nodes(*milli)), pending=tuple(pods))
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(packings())
+def test_the_placed_bound_is_never_below_the_best_packing_exhaustive_search_finds(cluster: Cluster) -> None:
+    assert bound_of(cluster) >= brute_force(cluster)
