@@ -59,7 +59,7 @@ from .runner import (NEVER, Interrupt, Level, LevelResult, Progress, SolverParam
 SECONDS_PER_VARIABLE = 2.0e-4
 # Share of a large component's time the packing repair (optimizer.packing) may use when the incumbent leaves
 # pods pending and only resources decide where they go; the neighbourhood rounds get the rest.
-PACKING_SHARE = 0.7
+PACKING_SHARE = 0.85
 
 
 @dataclass
@@ -454,7 +454,8 @@ def _solve_large(problem: Problem, comp: Component, policy: Policy, params: Solv
         if proven:
             break
     if best is None:
-        return _kept(problem, comp, gc, f"component {comp.index}: no time to build a neighbourhood model")
+        # the incumbent: greedy's counts, or what the packing repair made of them
+        return _kept(problem, comp, incumbent, f"component {comp.index}: no time to build a neighbourhood model")
     best.rounds = rounds
     best.proven_by_bound = all(best.placed_by_priority.get(q, 0) >= k for q, k in total.items()) and \
         sum(best.terms.values()) >= pref_cap_all
