@@ -17,9 +17,12 @@ pods (an ejection-chain move found by CP-SAT):
   them, an integer count per (class, node) within its static upper bound; a class keeps all of its pods that
   are on those nodes (they may move among them, never become pending) and may add its pending pods; the
   nodes' resources hold (requests over the room the other pods leave); maximise the pending pods added.
-  The incumbent is its hint (always a solution), so a round never loses a pod. Every DEEP_EVERY-th failed
-  round of a seed is *deep*: the sinks' own pods may move too (a longer chain, in a larger model with more
-  CP-SAT work).
+  The incumbent is its hint (always a solution), so a round never loses a pod.
+- Every DEEP_EVERY-th failed round of a seed is *deep* (a longer chain, a larger model, more CP-SAT work):
+  mostly a *chain* round, where each pod on a target may move to the CHAIN_NODES nodes that lack least for it
+  (fitting now or not) and their pods move on to their best-fit sinks; otherwise the sinks' own pods may move
+  too, among the targets and sinks plus random nodes the targets' pods may use. On the GPU cluster the chain
+  rounds place most of the whole 4- and 8-GPU pods the others leave pending (they need a node emptied).
 Before the rounds, and after every round that moved pods, each pending pod that fits somewhere as things
 stand is placed on the node it fills best (its scarcest resource left smallest).
 
@@ -63,8 +66,9 @@ PACKABLE_FILTERS = frozenset({NODE_UNSCHEDULABLE, NODE_NAME, TAINT_TOLERATION, N
                               NODE_RESOURCES_FIT, POD_TOPOLOGY_SPREAD, INTER_POD_AFFINITY})
 TARGETS = 6  # nodes a round tries to make room on for its seed
 SINK_PER_MOVER = 3  # nodes each pod on a target may move to: where it fits best now
-DEEP_EVERY = 3  # every third failed round of a seed, the sinks' own pods may move too (longer chains)
-DEEP_SINKS = 30
+DEEP_EVERY = 3  # every third failed round of a seed is deep: two chain rounds, then one with the sinks' pods moving
+DEEP_SINKS = 30  # sinks of a deep round that is not a chain round
+CHAIN_NODES = 2  # in a chain round, the nodes per pod on a target that it may move to, their pods moving on
 MAX_GROWTH = 12  # a seed that failed k rounds gets min(k, this) more targets, and more sinks per mover
 BATCH = 12  # pending classes a round may place (the seed first)
 ROUND_WORK = 0.2  # CP-SAT deterministic time (work units) per round; a deep round k times that, k its tries
@@ -221,13 +225,38 @@ def _deep_sinks(st: _State, targets: list[int], sinks: list[int], rng: np.random
     return sorted(set(keep) | set(picked))
 
 
-def _round(problem: Problem, st: _State, seed: int, targets: list[int], sinks: list[int], deep: bool, work: float,
-           params: SolverParams, limit: float, interrupt: Interrupt) -> int:
-    """One exact model (see the module docstring); applied when it adds pods. Pods added."""
+def _lack(st: _State, c: int, nodes: np.ndarray) -> np.ndarray:
+    """Per node of `nodes`: how much of what one more pod of class c requests is missing there (per resource,
+    in units of a typical request, summed)."""
+    lack = np.maximum(0, st.req[c] - st.room[nodes]) / st.scale
+    return np.where(st.needs[c], lack, 0).sum(axis=1)
+
+
+def _chain(st: _State, targets: list[int], rng: np.random.Generator) -> tuple[list[int], list[int]]:
+    """A chain round's (movable nodes, fixed sinks): for each pod on the targets, the CHAIN_NODES nodes that lack
+    least for it (its pods may move on in turn), and for each pod there, its best-fit sinks."""
+    movable = set(targets)
+    for c in sorted({c for n in targets for c in st.on[n]}):
+        feas = np.flatnonzero(st.ub[c] > 0)
+        feas = feas[~np.isin(feas, targets)]
+        if len(feas):
+            movable.update(feas[np.argsort(_lack(st, c, feas) + rng.random(len(feas)) * 0.1,
+                                           kind="stable")[:CHAIN_NODES]].tolist())
+    moved = np.asarray(sorted(movable), dtype=np.int64)
+    sinks: set[int] = set()
+    for c in sorted({c for n in movable for c in st.on[n]}):
+        sinks.update(_best_fit(st, c, 1, moved, rng).tolist())
+    return sorted(movable), sorted(sinks - movable)
+
+
+def _round(problem: Problem, st: _State, seed: int, targets: list[int], movable: list[int], fixed: list[int],
+           work: float, params: SolverParams, limit: float, interrupt: Interrupt) -> int:
+    """One exact model (see the module docstring) in which the pods on `movable` may move to `movable` and
+    `fixed` (whose pods stay); applied when it adds pods. Pods added."""
     prio = problem.classes[seed].priority
-    nodes = targets + sinks
+    nodes = movable + fixed
     node_set = np.asarray(targets, dtype=np.int64)
-    movers = {c for n in (nodes if deep else targets) for c in st.on[n]}
+    movers = {c for n in movable for c in st.on[n]}
     batch = [seed] + [c for c in _order(problem, st, {}) if c != seed and problem.classes[c].priority == prio
                       and (st.ub[c, node_set] > 0).any()][:BATCH - 1]
     model_classes = sorted(movers | set(batch))
@@ -308,9 +337,13 @@ def repair(problem: Problem, comp: Component, incumbent: Mapping[tuple[int, int]
         rounds += 1
         deep = failed[seed] % DEEP_EVERY == DEEP_EVERY - 1
         work = ROUND_WORK * (min(failed[seed], MAX_GROWTH) if deep else 1)
-        if deep:
-            sinks = _deep_sinks(st, targets, sinks, rng)
-        gain = _round(problem, st, seed, targets, sinks, deep, work, params, min(left, 5.0), interrupt) if targets else 0
+        movable, fixed = targets, sinks
+        if deep and failed[seed] % (3 * DEEP_EVERY) != 3 * DEEP_EVERY - 1:
+            movable, fixed = _chain(st, targets[:TARGETS], rng)
+        elif deep:
+            movable, fixed = targets + _deep_sinks(st, targets, sinks, rng), []
+        gain = _round(problem, st, seed, targets, movable, fixed, work, params, min(left, 5.0),
+                      interrupt) if targets else 0
         failed[seed] += 1
         if gain:
             gained += gain + _fill(problem, st)
