@@ -82,7 +82,7 @@ def placed_bound(problem: Problem, comp: Component, time_limit: float, workers: 
                 per_group[g].append(c)
                 terms.append(v)
         pv = m.new_int_var(0, cls.size, "")
-        m.add(pv == sum(terms))
+        m.add(pv == cp_model.LinearExpr.sum(terms))
         placed[c] = pv
     for g, members in enumerate(groups):
         cs = per_group[g]
@@ -96,7 +96,7 @@ def placed_bound(problem: Problem, comp: Component, time_limit: float, workers: 
             else:
                 users = [(c, problem.classes[c].rep.requests[r]) for c in cs if problem.classes[c].rep.requests.get(r, 0) > 0]
             if sum(q * problem.classes[c].size for c, q in users) > room:
-                m.add(sum(q * y[(c, g)] for c, q in users) <= room)
+                m.add(cp_model.LinearExpr.weighted_sum([y[(c, g)] for c, _ in users], [q for _, q in users]) <= room)
     size_cuts(m, problem, groups, per_group, y)  # per-node packing (optimizer.packing)
     for gang, members in problem.gang_classes.items():
         members = [c for c in members if c in placed]

@@ -402,6 +402,6 @@ def size_cuts(m: cp_model.CpModel, problem: Problem, groups: list[np.ndarray], p
                               for c in users[:max(widest.values())]])
             for rhs, k in widest.items():
                 if most[k - 1] > rhs:
-                    m.add(sum(y[(int(c), g)] for c in users[:k] if (int(c), g) in y) <= rhs)
+                    m.add(cp_model.LinearExpr.sum([y[(int(c), g)] for c in users[:k] if (int(c), g) in y]) <= rhs)
                     added += 1
     return added
