@@ -37,7 +37,7 @@ from ortools.sat.python import cp_model
 from ..models.objects import Cluster, Pod
 
 from .blockers import carrier, dynamic_reason
-from .bound import placed_bound, preference_bound
+from .bound import node_groups, placed_bound, preference_bound
 from .context import TERM_KINDS, Explain
 from .framework import Profile, Reason
 from .model import Built, build, existing_terms, term_vars
@@ -60,6 +60,10 @@ SECONDS_PER_VARIABLE = 2.0e-4
 # Share of a large component's time the packing repair (optimizer.packing) may use when the incumbent leaves
 # pods pending and only resources decide where they go; the neighbourhood rounds get the rest.
 PACKING_SHARE = 0.85
+# Measured cost of optimizer.bound's placed and preference bounds per (class, node group) pair (GPU cluster:
+# 8,000 classes x 24 groups, built and run in 5-7 s on 2 busy cores): a packed part that leaves pods pending
+# keeps that time for its bounds, which are computed after the search.
+BOUND_SECONDS_PER_PAIR = 3.5e-5
 
 
 @dataclass
@@ -399,10 +403,15 @@ def _solve_large(problem: Problem, comp: Component, policy: Policy, params: Solv
     greedy's plan first; each round's hint and floor is the incumbent, so no round ends below it."""
     rng = random.Random(params.seed)
     incumbent: dict[tuple[int, int], int] = dict(gc or {})
+    repaired = False
     if gc is not None and packable(problem, comp):
         t0 = time.perf_counter()
-        incumbent = repair(problem, comp, incumbent, t0 + PACKING_SHARE * max(0.0, deadline - t0), params,
+        keep = BOUND_SECONDS_PER_PAIR * len(comp.classes) * len(node_groups(problem, comp.nodes))
+        incumbent = repair(problem, comp, incumbent, t0 + PACKING_SHARE * max(0.0, deadline - keep - t0), params,
                            state.interrupt, state.notes)
+        repaired = incumbent != gc
+        if sum(incumbent.values()) < sum(problem.classes[c].size for c in comp.classes):
+            deadline -= keep  # pods left pending: the placed bound will be built after the search
         state.timings["packing"] += time.perf_counter() - t0
     best: ComponentResult | None = None
     first: ComponentResult | None = None
@@ -454,8 +463,12 @@ def _solve_large(problem: Problem, comp: Component, policy: Policy, params: Solv
         if proven:
             break
     if best is None:
-        # the incumbent: greedy's counts, or what the packing repair made of them
-        return _kept(problem, comp, incumbent, f"component {comp.index}: no time to build a neighbourhood model")
+        if not repaired:
+            return _kept(problem, comp, gc, f"component {comp.index}: no time to build a neighbourhood model")
+        kept = _kept(problem, comp, incumbent, f"component {comp.index}: the packing repair's plan kept, no time "
+                                               "left to build a neighbourhood model")
+        kept.kept = False  # searched (by the repair): its terms are scored from the final state all the same
+        return kept
     best.rounds = rounds
     best.proven_by_bound = all(best.placed_by_priority.get(q, 0) >= k for q, k in total.items()) and \
         sum(best.terms.values()) >= pref_cap_all
