@@ -465,8 +465,9 @@ def _solve_large(problem: Problem, comp: Component, policy: Policy, params: Solv
     if best is None:
         if not repaired:
             return _kept(problem, comp, gc, f"component {comp.index}: no time to build a neighbourhood model")
-        kept = _kept(problem, comp, incumbent, f"component {comp.index}: the packing repair's plan kept, no time "
-                                               "left to build a neighbourhood model")
+        state.notes.append(f"component {comp.index}: the packing repair's plan kept (no time left to build a "
+                           "neighbourhood model)")
+        kept = _kept(problem, comp, incumbent, "")
         kept.kept = False  # searched (by the repair): its terms are scored from the final state all the same
         return kept
     best.rounds = rounds
