@@ -24,7 +24,8 @@ pods (an ejection-chain move found by CP-SAT):
   too, among the targets and sinks plus random nodes the targets' pods may use. On the GPU cluster the chain
   rounds place most of the whole 4- and 8-GPU pods the others leave pending (they need a node emptied).
 Before the rounds, and after every round that moved pods, each pending pod that fits somewhere as things
-stand is placed on the node it fills best (its scarcest resource left smallest).
+stand is placed on the node it fills best (its scarcest resource left smallest). The rounds end at the
+deadline, when nothing is pending, or when every pending class failed GIVE_UP rounds as the seed.
 
 Only for components where nothing but resources (and static, per-node rules) decides where a pod may go: the
 profile's Filters are kube-scheduler's own (no plugin this module does not know), and no pod of the component
@@ -72,6 +73,7 @@ CHAIN_NODES = 2  # in a chain round, the nodes per pod on a target that it may m
 MAX_GROWTH = 12  # a seed that failed k rounds gets min(k, this) more targets, and more sinks per mover
 BATCH = 12  # pending classes a round may place (the seed first)
 ROUND_WORK = 0.2  # CP-SAT deterministic time (work units) per round; a deep round k times that, k its tries
+GIVE_UP = 4 * MAX_GROWTH  # failed rounds after which a class is no longer a seed (it may still join a batch)
 
 
 def packable(problem: Problem, comp: Component) -> bool:
@@ -330,9 +332,11 @@ def repair(problem: Problem, comp: Component, incumbent: Mapping[tuple[int, int]
     rounds = 0
     while st.pending and not interrupt.is_set():
         left = deadline - time.perf_counter()
-        if left < 0.2:
-            break
-        seed = _order(problem, st, failed)[0]
+        seeds = [c for c in _order(problem, st, failed) if failed[c] < GIVE_UP and (st.ub[c] > 0).any()]
+        if left < 0.2 or not seeds:
+            break  # out of time, or every pending class tried as often as it is worth (the rest of the time
+            # goes to the caller's rounds)
+        seed = seeds[0]
         targets, sinks = _neighbourhood(problem, st, seed, failed[seed], rng)
         rounds += 1
         deep = failed[seed] % DEEP_EVERY == DEEP_EVERY - 1
@@ -342,8 +346,7 @@ def repair(problem: Problem, comp: Component, incumbent: Mapping[tuple[int, int]
             movable, fixed = _chain(st, targets[:TARGETS], rng)
         elif deep:
             movable, fixed = targets + _deep_sinks(st, targets, sinks, rng), []
-        gain = _round(problem, st, seed, targets, movable, fixed, work, params, min(left, 5.0),
-                      interrupt) if targets else 0
+        gain = _round(problem, st, seed, targets, movable, fixed, work, params, min(left, 5.0), interrupt)
         failed[seed] += 1
         if gain:
             gained += gain + _fill(problem, st)
