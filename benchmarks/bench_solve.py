@@ -152,12 +152,17 @@ def level_gaps(doc: dict[str, Any]) -> tuple[list[tuple[str, int, float | None]]
     return out, "; ".join(t for t in (prefix, text) if t) or "-"
 
 
+def _count(value: Any) -> str:
+    """An absolute gap as printed: thousands separated; '-' when the level has no bound (None)."""
+    return f"{value:,}" if isinstance(value, (int, float)) else "-"
+
+
 def reported_gap(reported: Any) -> str:
     """The plan document's own gap: one ratio (c9c987b) or per level {absolute, relative} (later)."""
     if isinstance(reported, (int, float)):
         return f"{reported:.2%}"
     if isinstance(reported, dict):
-        return "; ".join(f"{level}: {g.get('absolute', '?'):,}" + (f" ({g['relative']:.2%})" if isinstance(
+        return "; ".join(f"{level}: {_count(g.get('absolute'))}" + (f" ({g['relative']:.2%})" if isinstance(
             g.get("relative"), (int, float)) else "") for level, g in reported.items() if isinstance(g, dict))
     return json.dumps(reported)
 

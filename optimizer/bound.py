@@ -35,10 +35,12 @@ from .interpodaffinity.encoding import PREF_AFF, _domain_has, _holder_pref, _pre
 from .nodeaffinity import preferred_score
 from .noderesources.encoding import checked, free_vector
 from .noderesources.filtering import PODS
+from .packing import size_cuts
 from .policy import Policy
 from .problem import Component, Problem
 from .runner import NEVER, Interrupt, SolverParams, Status, run
 from .tainttoleration import count_intolerable_prefer_no_schedule, prefer_no_schedule_tolerations
+from .tainttoleration.filtering import PREFER_NO_SCHEDULE
 
 
 def node_groups(problem: Problem, nodes: list[int]) -> list[np.ndarray]:
@@ -80,7 +82,7 @@ def placed_bound(problem: Problem, comp: Component, time_limit: float, workers: 
                 per_group[g].append(c)
                 terms.append(v)
         pv = m.new_int_var(0, cls.size, "")
-        m.add(pv == sum(terms))
+        m.add(pv == cp_model.LinearExpr.sum(terms))
         placed[c] = pv
     for g, members in enumerate(groups):
         cs = per_group[g]
@@ -94,7 +96,8 @@ def placed_bound(problem: Problem, comp: Component, time_limit: float, workers: 
             else:
                 users = [(c, problem.classes[c].rep.requests[r]) for c in cs if problem.classes[c].rep.requests.get(r, 0) > 0]
             if sum(q * problem.classes[c].size for c, q in users) > room:
-                m.add(sum(q * y[(c, g)] for c, q in users) <= room)
+                m.add(cp_model.LinearExpr.weighted_sum([y[(c, g)] for c, _ in users], [q for _, q in users]) <= room)
+    size_cuts(m, problem, groups, per_group, y)  # per-node packing (optimizer.packing)
     for gang, members in problem.gang_classes.items():
         members = [c for c in members if c in placed]
         if not members:
@@ -169,12 +172,13 @@ def _linear_gains(problem: Problem, c: int, policy: Policy) -> tuple[np.ndarray,
 
 
 def _tainted(problem: Problem) -> np.ndarray:
-    """Per node: whether it has taints (computed once per problem: at 5,000 classes and 5,000 nodes, asking
-    per class was most of the bound's time)."""
+    """Per node: whether it has a PreferNoSchedule taint, the only effect P reads (computed once per problem: at
+    5,000 classes and 5,000 nodes, asking per class was most of the bound's time; counting NoSchedule taints
+    too cost 25 s on the GPU cluster, every node of which has one)."""
     found = problem.cache.get("bound.tainted")
     if found is None:
-        found = problem.cache["bound.tainted"] = np.fromiter((bool(n.taints) for n in problem.nodes), bool,
-                                                            len(problem.nodes))
+        found = problem.cache["bound.tainted"] = np.fromiter(
+            (any(t.effect == PREFER_NO_SCHEDULE for t in n.taints) for n in problem.nodes), bool, len(problem.nodes))
     return found  # type: ignore[return-value]
 
 

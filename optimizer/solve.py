@@ -37,12 +37,13 @@ from ortools.sat.python import cp_model
 from ..models.objects import Cluster, Pod
 
 from .blockers import carrier, dynamic_reason
-from .bound import placed_bound, preference_bound
+from .bound import node_groups, placed_bound, preference_bound
 from .context import TERM_KINDS, Explain
 from .framework import Profile, Reason
 from .model import Built, build, existing_terms, term_vars
 from .explain import final_state_message
 from .neighbourhood import candidates, focus, shortfall
+from .packing import packable, repair
 from .objective import preference_terms
 from .plan import Plan
 from .policy import Policy
@@ -69,6 +70,13 @@ FOCUS_NODES = 8
 FOCUS_ROUND_SECONDS = 3.0
 ROUND_SETTINGS = {"linearization_level": 0, "ignore_subsolvers": ["default_lp", "max_lp", "core", "reduced_costs",
                                                                    "pseudo_costs", "lb_tree_search"]}
+# Share of a large component's time the packing repair (optimizer.packing) may use when the incumbent leaves
+# pods pending and only resources decide where they go; the neighbourhood rounds get the rest.
+PACKING_SHARE = 0.85
+# Measured cost of optimizer.bound's placed and preference bounds per (class, node group) pair (GPU cluster:
+# 8,000 classes x 24 groups, built and run in 5-7 s on 2 busy cores): a packed part that leaves pods pending
+# keeps that time for its bounds, which are computed after the search.
+BOUND_SECONDS_PER_PAIR = 3.5e-5
 
 
 @dataclass
@@ -79,6 +87,7 @@ class SolveState:
     timings: dict[str, float] = field(default_factory=lambda: defaultdict(float))
     rounds: int = 0  # neighbourhood rounds, all components together
     seconds_per_variable: float = SECONDS_PER_VARIABLE  # measured by the rounds built so far
+    notes: list[str] = field(default_factory=list)  # for the plan's notes (the packing repair's outcome)
 
 
 @dataclass
@@ -409,6 +418,16 @@ def _solve_large(problem: Problem, comp: Component, policy: Policy, params: Solv
     greedy's plan first; each round's hint and floor is the incumbent, so no round ends below it."""
     rng = random.Random(params.seed)
     incumbent: dict[tuple[int, int], int] = dict(gc or {})
+    repaired = False
+    if gc is not None and packable(problem, comp):
+        t0 = time.perf_counter()
+        keep = BOUND_SECONDS_PER_PAIR * len(comp.classes) * len(node_groups(problem, comp.nodes))
+        incumbent = repair(problem, comp, incumbent, t0 + PACKING_SHARE * max(0.0, deadline - keep - t0), params,
+                           state.interrupt, state.notes)
+        repaired = incumbent != gc
+        if sum(incumbent.values()) < sum(problem.classes[c].size for c in comp.classes):
+            deadline -= keep  # pods left pending: the placed bound will be built after the search
+        state.timings["packing"] += time.perf_counter() - t0
     best: ComponentResult | None = None
     first: ComponentResult | None = None
     total = {q: 0 for q in {problem.classes[c].priority for c in comp.classes}}
@@ -506,7 +525,13 @@ def _solve_large(problem: Problem, comp: Component, policy: Policy, params: Solv
         if proven:
             break
     if best is None:
-        return _kept(problem, comp, gc, f"component {comp.index}: no time to build a neighbourhood model")
+        if not repaired:
+            return _kept(problem, comp, gc, f"component {comp.index}: no time to build a neighbourhood model")
+        state.notes.append(f"component {comp.index}: the packing repair's plan kept (no time left to build a "
+                           "neighbourhood model)")
+        kept = _kept(problem, comp, incumbent, "")
+        kept.kept = False  # searched (by the repair): its terms are scored from the final state all the same
+        return kept
     best.rounds = rounds
     best.proven_by_bound = all(best.placed_by_priority.get(q, 0) >= k for q, k in total.items()) and \
         sum(best.terms.values()) >= pref_cap_all
@@ -611,7 +636,8 @@ def _assemble(problem: Problem, cluster: Cluster, params: SolverParams, policy: 
              + f", preference {preference} (" + ", ".join(f"{k} {v}" for k, v in terms.items()) + ")",
              *([f"not proven optimal: {'; '.join(why_not)}"] if status is not Status.OPTIMAL else []),
              "time: " + ", ".join(f"{k} {v:.1f}s" for k, v in timings.items())
-             + (f", {state.rounds} neighbourhood rounds" if state.rounds else "")]
+             + (f", {state.rounds} neighbourhood rounds" if state.rounds else ""),
+             *state.notes]
     if state.interrupt.is_set():
         notes.append("interrupted: best plan found so far")
     greedy_notes = {r.greedy_note for r in results if r.greedy_note}
