@@ -22,7 +22,8 @@ from dataclasses import replace
 
 from ...models.objects import Cluster
 
-from ..disruption import budget, pod_ready
+from ..disruption import pod_ready
+from .budgets import PdbIndex
 from .drain import left_on_drained
 from .metrics import metrics
 from .movable import who_moves
@@ -53,7 +54,8 @@ def rebalance(cluster: Cluster, params: RebalanceParams) -> RebalancePlan:
 
     healthy = {p.key: pod_ready(p) for p in base.pods}
     initial_bad = violations_by_pod(state_of(base, {}), params.profile)
-    start_budgets = {b.key: budget(b, [(p, healthy[p.key]) for p in base.pods], base.workloads) for b in base.pdbs}
+    pdbs = PdbIndex.of(base)
+    start_budgets = pdbs.budgets(healthy)
     movers = who_moves(base, params.move_policy, drained, healthy, start_budgets, initial_bad)
     blocked = [Blocked(pod, why) for pod, why in movers.blocked]
     for reason, keys in movers.kept.items():
