@@ -296,7 +296,8 @@ def _neighbourhood_search(cluster: Cluster, free: list[Pod], params: RebalancePa
     for p in free:
         on[p.node_name].append(p)
     best: Target | None = None
-    best_values = goal_values(cluster, params, {}, free)  # every pod where it runs
+    names = level_names(params)
+    best_values = goal_values(cluster, params, {}, free, names=names)  # every pod where it runs
     pods_wanted, rounds, covered = NEIGHBOURHOOD_PODS, 0, False
     chosen_nodes: dict[str, None] = {}
     size = (0, 0)
@@ -332,7 +333,7 @@ def _neighbourhood_search(cluster: Cluster, free: list[Pod], params: RebalancePa
         found = solve_target(cluster, chosen, params, end, guarded, start,
                              nodes=None if covered else list(chosen_nodes), timing=timing)
         if found is not None:
-            values = goal_values(cluster, params, found.assignment, free)
+            values = goal_values(cluster, params, found.assignment, free, names=names)
             if _better(params, values, best_values):
                 best, best_values = found, values
                 _say(params, "neighbourhood " + str(rounds) + ": " + ", ".join(
