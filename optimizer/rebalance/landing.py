@@ -79,7 +79,9 @@ class Lander:
         verifier's judge, from the vectorized filters: milliseconds where judge recounts the cluster)?"""
         self.state.remove(pod)
         try:
-            return bool(self.sched.feasible(pod)[self.index[node]])
+            # spec.nodeName cleared: NodeName passes on the pod's own node either way (an existing pod runs on its
+            # spec.nodeName), and the filters' per-spec caches then serve every pod of a workload, not one per node
+            return bool(self.sched.feasible(replace(pod, node_name=""))[self.index[node]])
         finally:
             self.state.add(pod, node)
 
