@@ -21,6 +21,7 @@ from typing import Any
 from ortools.sat.python import cp_model
 
 from ...models.objects import Cluster, Pod
+from ...models.taints import first_untolerated
 from ..runner import Level, Progress, SolverParams, Status, complete, lexicographic, run
 
 from .metrics import goal_values, occupied
@@ -32,7 +33,7 @@ from .target_model import SENSE, BuiltModel, build_model, level_names
 FOCUS_LIMIT = 300  # movable pods above which drain/fix first re-place only the pods that must move
 NEIGHBOURHOOD_PODS = 100  # movable pods of the first neighbourhood of a large pack/spread (doubled each round)
 RECEIVERS_MIN = 20  # nodes a neighbourhood's pods may go to besides their own (at least as many as sources)
-ROUND_SHARE = 0.5  # of the time left, what a neighbourhood round may take (the last one: all of it)
+ROUND_SHARE = 0.35  # of the time left, what a neighbourhood round may take (the last one: all of it)
 MIN_ROUND_S = 1.0  # time left under which no new round starts
 LARGE_MODEL = 20_000  # variables above which CP-SAT skips its most expensive presolve steps
 
@@ -145,13 +146,14 @@ def _counts_to_assignment(built: BuiltModel, solution: Sequence[int], free: list
 
 def solve_target(cluster: Cluster, free: list[Pod], params: RebalanceParams, deadline: float,
                  guarded: Mapping[str, int] | None = None, start: Mapping[str, str] | None = None,
-                 nodes: Collection[str] | None = None, timing: dict[str, float] | None = None) -> Target | None:
+                 nodes: Collection[str] | None = None, timing: dict[str, float] | None = None,
+                 takers: Collection[str] | None = None) -> Target | None:
     """The lexicographic optimum for `free` pods (None: no valid target exists, or none found in time).
     `start`: a valid placement of some free pods (the others stay) to start from instead of every pod staying;
-    `nodes`: the only nodes they may end on (a neighbourhood; None: every node); `timing` gets the seconds the
-    model took to build and its variables."""
+    `nodes`: the only nodes they may end on (a neighbourhood; None: every node), `takers` the only ones that may
+    gain pods (build_model); `timing` gets the seconds the model took to build and its variables."""
     began = time.perf_counter()
-    built = build_model(cluster, free, params, nodes=nodes)
+    built = build_model(cluster, free, params, nodes=nodes, takers=takers)
     if timing is not None:
         timing.update(build=time.perf_counter() - began, variables=len(built.model.proto.variables))
     model = built.model
@@ -292,6 +294,7 @@ def _neighbourhood_search(cluster: Cluster, free: list[Pod], params: RebalancePa
     the best target so far, as long as time is left; each round keeps its result only when it is better on
     the levels. Deadline or Ctrl-C: the best target so far, whose notes say it is not proven."""
     sources, receivers = _neighbourhoods(cluster, free, params)
+    taints = {n.name: n.taints for n in cluster.nodes}
     on: dict[str, list[Pod]] = defaultdict(list)
     for p in free:
         on[p.node_name].append(p)
@@ -300,13 +303,14 @@ def _neighbourhood_search(cluster: Cluster, free: list[Pod], params: RebalancePa
     best_values = goal_values(cluster, params, {}, free, names=names)  # every pod where it runs
     pods_wanted, rounds, covered = NEIGHBOURHOOD_PODS, 0, False
     chosen_nodes: dict[str, None] = {}
+    sources_taken: set[str] = set()
     size = (0, 0)
     timing: dict[str, float] = {}
     while not covered:
         left = deadline - time.perf_counter()
         # the next model is about four times the last one (twice the pods, twice the nodes): its build alone
         # must leave most of the time left to the search
-        if params.interrupt.is_set() or left < MIN_ROUND_S or 4 * timing.get("build", 0.0) > left * 0.3:
+        if params.interrupt.is_set() or left < MIN_ROUND_S or 4 * timing.get("build", 0.0) > left * 0.5:
             break
         chosen: list[Pod] = []
         taken = 0
@@ -315,10 +319,14 @@ def _neighbourhood_search(cluster: Cluster, free: list[Pod], params: RebalancePa
                 break
             chosen.extend(on[name])
             chosen_nodes[name] = None
+            sources_taken.add(name)
             taken += 1
         covered = len(chosen) == len(free)
         wanted_receivers = max(RECEIVERS_MIN, taken)
-        extra = [n for n in receivers if n not in chosen_nodes][:wanted_receivers]
+        # a receiver whose taints none of the pods tolerates (a GPU pool, idle because of them) takes nothing
+        tolerations = {p.tolerations for p in chosen}
+        extra = [n for n in receivers if n not in chosen_nodes and any(
+            first_untolerated(taints[n], t) is None for t in tolerations)][:wanted_receivers]
         chosen_nodes.update(dict.fromkeys(extra))
         if best is not None:
             chosen_nodes.update(dict.fromkeys(best.assignment.values()))
@@ -327,11 +335,14 @@ def _neighbourhood_search(cluster: Cluster, free: list[Pod], params: RebalancePa
         size = (len(chosen), len(chosen_nodes))
         _say(params, f"neighbourhood {rounds}: the {len(chosen)} movable pods of {taken} node(s), onto "
                      f"{len(chosen_nodes)} node(s) ({left:.0f}s left)")
-        # a round may take half the time left, the last one (everything covered) all of it
+        # a round may take ROUND_SHARE of the time left, the last one (everything covered) all of it
         end = deadline if covered else time.perf_counter() + left * ROUND_SHARE
         start = best.assignment if best is not None else None
+        # spread: the fullest nodes only give pods (LowNodeUtilization): an exchange between two of them is a
+        # cycle of moves that waves under PodDisruptionBudgets often cannot order
+        takers = None if params.goal == "pack" or covered else [n for n in chosen_nodes if n not in sources_taken]
         found = solve_target(cluster, chosen, params, end, guarded, start,
-                             nodes=None if covered else list(chosen_nodes), timing=timing)
+                             nodes=None if covered else list(chosen_nodes), timing=timing, takers=takers)
         if found is not None:
             values = goal_values(cluster, params, found.assignment, free, names=names)
             if _better(params, values, best_values):
