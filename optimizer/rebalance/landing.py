@@ -24,11 +24,13 @@ import numpy as np
 
 from ...models.objects import Node, Pod
 
-from ..framework import Profile, Reason
+from ..framework import Profile, Reason, run_filters
+from ..greedy import Scheduler
 from ..nodeunschedulable.filtering import ERR_REASON_UNSCHEDULABLE, NAME as NODE_UNSCHEDULABLE, fits
 from ..registry import DEFAULT_PROFILE
 from ..state import ClusterState
 from ..vectorized import VectorScheduler
+from ..verify import judge
 from .plan import Move
 
 
@@ -62,12 +64,15 @@ class Lander:
     """kube-scheduler for a wave's replacements over the state before the wave (waves.py keeps it up to date):
     one vectorized scheduler (optimizer.vectorized, property-tested identical to greedy.Scheduler) follows the
     state through its change journal; each trial starts it afresh (seeded choice, rotation from node 0) as a
-    new kube-scheduler would. A plain Scheduler per trial took a minute per wave on a 1,000-node cluster."""
+    new kube-scheduler would. A plain Scheduler per trial took a minute per wave on a 1,000-node cluster. A
+    profile with a rule that has no vectorized form (a scheduler configuration's, a toy rule) gets the plain
+    loop and the verifier's judge instead, as greedy.simulate does."""
 
     def __init__(self, state: ClusterState, seed: int, profile: Profile = DEFAULT_PROFILE) -> None:
-        self.state, self.seed = state, seed
+        self.state, self.seed, self.profile = state, seed, profile
         # kube-scheduler exactly: podplan's placed-pod guard is not part of kube-scheduler
-        self.sched = VectorScheduler(state, seed, profile=profile, protect_placed=False)
+        vectorized = all(p.vector is not None for p in profile.plugins if p.filter or p.score)
+        self.sched = VectorScheduler(state, seed, profile=profile, protect_placed=False) if vectorized else None
         self.at = [i for i, p in enumerate(profile.filters) if p.name == NODE_UNSCHEDULABLE]
         self.index = {name: i for i, name in enumerate(state.nodes)}
         self.max_cordons = max(TEMPORARY_CORDONS[0], int(TEMPORARY_CORDONS[1] * len(self.index)))
@@ -77,6 +82,8 @@ class Lander:
     def passes(self, pod: Pod, node: str) -> bool:
         """Does `pod`, bound to `node` in the state, pass every Filter there, judged with itself removed (the
         verifier's judge, from the vectorized filters: milliseconds where judge recounts the cluster)?"""
+        if self.sched is None:
+            return not judge(pod, node, self.state, self.profile)
         self.state.remove(pod)
         try:
             # spec.nodeName cleared: NodeName passes on the pod's own node either way (an existing pod runs on its
@@ -87,12 +94,16 @@ class Lander:
 
     def choices(self, pod: Pod) -> int:
         """The nodes `pod` (not in the state) passes every Filter on."""
+        if self.sched is None:
+            return sum(1 for v in run_filters(pod, self.state, self.profile.filters) if v.feasible)
         return int(self.sched.feasible(pod).sum())
 
     def simulate(self, wave: Sequence[Move], cordons: Iterable[str]) -> list[str]:
         """Where kube-scheduler binds each replacement of `wave` (in eviction order), with `cordons`
         unschedulable. The wave is evicted from the state, its replacements scheduled, and all of it undone:
         the state is left as it was."""
+        if self.sched is None:
+            return self._simulate_plain(wave, cordons)
         state, sched = self.state, self.sched
         replacements = [replace(m.pod, node_name="", order=self.top + 1 + i) for i, m in enumerate(wave)]
         cordoned = np.zeros(len(self.index), bool)
@@ -115,6 +126,35 @@ class Lander:
                     bound.append(pod)
         finally:
             sched.filters[:] = plain
+            for pod in bound:
+                state.remove(pod)
+            for m in wave:
+                state.add(m.pod, m.source)
+        return [out[m.key] for m in wave]
+
+    def _simulate_plain(self, wave: Sequence[Move], cordons: Iterable[str]) -> list[str]:
+        """simulate() with greedy.Scheduler: a new one per trial (its caches read the cordons), the cordoned
+        nodes' Node objects swapped for the trial."""
+        state = self.state
+        cordoned = [state.nodes[n] for n in dict.fromkeys(cordons)]
+        originals = [info.node for info in cordoned]
+        replacements = [replace(m.pod, node_name="", order=self.top + 1 + i) for i, m in enumerate(wave)]
+        bound: list[Pod] = []
+        for m in wave:
+            state.remove(m.pod)
+        try:
+            for info in cordoned:
+                info.node = replace(info.node, unschedulable=True)
+            sched = Scheduler(state, self.seed, profile=self.profile, protect_placed=False)
+            out = {}
+            for pod in sorted(replacements, key=lambda p: (-p.priority, p.order)):
+                node, _ = sched.schedule(pod)
+                out[pod.key] = node or ""
+                if node:
+                    bound.append(pod)
+        finally:
+            for info, node in zip(cordoned, originals):
+                info.node = node
             for pod in bound:
                 state.remove(pod)
             for m in wave:

@@ -123,7 +123,7 @@ class _Waves:
         and the culprit: ("arrival", pod key, plugin) for a replacement rejected on its node, ("holder", pod key,
         plugin) for a pod whose verdict the moves break."""
         for new, node in arrivals:
-            reasons = [] if self.lander.passes(new, node) else judge(new, node, state)
+            reasons = [] if self.lander.passes(new, node) else judge(new, node, state, self.params.profile)
             if reasons:
                 return f"{node}: {reasons[0].plugin}: {reasons[0].reason}", ("arrival", new.key, reasons[0].plugin)
         verdicts: dict[tuple[Any, ...], list[Any]] = {}  # identical pods on one node get one verdict
@@ -139,7 +139,7 @@ class _Waves:
             sig = (node, pod_signature(pod, frozenset(pod.labels)), tuple(sorted(pod.labels.items())))
             reasons = verdicts.get(sig)
             if reasons is None:
-                reasons = verdicts[sig] = [] if self.lander.passes(pod, node) else judge(pod, node, state)
+                reasons = verdicts[sig] = [] if self.lander.passes(pod, node) else judge(pod, node, state, self.params.profile)
             allowed = set() if (key in self.moved or key in wave_keys) else self.initial_bad.get(key, set())
             bad = [r for r in reasons if r.plugin not in allowed]
             if bad:
