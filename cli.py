@@ -636,7 +636,8 @@ def generate(nodes: int, pods: int, seed: int, profile: str, utilization: float)
               help="What-if: the node must end empty of movable pods (repeatable, emptied in this order).")
 @click.option("--max-moves", type=click.IntRange(min=0), default=None, help="At most this many evictions.")
 @click.option("--time-limit", type=click.FloatRange(min=0.1), default=10.0, show_default=True,
-              help="Wall seconds for the whole command (load, target, waves, output); Ctrl-C prints the best plan so far.")
+              help="Wall seconds for the whole command (load, target, waves, output); Ctrl-C prints the best "
+                   "plan so far.")
 @click.option("--workers", type=click.IntRange(min=1), default=2, show_default=True, help="CP-SAT search workers.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of CP-SAT and of the landing simulation.")
 @click.option("--evict-local-storage", is_flag=True, help="Pods with emptyDir/hostPath volumes may move.")

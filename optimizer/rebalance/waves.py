@@ -62,7 +62,8 @@ class _Waves:
     """Builds waves over a mutable copy of the state (see the module docstring, step 3)."""
 
     def __init__(self, cluster: Cluster, params: RebalanceParams, healthy: Mapping[str, bool],
-                 initial_bad: Mapping[str, set[str]], retire: Sequence[str] = (), watch: "_Watch | None" = None) -> None:
+                 initial_bad: Mapping[str, set[str]], retire: Sequence[str] = (),
+                 watch: "_Watch | None" = None) -> None:
         self.cluster = cluster
         self.params = params
         self.where: dict[str, str] = {p.key: p.node_name for p in cluster.pods}
@@ -139,7 +140,8 @@ class _Waves:
             sig = (node, pod_signature(pod, frozenset(pod.labels)), tuple(sorted(pod.labels.items())))
             reasons = verdicts.get(sig)
             if reasons is None:
-                reasons = verdicts[sig] = [] if self.lander.passes(pod, node) else judge(pod, node, state, self.params.profile)
+                passes = self.lander.passes(pod, node)
+                reasons = verdicts[sig] = [] if passes else judge(pod, node, state, self.params.profile)
             allowed = set() if (key in self.moved or key in wave_keys) else self.initial_bad.get(key, set())
             bad = [r for r in reasons if r.plugin not in allowed]
             if bad:
@@ -151,7 +153,8 @@ class _Waves:
 
     def verified(self, wave: Sequence[Move]) -> bool:
         """The verifier on the state after `wave`: replacements must pass every Filter, the other pods may only
-        keep the violations they had in the input. Judged are the pods whose verdict the wave can change; every other pod keeps the verdict it had in the state before, valid by induction from the input:
+        keep the violations they had in the input. Judged are the pods whose verdict the wave can change; every
+        other pod keeps the verdict it had in the state before, valid by induction from the input:
         the pods on the nodes the wave leaves or reaches (resources, ports), the pods whose required
         (anti-)affinity or DoNotSchedule spread selects a moved pod, and the pods a moved pod's required
         anti-affinity selects. (judge_all on every pod of a 1,000-node cluster: 1.8 s per wave.)"""
@@ -165,8 +168,8 @@ class _Waves:
                 keys.update(dict.fromkeys(self.watch.affected(m.pod)))
             # the vectorized filters (the plain predicates' verdicts) say which pods fail; only those are judged
             # for the plugins that reject them (judge_all costs 0.3 s per call here, whatever the pods)
-            failing = [pod for k in keys if k in state.node_of
-                       for pod in [state.nodes[state.node_of[k]].pods[k]] if not self.lander.passes(pod, state.node_of[k])]
+            failing = [pod for k in keys if k in state.node_of for pod in [state.nodes[state.node_of[k]].pods[k]]
+                       if not self.lander.passes(pod, state.node_of[k])]
             verdicts = {pod.key: judge(pod, state.node_of[pod.key], state, self.params.profile) for pod in failing}
         finally:
             self._undo_all(applied)
@@ -219,7 +222,8 @@ class _Waves:
         applied.clear()
 
     def _try(self, state: ClusterState, group: list[Move], budgets: Mapping[str, Budget],
-             left: dict[str, int], keys: set[str], applied: list[tuple[Move, Pod]]) -> tuple[bool, tuple[str, str, str]]:
+             left: dict[str, int], keys: set[str],
+             applied: list[tuple[Move, Pod]]) -> tuple[bool, tuple[str, str, str]]:
         """Add `group` to the wave being built in `state` if the budgets allow it and the state stays valid
         (its moves then stay applied, listed in `applied`); else the culprit (see _ok_after; empty when a
         budget refused it)."""
@@ -490,7 +494,8 @@ class _Acceptance:
         if rest:
             out.update(state_values(self.cluster, self.params, self.state, self.full, self.free, rest))
         if "empty_nodes" in out:
-            out["empty_nodes"] += sum(int(was) - int(occupied(self.state.nodes[n])) for n, was in occupied_before.items())
+            out["empty_nodes"] += sum(int(was) - int(occupied(self.state.nodes[n]))
+                                      for n, was in occupied_before.items())
         out["moves"] += sum(int(changes[k] != self.origin[k]) - int(old[k] != self.origin[k]) for k in changes)
         for d in self.params.drain:
             out[f"{DRAIN}:{d}"] += sum(int(changes[k] == d) - int(old[k] == d) for k in changes)
@@ -559,5 +564,6 @@ class _Watch:
         if found is None:
             sels = [t.label_selector for t in pod.affinity.anti_required if t.label_selector is not None]
             anti = [p.key for p in self.pods if any(s.matches(p.labels) for s in sels)] if sels else []
-            found = self._affected[pod.key] = list(dict.fromkeys([pod.key] + [h.key for h in self.watchers(pod)] + anti))
+            keys = [pod.key] + [h.key for h in self.watchers(pod)] + anti
+            found = self._affected[pod.key] = list(dict.fromkeys(keys))
         return found
