@@ -4,7 +4,8 @@
 1. who may move (movable.py, with the Eviction API's arithmetic in disruption.py): the descheduler's default
    evictor, less the pods the Eviction API refuses for the whole plan;
 2. the target (target_model.py builds the CP-SAT model and its levels, target.py solves them
-   lexicographically and falls back when no valid target exists); drain.py says why a drain leaves pods;
+   lexicographically, over growing neighbourhoods for a large pack/spread, and falls back when no valid target
+   exists); drain.py says why a drain leaves pods;
 3. waves (waves.py): PDB-safe, every state between waves valid;
 4. landing (landing.py): where kube-scheduler puts each wave's replacements, and the cordons that steer them;
 5. metrics (metrics.py) before and after; the plan's vocabulary is plan.py, its states states.py.

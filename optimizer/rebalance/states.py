@@ -29,7 +29,8 @@ def state_of(cluster: Cluster, where: Mapping[str, str], moved: Iterable[str] = 
 
 def violations_by_pod(state: ClusterState, profile: Profile = DEFAULT_PROFILE) -> dict[str, set[str]]:
     """pod key -> plugins that reject it on its node (judged with itself removed), for pods with any.
-    judge_all: the verifier's grouped counts (judge pod by pod is O(pods²): 110 s at 15,000 pods)."""
+    judge_all: the verifier's grouped counts (judge pod by pod is O(pods²): 4.4 s per call at 200 nodes and 3,091
+    pods already; judge_all takes 0.9-1.8 s at 1,000 nodes and 15,449 pods)."""
     return {key: {r.plugin for r in reasons} for key, reasons in judge_all(state, profile=profile).items() if reasons}
 
 

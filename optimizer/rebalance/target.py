@@ -5,7 +5,8 @@ the hint is completed over them the same way). Which pod of a class moves where 
 stay inside their topology domains where they can (pods no PDB guards move first).
 
 Large drain/fix problems (over FOCUS_LIMIT movable pods) first re-place only the pods that must move, which is
-provably the fewest moves for a drain that empties. When no valid target exists (a free pod violates a rule
+provably the fewest moves for a drain that empties. Large pack/spread problems are searched over growing
+neighbourhoods (`_neighbourhood_search`): the full model cannot be built in time at 1,000 nodes. When no valid target exists (a free pod violates a rule
 now and cannot be repaired: no node takes it, or not within --max-moves), the pods in violation are kept in
 place and then released one at a time while a valid target still exists (`find_target`).
 """
