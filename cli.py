@@ -636,7 +636,8 @@ def generate(nodes: int, pods: int, seed: int, profile: str, utilization: float)
               help="What-if: the node must end empty of movable pods (repeatable, emptied in this order).")
 @click.option("--max-moves", type=click.IntRange(min=0), default=None, help="At most this many evictions.")
 @click.option("--time-limit", type=click.FloatRange(min=0.1), default=10.0, show_default=True,
-              help="Wall seconds for the target computation.")
+              help="Wall seconds for the whole command (load, target, waves, output); Ctrl-C prints the best "
+                   "plan so far.")
 @click.option("--workers", type=click.IntRange(min=1), default=2, show_default=True, help="CP-SAT search workers.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of CP-SAT and of the landing simulation.")
 @click.option("--evict-local-storage", is_flag=True, help="Pods with emptyDir/hostPath volumes may move.")
@@ -658,6 +659,7 @@ def rebalance(ctx: click.Context, files: Sequence[str], goal: str | None, drain:
     """Plan evictions that move running pods to a better state, in PodDisruptionBudget-safe waves.
 
     Exit 0: the plan is complete; 1: it is INCOMPLETE (blocked pods or moves); 2: bad input; 3: a bug."""
+    from .optimizer.pipeline import Deadline
     from .optimizer.policy import load_policy
     from .optimizer.rebalance import rebalance as run
     from .optimizer.rebalance.movable import MovePolicy
@@ -670,6 +672,7 @@ def rebalance(ctx: click.Context, files: Sequence[str], goal: str | None, drain:
         raise RebalanceError(f"--emit script prints a bash script: -o {output} does not apply")
     if emit_kind == "evictions" and output == "table":
         raise RebalanceError("--emit evictions prints manifests: -o yaml or -o json, not -o table")
+    deadline = Deadline.start(time_limit)  # the whole command, loading and printing included
     policy = load_policy(policy_file)
     profiles = load_profiles(scheduler_config)
     cluster = load_input(files, batch=False)  # the scope says which running pods may move
@@ -677,8 +680,10 @@ def rebalance(ctx: click.Context, files: Sequence[str], goal: str | None, drain:
     params = RebalanceParams(goal=goal or (DRAIN if drain else "fix"), drain=tuple(drain), max_moves=max_moves,
                              time_limit=time_limit, workers=workers, seed=seed,
                              move_policy=MovePolicy(evict_local_storage, evict_system_critical, movable_scope()),
-                             policy=policy, log_progress=sys.stderr.isatty() or ctx.obj["verbose"], profile=profile)
-    plan = run(cluster, params)
+                             policy=policy, log_progress=sys.stderr.isatty() or ctx.obj["verbose"], profile=profile,
+                             interrupt=Interrupt())
+    with params.interrupt.install() as interrupt:
+        plan = run(cluster, params, deadline=deadline.at)
     verify_final(cluster, plan, profile)
     if emit_kind == "evictions":
         emit(evictions_text(plan, output or "yaml"))
@@ -688,6 +693,7 @@ def rebalance(ctx: click.Context, files: Sequence[str], goal: str | None, drain:
         emit(rebalance_table(plan))
     else:
         emit(dump(rebalance_document(plan), output))
+    finish(interrupt)
     if not plan.complete:
         sys.exit(EXIT_VIOLATIONS)
 

@@ -151,6 +151,17 @@ class VectorScheduler:
             guard.bound(pod, self.infos[best], pres[p.name])
         return self.names[best], ""
 
+    def feasible(self, pod: Pod) -> np.ndarray:
+        """Per node: does `pod` pass every Filter there, against the state as it is now (nothing is bound; the
+        placed-pod guards are not asked)? The plain predicates' verdicts (rebalance judges states with it)."""
+        self._sync()
+        mask = np.ones(len(self.infos), bool)
+        for c in self.filters:
+            m = c.filter(pod)
+            if m is not None:
+                mask &= m
+        return mask
+
     def evict(self, pods: Sequence[Pod]) -> None:
         """Delete bound pods (preemption's victims): the arrays catch up through the state's change journal;
         the guards, which only ever see pods arrive, start over (when some pod of the state has what they

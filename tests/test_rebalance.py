@@ -600,7 +600,7 @@ def test_a_large_pack_searches_the_nodes_easiest_to_empty_first_and_still_emptie
     import podplan.optimizer.rebalance.target as target_module
 
     monkeypatch.setattr(target_module, "FOCUS_LIMIT", 2)  # "large" from 3 movable pods on
-    monkeypatch.setattr(target_module, "BOUNDED_PODS", 2)  # the bounded search moves the pods of two nodes
+    monkeypatch.setattr(target_module, "NEIGHBOURHOOD_PODS", 2)  # the first neighbourhood: the pods of two nodes
     pods = [replica(f"{app}-0", f"n{i}", app).build() for i, app in enumerate("abcd", 1)]
     cluster = cluster_of([node(f"n{i}") for i in range(1, 5)], pods)
     plan = plan_for(cluster, "pack")

@@ -55,22 +55,34 @@ def occupied(info: NodeInfo) -> bool:
 
 
 def goal_values(cluster: Cluster, params: RebalanceParams, where: Mapping[str, str], free: Iterable[Pod],
-                policy: Policy | None = None) -> dict[str, int]:
+                policy: Policy | None = None, names: Iterable[str] | None = None) -> dict[str, int]:
     """Every objective level of `where` (pod key -> node for every free pod), computed directly.
 
     Keys: drain:<node> (pods of `free` left there), utilization_max, utilization_variance, empty_nodes, preference,
-    moves. The CP-SAT levels reach the same numbers."""
+    moves. The CP-SAT levels reach the same numbers. `names`: only these levels (and drain:*, moves)."""
     free = list(free)
     keys = {p.key for p in free}
     full = {p.key: where.get(p.key, p.node_name) for p in cluster.pods}
     state = state_of(cluster, full, moved=keys)
+    return state_values(cluster, params, state, full, free, names, policy)
+
+
+def state_values(cluster: Cluster, params: RebalanceParams, state: ClusterState, full: Mapping[str, str],
+                 free: Iterable[Pod], names: Iterable[str] | None = None,
+                 policy: Policy | None = None) -> dict[str, int]:
+    """goal_values on a state already built (`full`: every pod's node in it); `names`: only these levels (the
+    preference score is the costly one)."""
+    wanted = set(names) if names is not None else None
     kept_nodes = [n.name for n in cluster.nodes if n.name not in params.drain]
     out: dict[str, int] = {}
     for d in params.drain:
         out[f"{DRAIN}:{d}"] = sum(1 for p in free if full[p.key] == d)
-    out["utilization_max"], out["utilization_variance"] = spread_levels(state, kept_nodes)
-    out["empty_nodes"] = sum(1 for n in kept_nodes if not occupied(state.nodes[n]))
-    out["preference"] = sum(preference_terms(cluster, state, policy or params.policy).values())
+    if wanted is None or wanted & {"utilization_max", "utilization_variance"}:
+        out["utilization_max"], out["utilization_variance"] = spread_levels(state, kept_nodes)
+    if wanted is None or "empty_nodes" in wanted:
+        out["empty_nodes"] = sum(1 for n in kept_nodes if not occupied(state.nodes[n]))
+    if wanted is None or "preference" in wanted:
+        out["preference"] = sum(preference_terms(cluster, state, policy or params.policy).values())
     out["moves"] = sum(1 for p in free if full[p.key] != p.node_name)
     return out
 

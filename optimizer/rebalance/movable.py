@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from ...models.objects import Cluster, Pod
+from ...models.objects import Cluster, Pod, PodDisruptionBudget
 
 from ..disruption import ERR_TOO_MANY_PDBS, Budget, guarding, spends
 
@@ -98,13 +98,16 @@ def who_moves(cluster: Cluster, policy: MovePolicy, drained: set[str], healthy: 
     blocked: list[tuple[str, str]] = []
     held: dict[str, str] = {}  # movable pods the Eviction API refuses for the whole plan -> why
     guarded: dict[str, int] = {}
+    pdbs_in: dict[str, list[PodDisruptionBudget]] = defaultdict(list)  # a PDB guards pods of its namespace only
+    for b in cluster.pdbs:
+        pdbs_in[b.namespace].append(b)
     for p in cluster.pods:
         why = why_immovable(p, policy)
         if why:
             if p.node_name in drained and not goes_with_node(p):
                 blocked.append((p.key, R_IMMOVABLE_ON_DRAINED.format(node=p.node_name, why=why)))
             continue
-        pdbs = guarding(cluster.pdbs, p)
+        pdbs = guarding(pdbs_in.get(p.namespace, ()), p)
         if len(pdbs) > 1:
             held[p.key] = R_MANY_PDBS.format(err=ERR_TOO_MANY_PDBS, pdbs=", ".join(b.key for b in pdbs),
                                              what="{what}")

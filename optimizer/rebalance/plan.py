@@ -11,7 +11,7 @@ from ...models.objects import Pod
 from ..framework import Profile
 from ..policy import Policy
 from ..registry import DEFAULT_PROFILE
-from ..runner import Status
+from ..runner import NEVER, Interrupt, Status
 from .movable import MovePolicy
 
 GOALS = ("fix", "spread", "pack", "prefs")
@@ -36,6 +36,7 @@ class RebalanceParams:
     policy: Policy = Policy()
     log_progress: bool = False  # a line per target stage and improving solution on stderr
     profile: Profile = DEFAULT_PROFILE  # the scheduler profile the states are judged and landed by
+    interrupt: Interrupt = NEVER  # Ctrl-C: every step stops and the best plan so far is printed
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from ...models.objects import Cluster, Node
 from ..framework import Profile
 from ..registry import DEFAULT_PROFILE
 from ..state import ClusterState
-from ..verify import Report, judge, verify
+from ..verify import Report, judge_all, verify
 from .movable import as_pending
 from .plan import RebalancePlan
 
@@ -28,13 +28,10 @@ def state_of(cluster: Cluster, where: Mapping[str, str], moved: Iterable[str] = 
 
 
 def violations_by_pod(state: ClusterState, profile: Profile = DEFAULT_PROFILE) -> dict[str, set[str]]:
-    """pod key -> plugins that reject it on its node (judged with itself removed), for pods with any."""
-    out: dict[str, set[str]] = {}
-    for pod, info in list(state.all_pods()):
-        reasons = judge(pod, info.name, state, profile)
-        if reasons:
-            out[pod.key] = {r.plugin for r in reasons}
-    return out
+    """pod key -> plugins that reject it on its node (judged with itself removed), for pods with any.
+    judge_all: the verifier's grouped counts (judge pod by pod is O(pods²): 4.4 s per call at 200 nodes and 3,091
+    pods already; judge_all takes 0.9-1.8 s at 1,000 nodes and 15,449 pods)."""
+    return {key: {r.plugin for r in reasons} for key, reasons in judge_all(state, profile=profile).items() if reasons}
 
 
 def state_report(cluster: Cluster, where: Mapping[str, str], moved: Iterable[str],

@@ -22,7 +22,7 @@ starts: the variance terms, say, would only slow down the stages before it.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -70,14 +70,20 @@ SENSE = {"utilization_max": "min", "utilization_variance": "min", "empty_nodes":
 
 
 def build_model(cluster: Cluster, free: list[Pod], params: RebalanceParams,
-                feasibility_only: bool = False) -> BuiltModel:
-    """One CP-SAT model (components share it as independent sub-models) for placing `free` pods again."""
+                feasibility_only: bool = False, nodes: Collection[str] | None = None,
+                takers: Collection[str] | None = None) -> BuiltModel:
+    """One CP-SAT model (components share it as independent sub-models) for placing `free` pods again.
+    `nodes`: the only nodes a free pod may end on (a neighbourhood: a restriction, so its optimum is no
+    bound); every free pod's own node must be among them. `takers`: the only nodes that may gain pods of a
+    class (the others keep at most the pods of it they run now); None: every node."""
     base = replace(cluster, pending=())
     unbound, origin = as_pending(base, free)
     decompose = params.goal not in ("spread",) and params.max_moves is None
     problem = build_problem(unbound, params.profile, gang_all=False, decompose=decompose)
     model = cp_model.CpModel()
     drained = {problem.node_index[d] for d in params.drain if d in problem.node_index}
+    allowed = sorted(problem.node_index[n] for n in nodes) if nodes is not None else None
+    no_gain = {problem.node_index[n] for n in takers} if takers is not None else None
     ctxs: list[ModelContext] = []
     here_all: dict[tuple[int, int], int] = {}
     stay_possible = True
@@ -86,7 +92,7 @@ def build_model(cluster: Cluster, free: list[Pod], params: RebalanceParams,
     for comp in problem.components:
         ctx = ModelContext(problem, comp, params.policy)
         ctx.model = model  # every component in one model: levels are sums over components
-        ctx.make_x()
+        ctx.make_x({c: allowed for c in comp.classes} if allowed is not None else None)
         for enc in problem.profile.encodings:
             enc.encode(ctx)
         for c in comp.classes:
@@ -99,7 +105,7 @@ def build_model(cluster: Cluster, free: list[Pod], params: RebalanceParams,
             stays = []
             for n in ctx.by_class[c]:
                 x = ctx.x[(c, n)]
-                if n in drained:
+                if n in drained or (no_gain is not None and n not in no_gain):
                     model.add(x <= here.get(n, 0))  # a drained node takes nothing new
                 if here.get(n, 0):
                     s = model.new_int_var(0, min(here[n], ctx.ub[(c, n)]), f"stay[{cls.name},{ctx.nname(n)}]")
