@@ -36,6 +36,8 @@ from .nodeaffinity import preferred_score
 from .noderesources.encoding import checked, free_vector
 from .noderesources.filtering import PODS
 from .packing import size_cuts
+from .podtopologyspread.encoding import _targets as spread_targets
+from .podtopologyspread.encoding import eligible_nodes, hard_constraints
 from .policy import Policy
 from .problem import Component, Problem
 from .runner import NEVER, Interrupt, SolverParams, Status, run
@@ -205,7 +207,8 @@ def _affinity_room(problem: Problem, c: int, t: PodAffinityTerm) -> int:
     """Most pods of class c that can meet their preferred pod-affinity term `t`: a pod meets it only in a domain
     holding another matching pod, so only in the domains an existing matching pod is in, or in as many other
     domains as there are pending pods the term matches (each can open one), the roomiest first; at most as many
-    pods of c in a domain as fit on its nodes alone."""
+    pods of c in a domain as fit on its nodes alone, and (when no pending pod can open a domain) no more in a
+    domain of c's DoNotSchedule spread constraints than the constraint allows there (_spread_caps)."""
     cls = problem.classes[c]
     pred = pref_pred(problem, cls.rep, t)
     codes, names = problem.codes(t.topology_key)
@@ -219,7 +222,55 @@ def _affinity_room(problem: Problem, c: int, t: PodAffinityTerm) -> int:
             taken[codes[n]] = True
     openers = sum(problem.classes[k].size for k in problem.classes_matching(pred, selector=t.label_selector))
     others = np.sort(room[~taken])[::-1]
-    return int(room[taken].sum() + others[:openers].sum())
+    total = int(room[taken].sum() + others[:openers].sum())
+    if openers:
+        return total
+    inside = keyed[taken[codes[keyed]]]  # the nodes of the domains where the term is met
+    for spread_codes, cap in _spread_caps(problem, c):
+        where = spread_codes[inside]
+        ok = where >= 0
+        per = np.bincount(where[ok], weights=problem.ub.matrix[c, inside[ok]], minlength=len(cap))
+        total = min(total, int(np.minimum(per, cap).sum()))
+    return total
+
+
+def _spread_caps(problem: Problem, c: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Per DoNotSchedule spread constraint of class c: (domain code per node, most pods of c per domain).
+
+    In the final state a domain holding a pod of c counts at most min + maxSkew matching pods (the pod is judged
+    with itself removed, and removing it can only lower the minimum), and every eligible domain counts at least
+    that minimum; so with D eligible domains, E existing and N pending matching pods, a domain counts at most
+    (E + N + (D - 1) maxSkew) / D, less its existing matching pods (maxSkew alone when D < minDomains, where
+    the minimum is taken as 0)."""
+    key = ("bound.spread_caps", c)
+    found = problem.cache.get(key)
+    if found is not None:
+        return found  # type: ignore[return-value]
+    out = []
+    rep = problem.classes[c].rep
+    cons = hard_constraints(rep)
+    for con in cons:
+        if con.selector is None or con.selector.empty:
+            continue
+        codes, names = problem.codes(con.topology_key)
+        eligible = np.asarray(eligible_nodes(problem, con, rep, cons), dtype=np.int64)
+        eligible = eligible[codes[eligible] >= 0]
+        if not len(eligible):
+            continue
+        pred, existing = spread_targets(problem, con.selector, rep.namespace)
+        on = np.zeros(len(problem.nodes), dtype=np.int64)
+        for n, k in existing.items():
+            on[n] += k
+        e = np.bincount(codes[eligible], weights=on[eligible], minlength=len(names)).astype(np.int64)
+        domains = np.unique(codes[eligible])
+        pending = sum(problem.classes[k].size for k in problem.classes_matching(pred, selector=con.selector))
+        d = len(domains)
+        top = con.max_skew if d < con.min_domains else (int(e.sum()) + pending + (d - 1) * con.max_skew) // d
+        cap = np.zeros(len(names), dtype=np.int64)
+        cap[domains] = np.maximum(0, top - e[domains])
+        out.append((codes, cap))
+    problem.cache[key] = out
+    return out
 
 
 def _guaranteed_anti_violations(problem: Problem, c: int, t: PodAffinityTerm) -> int:

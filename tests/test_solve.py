@@ -408,3 +408,19 @@ def test_a_pod_the_optimum_leaves_pending_gets_kube_schedulers_message_against_t
     plan, _ = run(Cluster(nodes=tuple(gpu_nodes), pending=tuple(trainers)))
     assert len(plan.placements) == 2
     assert list(plan.pending.values()) == ["0/2 nodes are available: 2 Insufficient nvidia.com/gpu."]
+
+
+def test_a_zone_spread_caps_how_many_webs_the_preference_bound_credits_with_their_caches_node() -> None:
+    # 6 webs, zone spread maxSkew 1 over 3 zones: 2 per zone; the cache nodes take 1, 3 and 3 of them, so at
+    # most 1 + 2 + 2 webs sit with a cache: the plan that does that is proven optimal by the bound alone
+    zone_nodes = [make_node(f"n{i}").label(H, f"n{i}").label(Z, "abc"[i % 3])
+                  .alloc(cpu="500m" if i == 0 else "2", memory="16Gi", pods=110).build() for i in range(6)]
+    caches = [make_pod(f"cache-{i}").label("app", "cache").on(f"n{i}").build() for i in range(3)]
+    web = replicas("web", 6, req={"cpu": "500m"}, preferred_pod_affinity=(10, pod_term(H, selector(app="cache"))),
+                   spread=TopologySpreadConstraint(max_skew=1, topology_key=Z, when_unsatisfiable="DoNotSchedule",
+                                                   label_selector=selector(app="web")))
+    cluster = Cluster(nodes=tuple(zone_nodes), pods=tuple(caches), pending=tuple(web))
+    plan = solve(cluster, SolverParams(time_limit=10, workers=1, full_model_variables=0, debug_hints=True), None,
+                 simulate(cluster))
+    assert verify(cluster, plan.placements).ok and len(plan.placements) == 6
+    assert plan.bound["preference"] == 50 == plan.gaps["preference"]["value"] and plan.status == "OPTIMAL"

@@ -214,3 +214,45 @@ def test_the_relaxation_bounds_are_never_below_the_exhaustive_optimum(case: tupl
         bound_p = sum(existing_terms(problem, policy).values()) + sum(
             preference_bound(problem, comp, policy, True) for comp in problem.components)
         assert bound_p >= want_p
+
+
+@st.composite
+def spread_webs(draw: st.DrawFn) -> Cluster:
+    """Webs that prefer the node of an existing cache pod and spread over zones (DoNotSchedule): the P bound's
+    room for the preferred term is capped per zone by the spread constraint (optimizer.bound._spread_caps)."""
+    nodes = []
+    for i in range(draw(st.integers(2, 4))):
+        b = make_node(f"n{i}").label(H, f"n{i}")
+        if draw(st.integers(0, 6)):
+            b = b.label(Z, draw(st.sampled_from(["a", "b", "c"])))
+        nodes.append(b.alloc(cpu=draw(st.sampled_from(["1", "2", "3"])), memory="4Gi", pods=110).build())
+    caches = [make_pod(f"cache-{k}").label("app", "cache").req(cpu="500m")
+              .on(draw(st.sampled_from([n.name for n in nodes]))).set(order=k).build()
+              for k in range(draw(st.integers(1, 2)))]
+    skew = draw(st.integers(1, 2))
+    web = (make_pod("web").label("app", "web").req(cpu=draw(st.sampled_from(["250m", "500m"])))
+           .preferred_pod_affinity(draw(st.integers(1, 5)), pod_term(H, selector(app="cache")))
+           .spread(TopologySpreadConstraint(max_skew=skew, topology_key=Z, when_unsatisfiable="DoNotSchedule",
+                                            label_selector=selector(app="web"),
+                                            min_domains=draw(st.sampled_from([None, 2, 4])))))
+    size = draw(st.integers(1, 5))
+    pending = [web.set(name=f"web-{k}", workload="Deployment/default/web", order=k).build() for k in range(size)]
+    if draw(st.booleans()):  # an existing web pod counts toward the spread
+        pending_nodes = [n.name for n in nodes if Z in n.labels]
+        if pending_nodes:
+            caches.append(make_pod("web-old").label("app", "web").req(cpu="250m")
+                          .on(draw(st.sampled_from(pending_nodes))).set(order=9).build())
+    workloads = (Workload("Deployment", "default", "web", replicas=size),)
+    return Cluster(nodes=tuple(nodes), pods=tuple(caches), pending=tuple(pending), workloads=workloads)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(spread_webs())
+def test_the_preference_bound_with_spread_caps_is_never_below_the_exhaustive_optimum(cluster: Cluster) -> None:
+    problem = build_problem(cluster, DEFAULT_PROFILE)
+    want_placed, want_p = exhaustive_best(cluster, False)
+    if sum(want_placed) == len(cluster.pending):
+        policy = Policy()
+        bound_p = sum(existing_terms(problem, policy).values()) + sum(
+            preference_bound(problem, comp, policy, True) for comp in problem.components)
+        assert bound_p >= want_p
