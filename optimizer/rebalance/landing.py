@@ -118,12 +118,7 @@ class Lander:
             if self.at and first is not None:
                 sched.filters[self.at[0]] = _Cordons(plain[self.at[0]], cordoned, first)
             sched.rng, sched.next_start = random.Random(self.seed), 0
-            out = {}
-            for pod in sorted(replacements, key=lambda p: (-p.priority, p.order)):
-                node, _ = sched.schedule(pod)
-                out[pod.key] = node or ""
-                if node:
-                    bound.append(pod)
+            out = _schedule_all(sched, replacements, bound)
         finally:
             sched.filters[:] = plain
             for pod in bound:
@@ -146,12 +141,7 @@ class Lander:
             for info in cordoned:
                 info.node = replace(info.node, unschedulable=True)
             sched = Scheduler(state, self.seed, profile=self.profile, protect_placed=False)
-            out = {}
-            for pod in sorted(replacements, key=lambda p: (-p.priority, p.order)):
-                node, _ = sched.schedule(pod)
-                out[pod.key] = node or ""
-                if node:
-                    bound.append(pod)
+            out = _schedule_all(sched, replacements, bound)
         finally:
             for info, node in zip(cordoned, originals):
                 info.node = node
@@ -224,3 +214,14 @@ def assign_landing(wave: Sequence[Move], outcome: Sequence[str]) -> list[str]:
             out.append(other)
     return out
 
+
+def _schedule_all(sched: Any, pods: Sequence[Pod], bound: list[Pod]) -> dict[str, str]:
+    """Each pod scheduled in queue order (priority, then order): pod key -> node ("" when it stays pending);
+    the pods bound are appended to `bound` (the caller unbinds them)."""
+    out = {}
+    for pod in sorted(pods, key=lambda p: (-p.priority, p.order)):
+        node, _ = sched.schedule(pod)
+        out[pod.key] = node or ""
+        if node:
+            bound.append(pod)
+    return out
