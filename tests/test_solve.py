@@ -424,3 +424,21 @@ def test_a_zone_spread_caps_how_many_webs_the_preference_bound_credits_with_thei
                  simulate(cluster))
     assert verify(cluster, plan.placements).ok and len(plan.placements) == 6
     assert plan.bound["preference"] == 50 == plan.gaps["preference"]["value"] and plan.status == "OPTIMAL"
+
+
+def test_a_negative_proven_optimum_is_reported_optimal_not_one_below_a_truncated_bound() -> None:
+    # found by the exhaustive property test: CP-SAT proves P = -13 and reports its bound as -12.999999999999998;
+    # truncated toward zero it read -12, and the proven optimum was printed FEASIBLE, "1 below the bound"
+    tolerate = ("dedicated", "x", "NoSchedule")
+    n0 = make_node("n0").label(H, "n0").label(Z, "b").alloc(cpu="1", memory="4Gi", pods=2).build()
+    n1 = (make_node("n1").label(H, "n1").label(Z, "b").taint("dedicated", "x", "PreferNoSchedule")
+          .alloc(cpu="1", memory="4Gi", pods=3).build())
+    stranded = (make_pod("t0-0").label("app", "t0").toleration(*tolerate).node_selector({Z: "a"}).host_port(80)
+                .pod_anti_affinity(pod_term(H, selector(app="t1"))).set(workload="Deployment/default/t0", order=100)
+                .build())
+    t1 = replicas("t1", 3, start=101, toleration=tolerate,
+                  preferred_pod_affinity=(2, pod_term(Z, selector(app="t1"))))
+    t2 = replicas("t2", 1, start=104, toleration=tolerate, preferred_node_affinity=(1, term(req(Z, "In", "b"))))
+    plan, _ = run(Cluster(nodes=(n0, n1), pending=(stranded, *t1, *t2)))
+    assert len(plan.placements) == 4 and plan.gaps["preference"]["value"] == -13
+    assert plan.status == "OPTIMAL" and plan.bound["preference"] == -13
