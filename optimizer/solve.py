@@ -439,7 +439,9 @@ def _solve_large(problem: Problem, comp: Component, policy: Policy, params: Solv
     per_var = state.seconds_per_variable  # measured by earlier rounds, if any
     rounds = 0
     stuck: dict[int, int] = {}  # class -> focused rounds that did not pay it more
-    focus_pods = FOCUS_PODS
+    # larger parts start with larger rounds: each round rebuilds the whole part's model, so its cost grows
+    # with the part even when it frees few pods
+    focus_pods = min(FOCUS_PODS_MAX, max(FOCUS_PODS, sum(problem.classes[c].size for c in comp.classes) // 25))
     focused_before: set[int] | None = None
     owed_before: dict[int, int] = {}
     while not state.interrupt.is_set():
