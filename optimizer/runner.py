@@ -17,6 +17,7 @@ bounds and why-pending's assumption cores.
 from __future__ import annotations
 
 import enum
+import math
 import signal
 import sys
 import threading
@@ -170,6 +171,16 @@ class Run:
     @property
     def bound(self) -> float:
         return self.solver.best_objective_bound
+
+
+def _integral(bound: float, maximize: bool) -> float:
+    """CP-SAT's objective bound of an integer objective as the integer it stands for. It comes as a float
+    (-12.999999999999998 for -13): truncated by int() it read -12, and a proven optimum of -13 was printed as 1
+    below its bound. Rounded down when maximising, up when minimising (valid for an integer objective), after
+    1e-6 for the float's own error."""
+    if not math.isfinite(bound):
+        return bound
+    return float(math.floor(bound + 1e-6) if maximize else math.ceil(bound - 1e-6))
 
 
 def set_hint(model: cp_model.CpModel, values: Sequence[int]) -> None:
@@ -348,10 +359,12 @@ def lexicographic(model: cp_model.CpModel, levels: Sequence[Level], params: Solv
         if result.values is not None:
             out.values = result.values
             value = _value(expr, result.values)
-            out.levels.append(LevelResult(level.name, value, result.bound, result.status is Status.OPTIMAL))
+            out.levels.append(LevelResult(level.name, value, _integral(result.bound, maximize),
+                                          result.status is Status.OPTIMAL))
             say(f"{level.name}: {value} ({'optimal' if result.status is Status.OPTIMAL else 'not proven'})")
         elif current is not None:
-            bound = result.bound if result.status is not Status.UNKNOWN else (float("inf") if maximize else float("-inf"))
+            bound = _integral(result.bound, maximize) if result.status is not Status.UNKNOWN else (
+                float("inf") if maximize else float("-inf"))
             out.levels.append(LevelResult(level.name, current, max(bound, current) if maximize else min(bound, current),
                                           False))
             value = current

@@ -24,7 +24,6 @@ How a solve runs:
 """
 from __future__ import annotations
 
-import math
 import random
 import sys
 import time
@@ -598,11 +597,7 @@ def _assemble(problem: Problem, cluster: Cluster, params: SolverParams, policy: 
                 for q, k in _component_totals(problem, r).items():
                     placed_bound_by_prio[q] += k
             pv = level(r, "preference")
-            # CP-SAT reports the bound of an integer objective as a float (-12.999999999999998 for -13): round
-            # to the integer it stands for, never truncate toward zero (int() made it -12, a proven optimum
-            # then read as 1 below its bound)
-            bound_p = math.floor(pv.bound + 1e-6) if pv is not None and math.isfinite(pv.bound) else (
-                pv.bound if pv is not None else float("inf"))
+            bound_p = pv.bound if pv is not None else float("inf")  # integral (runner._integral)
             if r.pref_relaxed is not None:
                 bound_p = min(bound_p, r.pref_relaxed)
         placed_proven &= proven
