@@ -324,4 +324,3 @@ def preference_bound(problem: Problem, comp: Component, policy: Policy, all_plac
         if others < 1:
             total += policy.pod_affinity * w * h.on[n_e]
     return total
-

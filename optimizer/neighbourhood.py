@@ -26,10 +26,11 @@ from __future__ import annotations
 
 import random
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 import numpy as np
 
+from ..models.objects import Pod, PodAffinityTerm
 from .bound import linear_gains
 from .interpodaffinity.encoding import PREF_AFF, _class_info, _pref_terms, pref_pred
 from .noderesources.encoding import checked, free_vector
@@ -51,6 +52,20 @@ def residual_room(problem: Problem, comp: Component, incumbent: Mapping[tuple[in
     return out
 
 
+def _met_domains(problem: Problem, rep: Pod, t: PodAffinityTerm,
+                 nodes_of: Mapping[int, Iterable[int]]) -> tuple[list[str | None], set[str | None]]:
+    """(the term's domain per node, the domains where it is met: those holding an existing pod it matches,
+    or a pending pod of a class it matches on the nodes `nodes_of` gives that class)."""
+    pred = pref_pred(problem, rep, t)
+    values, _ = problem.domains(t.topology_key)
+    met = {values[n] for n, m in problem.existing_matching(("ipa.pref", t, rep.namespace), pred,
+                                                          t.label_selector).items() if m > 0}
+    for other in problem.classes_matching(pred, selector=t.label_selector):
+        met.update(values[n] for n in nodes_of.get(other, ()))
+    met.discard(None)
+    return values, met
+
+
 def _attractive(problem: Problem, c: int, feas: np.ndarray, fit: np.ndarray, policy: Policy,
                 incumbent_nodes: Mapping[int, set[int]], k: int) -> set[int]:
     """The roomiest `k` of the nodes where class c's preferred node affinity pays most, and of those where a
@@ -66,13 +81,7 @@ def _attractive(problem: Problem, c: int, feas: np.ndarray, fit: np.ndarray, pol
     for kind, i, w, t in _pref_terms(rep):
         if kind != PREF_AFF:
             continue
-        pred = pref_pred(problem, rep, t)
-        values, _ = problem.domains(t.topology_key)
-        met = {values[n] for n, m in problem.existing_matching(("ipa.pref", t, rep.namespace), pred,
-                                                              t.label_selector).items() if m > 0}
-        for other in problem.classes_matching(pred, selector=t.label_selector):
-            met.update(values[n] for n in incumbent_nodes.get(other, ()))
-        met.discard(None)
+        values, met = _met_domains(problem, rep, t, incumbent_nodes)
         if not met:
             continue
         inside = np.fromiter((values[n] in met for n in feas.tolist()), bool, len(feas))
@@ -102,17 +111,12 @@ def shortfall(problem: Problem, comp: Component, incumbent: Mapping[tuple[int, i
             missing += int(((gains.max() - gains[at]) * np.fromiter(mine.values(), np.int64, len(mine))).sum())
         rep = cls.rep
         for kind, i, w, t in _pref_terms(rep):
-            values, _ = problem.domains(t.topology_key)
-            pred = pref_pred(problem, rep, t)
             if kind == PREF_AFF and policy.pod_affinity:
-                met = {values[n] for n, m in problem.existing_matching(("ipa.pref", t, rep.namespace), pred,
-                                                                      t.label_selector).items() if m > 0}
-                for other in problem.classes_matching(pred, selector=t.label_selector):
-                    met.update(values[n] for n, v in on.get(other, {}).items())
-                met.discard(None)
+                values, met = _met_domains(problem, rep, t, on)
                 unmet = sum(v for n, v in mine.items() if values[n] not in met)
                 missing += policy.pod_affinity * w * unmet
-            elif kind != PREF_AFF and policy.pod_anti_affinity and pred(rep):
+            elif kind != PREF_AFF and policy.pod_anti_affinity and pref_pred(problem, rep, t)(rep):
+                values, _ = problem.domains(t.topology_key)
                 per: dict[object, int] = defaultdict(int)
                 for n, v in mine.items():
                     if values[n] is not None:
@@ -123,8 +127,15 @@ def shortfall(problem: Problem, comp: Component, incumbent: Mapping[tuple[int, i
     return out
 
 
+def room_left(problem: Problem, comp: Component, incumbent: Mapping[tuple[int, int], int]) -> dict[str, np.ndarray]:
+    """residual_room over every resource a class of `comp` requests (and pod slots)."""
+    resources = sorted({PODS} | {r for c in comp.classes for r in checked(problem.classes[c].rep.requests)})
+    return residual_room(problem, comp, incumbent, resources)
+
+
 def focus(problem: Problem, comp: Component, incumbent: Mapping[tuple[int, int], int], policy: Policy,
-          owed: Mapping[int, float], budget: int, rng: random.Random) -> set[int]:
+          owed: Mapping[int, float], budget: int, rng: random.Random,
+          room: Mapping[str, np.ndarray] | None = None) -> set[int]:
     """Classes for a focused round (see the module docstring): drawn weighted by what they are owed until
     about `budget` pods are free, with the classes on the nodes they would want."""
     order = sorted(owed)
@@ -140,8 +151,7 @@ def focus(problem: Problem, comp: Component, incumbent: Mapping[tuple[int, int],
     for (c, n), v in incumbent.items():
         if v > 0:
             on_node[n].append(c)
-    resources = sorted({PODS} | {r for c in comp.classes for r in checked(problem.classes[c].rep.requests)})
-    room = residual_room(problem, comp, incumbent, resources)
+    room = room if room is not None else room_left(problem, comp, incumbent)
     members = set(comp.classes)
     for j in np.argsort(-keys, kind="stable").tolist():
         if pods >= budget:
@@ -160,11 +170,11 @@ def focus(problem: Problem, comp: Component, incumbent: Mapping[tuple[int, int],
 
 
 def candidates(problem: Problem, comp: Component, incumbent: Mapping[tuple[int, int], int], k: int,
-               rng: random.Random, policy: Policy | None = None,
-               focused: set[int] | None = None) -> dict[int, list[int]]:
-    """Candidate node indices per class of `comp` (see the module docstring)."""
-    resources = sorted({PODS} | {r for c in comp.classes for r in checked(problem.classes[c].rep.requests)})
-    room = residual_room(problem, comp, incumbent, resources)
+               rng: random.Random, policy: Policy | None = None, focused: set[int] | None = None,
+               room: Mapping[str, np.ndarray] | None = None) -> dict[int, list[int]]:
+    """Candidate node indices per class of `comp` (see the module docstring); `room`: room_left of the
+    incumbent, when the caller has it already."""
+    room = room if room is not None else room_left(problem, comp, incumbent)
     mine: dict[int, set[int]] = defaultdict(set)
     for (c, n), v in incumbent.items():
         if v > 0:

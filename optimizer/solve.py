@@ -42,7 +42,7 @@ from .context import TERM_KINDS, Explain
 from .framework import Profile, Reason
 from .model import Built, build, existing_terms, term_vars
 from .explain import final_state_message
-from .neighbourhood import candidates, focus, shortfall
+from .neighbourhood import candidates, focus, room_left, shortfall
 from .packing import packable, repair
 from .objective import preference_terms
 from .plan import Plan
@@ -449,6 +449,7 @@ def _solve_large(problem: Problem, comp: Component, policy: Policy, params: Solv
         fixed = len(incumbent)
         every_pod = bool(incumbent) and all(_by_priority(problem, incumbent).get(q, 0) >= k for q, k in total.items())
         focused: set[int] | None = None
+        room = room_left(problem, comp, incumbent)  # for focus and candidates alike
         if every_pod:
             # placed is as good as it gets: focused rounds on the classes whose preferences are left unpaid
             owed = shortfall(problem, comp, incumbent, policy)
@@ -461,12 +462,12 @@ def _solve_large(problem: Problem, comp: Component, policy: Policy, params: Solv
                     if owed.get(c, 0) >= owed_before.get(c, 0):
                         stuck[c] = stuck.get(c, 0) + 1
             weights = {c: v / (1 + 4 * stuck.get(c, 0)) for c, v in owed.items()}
-            focused = focus(problem, comp, incumbent, policy, weights, focus_pods, rng)
+            focused = focus(problem, comp, incumbent, policy, weights, focus_pods, rng, room)
             focused_before, owed_before = focused, owed
             k = FOCUS_NODES
         else:
             k = max(1, int((params.neighbourhood_variables - fixed) / (1.5 * max(1, len(comp.classes)))))
-        cands = candidates(problem, comp, incumbent, k, rng, policy, focused)
+        cands = candidates(problem, comp, incumbent, k, rng, policy, focused, room)
         nvars = sum(len(v) for v in cands.values())
         if nvars * per_var * 2 > remaining and rounds > 0 or nvars * per_var > remaining:
             break  # building and searching another round would overrun the component's share
@@ -494,8 +495,7 @@ def _solve_large(problem: Problem, comp: Component, policy: Policy, params: Solv
         round_deadline = time.perf_counter() + (min(remaining, round_limit) if focused is not None
                                                 else max(min(remaining, 5.0), remaining * 0.5))
         all_placed = best is not None and all(best.placed_by_priority.get(q, 0) >= k for q, k in total.items())
-        caps = {"preference": pref_cap_all} if all_placed or (gc and all(
-            _by_priority(problem, incumbent).get(q, 0) >= k for q, k in total.items())) else {}
+        caps = {"preference": pref_cap_all} if all_placed or every_pod else {}
         t0 = time.perf_counter()
         r = _solve_component(problem, comp, built, incumbent, params, round_deadline, state, started,
                              caps=caps, skip=frozenset({"strategy"}) if remaining > 20 else frozenset(),
