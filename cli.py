@@ -443,6 +443,9 @@ def solve(ctx: click.Context, files: Sequence[str], output: str, emit_kind: str,
             plan, greedy = optimal_plan(batch, params, policy, deadline=deadline, interrupt=interrupt,
                                         profile=profile)
             progress(f"greedy (warm start): {len(greedy.placements)} placed: {greedy.wall_seconds:.2f}s")
+            for note in plan.notes:
+                if note.startswith("warm start:"):
+                    progress(note)
     progress(f"search: {plan.status}, {len(plan.placements)} placed: {plan.wall_seconds:.2f}s")
     # with --preempt the final state has no victims and holds their controllers' new pods
     print_plan(after_preemption(cluster, plan), held.into(plan), output, emit_kind, policy, profile,

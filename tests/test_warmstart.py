@@ -1,0 +1,103 @@
+"""The preference-led pass (optimizer.warmstart): the second warm start the search may start from."""
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from builders import make_node, make_pod, pod_term, selector
+from podplan.models.objects import Cluster, Pod
+from podplan.optimizer.greedy import simulate
+from podplan.optimizer.pipeline import Deadline, optimal_plan
+from podplan.optimizer.policy import Policy
+from podplan.optimizer.registry import DEFAULT_PROFILE
+from podplan.optimizer.runner import SolverParams
+from podplan.optimizer.verify import verify
+from podplan.optimizer.warmstart import PREFERENCE_WEIGHT, lexicographic_value, preference_led, preference_profile
+from test_property_greedy import PROPERTY, clusters, describe
+
+H = "kubernetes.io/hostname"
+
+
+def _nodes(n: int) -> tuple:
+    return tuple(make_node(f"n{i}").label(H, f"n{i}").alloc(cpu="4", memory="16Gi", pods=110).build()
+                 for i in range(n))
+
+
+def _replicas(name: str, k: int, start: int, cpu: str, priority: int = 0, **fields) -> list[Pod]:
+    out = []
+    for i in range(k):
+        b = make_pod(f"{name}-{i}").label("app", name).req(cpu=cpu).priority(priority).set(
+            workload=f"Deployment/default/{name}", order=start + i)
+        for method, args in fields.items():
+            b = getattr(b, method)(*args)
+        out.append(b.build())
+    return out
+
+
+def _fillers_first(filler_priority: int = 0) -> Cluster:
+    """A cache on n0; eight one-cpu fillers that arrive first and that greedy spreads two per node (n0 too);
+    six half-cpu webs that prefer the cache's node, which holds all six only if no filler is there."""
+    cache = make_pod("cache").label("app", "cache").req(cpu="500m").on("n0").build()
+    fillers = _replicas("filler", 8, 0, "1", priority=filler_priority)
+    webs = _replicas("web", 6, 8, "500m", preferred_pod_affinity=(10, pod_term(H, selector(app="cache"))))
+    return Cluster(nodes=_nodes(4), pods=(cache,), pending=tuple(fillers + webs))
+
+
+def _on(placements: dict[str, str], prefix: str, node: str) -> int:
+    return sum(1 for k, n in placements.items() if k.startswith(f"default/{prefix}-") and n == node)
+
+
+def test_webs_queued_before_the_fillers_that_arrived_first_get_their_caches_node() -> None:
+    cluster = _fillers_first()
+    greedy = simulate(cluster)
+    led = preference_led(cluster, 0, gangs=None, profile=DEFAULT_PROFILE, policy=Policy())
+    assert led is not None and verify(cluster, led.placements).ok
+    assert _on(greedy.placements, "web", "n0") < 6 and _on(led.placements, "web", "n0") == 6
+    assert len(led.placements) == len(greedy.placements) == 14
+    assert lexicographic_value(cluster, led, Policy()) == ((14,), 60)
+    assert lexicographic_value(cluster, led, Policy()) > lexicographic_value(cluster, greedy, Policy())
+
+
+def test_a_pod_with_preferences_never_jumps_a_higher_priority_pod() -> None:
+    cluster = _fillers_first(filler_priority=100)
+    led = preference_led(cluster, 0, gangs=None, profile=DEFAULT_PROFILE, policy=Policy())
+    assert led is not None
+    # the fillers still go first and take two cpus of n0: three webs fit beside the cache
+    assert _on(led.placements, "filler", "n0") == 2 and _on(led.placements, "web", "n0") == 3
+
+
+def test_the_pass_scores_every_node_and_weighs_up_only_the_terms_the_policy_pays() -> None:
+    profile = preference_profile(DEFAULT_PROFILE, Policy())
+    weights = {p.name: profile.weight(p) for p in profile.scorers}
+    assert profile.percentage_of_nodes_to_score == 100
+    assert weights["InterPodAffinity"] == weights["NodeAffinity"] == PREFERENCE_WEIGHT
+    assert weights["TaintToleration"] == weights["PodTopologySpread"] == PREFERENCE_WEIGHT
+    assert weights["NodeResourcesFit"] == weights["NodeResourcesBalancedAllocation"] == 1
+    unpaid = preference_profile(DEFAULT_PROFILE, Policy(pod_affinity=0, pod_anti_affinity=0))
+    assert unpaid.weight(unpaid.plugin("InterPodAffinity")) == DEFAULT_PROFILE.weight(
+        DEFAULT_PROFILE.plugin("InterPodAffinity"))
+
+
+def test_a_cluster_without_preferences_gets_no_second_pass() -> None:
+    cluster = Cluster(nodes=_nodes(2), pending=tuple(_replicas("plain", 3, 0, "1")))
+    assert preference_led(cluster, 0, gangs=None, profile=DEFAULT_PROFILE, policy=Policy()) is None
+
+
+def test_solve_starts_from_the_better_warm_start_and_says_which() -> None:
+    cluster = _fillers_first()
+    plan, greedy = optimal_plan(cluster, SolverParams(time_limit=10, workers=1), Policy(),
+                                deadline=Deadline.start(10))
+    assert greedy.placements == simulate(cluster).placements  # compare's greedy column stays kube-scheduler's
+    assert any(n.startswith("warm start: the preference-led pass") for n in plan.notes), plan.notes
+    assert plan.status == "OPTIMAL" and plan.gaps["preference"]["value"] == 60
+
+
+@PROPERTY
+@given(clusters(), st.integers(0, 3))
+def test_every_plan_of_the_preference_led_pass_passes_the_verifier(cluster: Cluster, seed: int) -> None:
+    led = preference_led(cluster, seed, gangs=None, profile=DEFAULT_PROFILE, policy=Policy())
+    if led is None:
+        return
+    report = verify(cluster, led.placements)
+    failures = [v for v in report.violations if not v.preexisting]
+    assert not failures, f"{describe(cluster)}\nplacements {led.placements}\n{failures}"
