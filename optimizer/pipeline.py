@@ -1,5 +1,5 @@
-"""One pipeline for every optimal plan: greedy warm start (its share of the time) -> CP-SAT search -> verify
-gate -> plan. solve, compare (both optimal columns), explain --why-pending and the benchmarks all go through
+"""One pipeline for every optimal plan: greedy warm start (its share of the time) -> the preference-led pass
+(optimizer.warmstart; the better of the two is the incumbent) -> CP-SAT search -> verify gate -> plan. solve, compare (both optimal columns), explain --why-pending and the benchmarks all go through
 `optimal_plan`; `simulate` goes through `greedy_plan`.
 
 Time: `Deadline` starts when the command starts (before the input is read), so `--time-limit` is a promise
