@@ -29,7 +29,7 @@ from .registry import DEFAULT_PROFILE
 from .runner import NEVER, Interrupt, SolverParams
 from .solve import solve
 from .verify import Report, verify
-from .warmstart import lexicographic_value, preference_led
+from .warmstart import placed_by_priority, preference, preference_led
 
 GREEDY_SHARE = 0.5  # of the time left when greedy starts; the search gets the rest (and what greedy leaves)
 # Of the time left after greedy, what the preference-led pass may take (measured: 45 s of 300 at 5,000 nodes,
@@ -118,8 +118,8 @@ def _better_start(cluster: Cluster, params: SolverParams, policy: Policy, profil
                   interrupt: Interrupt) -> tuple[Plan, str]:
     """The search's incumbent: greedy's plan, or the preference-led pass's (optimizer.warmstart) when that is
     better on the objective (placed per priority, then P); with a note saying which and why."""
-    if interrupt.is_set() or end - time.perf_counter() < 1.0:
-        return greedy, ""
+    if interrupt.is_set() or end - time.perf_counter() < max(1.0, 2 * greedy.wall_seconds):
+        return greedy, ""  # the pass costs about what greedy did: it would not finish, or leave the search nothing
     t0 = time.perf_counter()
     led = preference_led(cluster, params.seed, gangs=find_gangs(cluster, params.gang), profile=profile,
                          policy=policy, interrupt=interrupt,
@@ -127,8 +127,11 @@ def _better_start(cluster: Cluster, params: SolverParams, policy: Policy, profil
     if led is None or interrupt.is_set():
         return greedy, ""
     spent = time.perf_counter() - t0
-    g_placed, g_pref = lexicographic_value(cluster, greedy, policy)
-    l_placed, l_pref = lexicographic_value(cluster, led, policy)
+    g_placed, l_placed = placed_by_priority(cluster, greedy), placed_by_priority(cluster, led)
+    if l_placed < g_placed:
+        return greedy, (f"warm start: greedy's plan (the preference-led pass, {spent:.1f}s, placed "
+                        f"{sum(l_placed)}: fewer)")
+    g_pref, l_pref = preference(cluster, greedy, policy), preference(cluster, led, policy)
     if (l_placed, l_pref) > (g_placed, g_pref):
         return led, (f"warm start: the preference-led pass ({spent:.1f}s; placed {sum(l_placed)}, preference "
                      f"{l_pref}; greedy: placed {sum(g_placed)}, preference {g_pref})")

@@ -94,12 +94,15 @@ def preference_led(cluster: Cluster, seed: int, *, gangs: Gangs | None, profile:
                     profile=preference_profile(profile, policy), interrupt=interrupt, deadline=deadline)
 
 
-def lexicographic_value(cluster: Cluster, plan: Plan, policy: Policy) -> tuple[tuple[int, ...], int]:
-    """(pods placed per priority, highest first; P of the final state): the objective solve maximises."""
+def placed_by_priority(cluster: Cluster, plan: Plan) -> tuple[int, ...]:
+    """Pods `plan` places per priority of the pending pods, highest first: solve's first objective level."""
     priority = {p.key: p.priority for p in cluster.pending}
-    prios = sorted(set(priority.values()), reverse=True)
-    placed = {q: 0 for q in prios}
+    placed = {q: 0 for q in sorted(set(priority.values()), reverse=True)}
     for key in plan.placements:
         placed[priority[key]] += 1
-    p = sum(preference_terms(cluster, final_state(cluster, plan.placements), policy).values())
-    return tuple(placed[q] for q in prios), p
+    return tuple(placed.values())
+
+
+def preference(cluster: Cluster, plan: Plan, policy: Policy) -> int:
+    """P of `plan`'s final state, as the verifier scores it: solve's second level."""
+    return sum(preference_terms(cluster, final_state(cluster, plan.placements), policy).values())

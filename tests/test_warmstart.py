@@ -12,7 +12,8 @@ from podplan.optimizer.policy import Policy
 from podplan.optimizer.registry import DEFAULT_PROFILE
 from podplan.optimizer.runner import SolverParams
 from podplan.optimizer.verify import verify
-from podplan.optimizer.warmstart import PREFERENCE_WEIGHT, lexicographic_value, preference_led, preference_profile
+from podplan.optimizer.warmstart import (PREFERENCE_WEIGHT, placed_by_priority, preference, preference_led,
+                                         preference_profile)
 from test_property_greedy import PROPERTY, clusters, describe
 
 H = "kubernetes.io/hostname"
@@ -54,8 +55,8 @@ def test_webs_queued_before_the_fillers_that_arrived_first_get_their_caches_node
     assert led is not None and verify(cluster, led.placements).ok
     assert _on(greedy.placements, "web", "n0") < 6 and _on(led.placements, "web", "n0") == 6
     assert len(led.placements) == len(greedy.placements) == 14
-    assert lexicographic_value(cluster, led, Policy()) == ((14,), 60)
-    assert lexicographic_value(cluster, led, Policy()) > lexicographic_value(cluster, greedy, Policy())
+    assert placed_by_priority(cluster, led) == placed_by_priority(cluster, greedy) == (14,)
+    assert preference(cluster, led, Policy()) == 60 > preference(cluster, greedy, Policy())
 
 
 def test_a_pod_with_preferences_never_jumps_a_higher_priority_pod() -> None:
@@ -101,3 +102,10 @@ def test_every_plan_of_the_preference_led_pass_passes_the_verifier(cluster: Clus
     report = verify(cluster, led.placements)
     failures = [v for v in report.violations if not v.preexisting]
     assert not failures, f"{describe(cluster)}\nplacements {led.placements}\n{failures}"
+
+
+def test_a_time_limit_too_short_for_the_pass_skips_it_and_keeps_greedy_as_the_start() -> None:
+    cluster = _fillers_first()
+    plan, _ = optimal_plan(cluster, SolverParams(time_limit=0.5, workers=1), Policy(), deadline=Deadline.start(0.5))
+    assert not any(n.startswith("warm start:") for n in plan.notes), plan.notes
+    assert verify(cluster, plan.placements).ok
