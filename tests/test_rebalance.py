@@ -323,6 +323,23 @@ def test_a_replacement_kube_scheduler_would_put_elsewhere_lands_as_planned_with_
     assert w.temporary == ("n2",) and w.cordon == ("n1", "n2")
 
 
+def test_a_move_no_cordon_can_steer_is_blocked_with_the_node_kube_scheduler_would_choose(monkeypatch) -> None:
+    # the case above with no temporary cordon allowed: kube-scheduler's NodeAffinity score sends the
+    # replacement to n2, which makes the target worse (n2 would be the hottest node), so the move is blocked
+    # and says where kube-scheduler would bind it
+    from podplan.optimizer.rebalance import landing
+    monkeypatch.setattr(landing, "TEMPORARY_CORDONS", (0, 0.0))
+    busy = make_pod("batch").req(cpu="2", memory="4Gi").on("n2").build()
+    web = replica("web-0", "n1", "web").preferred_node_affinity(100, term(req("tier", "In", "b"))).build()
+    cluster = cluster_of([node("n1"), node("n2", tier="b"), node("n3")], [busy, web])
+    plan = plan_for(cluster, "", drain=("n1",))
+    assert not plan.waves and not plan.complete
+    (blocked,) = plan.blocked
+    assert blocked.pod == "default/web-0"
+    assert "kube-scheduler would bind its replacement on n2, and cordoning 0 node(s) (at most 0) does not " \
+           "steer it" in blocked.reason
+
+
 def test_two_pods_that_must_swap_full_nodes_move_in_one_wave() -> None:
     a = replica("a-0", "n1", "a", cpu="3").node_selector(disk="ssd").build()
     b = replica("b-0", "n2", "b", cpu="3").node_selector(disk="hdd").build()

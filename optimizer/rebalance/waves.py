@@ -38,7 +38,7 @@ from .metrics import occupied, state_values
 from .movable import as_pending
 from .plan import DRAIN, Blocked, Landing, Move, RebalanceParams, Target, Wave
 from .states import state_of
-from .target_model import level_names
+from .target_model import SENSE, level_names
 
 GROUP_LIMIT = 8  # moves tried together when one does not fit alone
 ORDER_LIMIT = 30  # waves up to which replacements with fewer feasible nodes are evicted first
@@ -357,6 +357,10 @@ def plan_waves(cluster: Cluster, moves: Sequence[Move], params: RebalanceParams,
                     wave = [replace(m, target=alone[i]) for i, m in enumerate(wave)]
                     remaining = [replace(m, target=changes[m.key]) if m.key in changes else m for m in remaining]
         temp, alone, outcome, missing = w.land(wave)
+        for i in missing:
+            # the reason a move left over at the end reports, unless a later trial finds another
+            w.why[wave[i].key] = (f"kube-scheduler would bind its replacement on {outcome[i] or 'no node'}, and "
+                                  f"cordoning {len(temp)} node(s) (at most {w.lander.max_cordons}) does not steer it")
         if missing:
             # cordons cannot steer them: the replacements that took another move's node wait for a later
             # wave (else the last one that missed)
@@ -364,6 +368,7 @@ def plan_waves(cluster: Cluster, moves: Sequence[Move], params: RebalanceParams,
             first = wave[missing[0]].key  # scheduled first among them: the others' arrivals cannot move it
             return wave, list(set(thieves) - {first} or set(thieves) or {wave[missing[-1]].key}), False
         if not w.verified(wave):
+            w.why[wave[-1].key] = "the state after its wave fails the verifier"
             return wave, [wave[-1].key], False
         budgets = w.budgets()
         cost = {m.key: w.cost(m, budgets) for m in wave}
@@ -477,13 +482,18 @@ class _Acceptance:
         ok = False
         try:
             values = self._values(changes, old, occupied_before)
-            ok = all(values[n] == self.best[n] for n in self.levels) and self._valid(changes, nodes)
+            ok = self._key(values) >= self._key(self.best) and self._valid(changes, nodes)
         finally:
             if not ok:
                 self._move({k: self.planned[k] for k in changes})
         if ok:
             self.planned.update(changes)
+            self.best = values
         return ok
+
+    def _key(self, values: Mapping[str, int]) -> tuple[int, ...]:
+        """The levels in lexicographic order, each signed so that larger is better (a drained node's pods: fewer)."""
+        return tuple(values[n] if SENSE.get(n, "min") == "max" else -values[n] for n in self.levels)
 
     def _values(self, changes: Mapping[str, str], old: Mapping[str, str],
                 occupied_before: Mapping[str, bool]) -> dict[str, int]:
