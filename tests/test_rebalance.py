@@ -323,20 +323,35 @@ def test_a_replacement_kube_scheduler_would_put_elsewhere_lands_as_planned_with_
     assert w.temporary == ("n2",) and w.cordon == ("n1", "n2")
 
 
-def test_a_move_no_cordon_can_steer_is_blocked_with_the_node_kube_scheduler_would_choose(monkeypatch) -> None:
+def test_a_drained_pod_no_cordon_can_steer_lands_where_kube_scheduler_binds_it(monkeypatch) -> None:
     # the case above with no temporary cordon allowed: kube-scheduler's NodeAffinity score sends the
-    # replacement to n2, which makes the target worse (n2 would be the hottest node), so the move is blocked
-    # and says where kube-scheduler would bind it
+    # replacement to n2 rather than the planned n3; leaving n1 there beats staying on the drained node
     from podplan.optimizer.rebalance import landing
     monkeypatch.setattr(landing, "TEMPORARY_CORDONS", (0, 0.0))
     busy = make_pod("batch").req(cpu="2", memory="4Gi").on("n2").build()
     web = replica("web-0", "n1", "web").preferred_node_affinity(100, term(req("tier", "In", "b"))).build()
     cluster = cluster_of([node("n1"), node("n2", tier="b"), node("n3")], [busy, web])
     plan = plan_for(cluster, "", drain=("n1",))
+    check_plan(cluster, plan)
+    (w,) = plan.waves
+    assert plan.complete and w.moves[0].target == "n2" and w.temporary == ()
+    assert (w.landing[0].alone, w.landing[0].cordoned) == ("n2", "n2")
+
+
+def test_a_move_no_cordon_can_steer_and_worth_less_than_staying_is_blocked_naming_kube_schedulers_node(
+        monkeypatch) -> None:
+    # pack plans web-0 onto n2 to empty n1; kube-scheduler's LeastAllocated binds the replacement on the empty
+    # n3 instead, which empties no node for a move: worse than not moving, so the move is left over, and says why
+    from podplan.optimizer.rebalance import landing
+    monkeypatch.setattr(landing, "TEMPORARY_CORDONS", (0, 0.0))
+    busy = make_pod("batch").req(cpu="2", memory="4Gi").on("n2").build()
+    web = replica("web-0", "n1", "web").build()
+    cluster = cluster_of([node("n1"), node("n2"), node("n3")], [busy, web])
+    plan = plan_for(cluster, "pack")
     assert not plan.waves and not plan.complete
     (blocked,) = plan.blocked
     assert blocked.pod == "default/web-0"
-    assert "kube-scheduler would bind its replacement on n2, and cordoning 0 node(s) (at most 0) does not " \
+    assert "kube-scheduler would bind its replacement on n3, and cordoning 0 node(s) (at most 0) does not " \
            "steer it" in blocked.reason
 
 

@@ -9,8 +9,10 @@ alone is tried with the moves it depends on (up to GROUP_LIMIT): the move of the
 its node, the partner its affinity needs (a swap, a co-located pair). Every state between waves is checked
 with the verifier (existing = pods not moved yet, placed = the replacements); a wave that fails it is shrunk.
 A wave is then landed (landing.py): where kube-scheduler's nodes differ from the plan and make a target that
-is valid and equal on every level, the plan takes them (nothing to steer); moves cordons cannot steer wait for
-a later wave. When no wave can be built, each remaining move is tried as the start of a wave of its own. Moves
+is valid and no worse on the goal's levels, the plan takes them (nothing to steer); where temporary cordons
+cannot steer them either, the plan takes kube-scheduler's nodes when the target with them is no worse than
+with those pods staying put (a pod off the hottest node lands on kube-scheduler's cool node, not the planned
+one), and otherwise the moves wait for a later wave. When no wave can be built, each remaining move is tried as the start of a wave of its own. Moves
 no wave can make are `blocked`, with the state they would break and the budget that forbids the moves that
 would have to go with them.
 
@@ -328,13 +330,14 @@ def eviction_order(moves: Iterable[Move], choices: Mapping[str, int] | None = No
 
 def plan_waves(cluster: Cluster, moves: Sequence[Move], params: RebalanceParams, healthy: Mapping[str, bool],
                initial_bad: Mapping[str, set[str]], retire: Sequence[str] = (),
-               accept: Callable[[Mapping[str, str]], bool] | None = None, deadline: float | None = None,
+               accept: Callable[[Mapping[str, str], bool], bool] | None = None, deadline: float | None = None,
                watch: "_Watch | None" = None) -> tuple[list[Wave], list[tuple[Move, str]], dict[str, str]]:
     """Waves for `moves` (in priority order: drained nodes first), the moves no wave can make with why, and
     where every pod is after the waves. `retire`: nodes the target empties, cordoned like drained ones.
-    `accept(changes)`: whether the target with these pods sent elsewhere is as good (every level equal) and
-    valid; then a wave whose replacements kube-scheduler lands differently takes kube-scheduler's nodes
-    (no cordon needed) instead of being split. At `deadline` (or Ctrl-C) the waves planned so far stand and the
+    `accept(changes, or_staying)`: whether the target with these pods sent elsewhere is valid and as good (no
+    level worse, lexicographically) or, with `or_staying`, no worse than with those pods not moving; then a
+    wave whose replacements kube-scheduler lands differently takes kube-scheduler's nodes (no cordon needed)
+    instead of being split; when cordons cannot steer them either, it takes them if they beat not moving. At `deadline` (or Ctrl-C) the waves planned so far stand and the
     moves left are returned as not made, with why."""
     w = _Waves(cluster, params, healthy, initial_bad, retire, watch)
     drain_rank = {d: i for i, d in enumerate(params.drain)}
@@ -353,10 +356,18 @@ def plan_waves(cluster: Cluster, moves: Sequence[Move], params: RebalanceParams,
             alone = w.lander.simulate(wave, w.drain_cordons)
             if all(alone) and mismatches(wave, alone):
                 changes = {m.key: n for m, n in zip(wave, alone) if n != m.target}
-                if changes and accept(changes):
+                if changes and accept(changes, False):
                     wave = [replace(m, target=alone[i]) for i, m in enumerate(wave)]
                     remaining = [replace(m, target=changes[m.key]) if m.key in changes else m for m in remaining]
         temp, alone, outcome, missing = w.land(wave)
+        if missing and accept is not None and len(wave) == 1 and all(alone):
+            # a move no cordon steers, tried in a wave of its own (every larger wave failed): kube-scheduler's
+            # own node, when the target with it is no worse than with the pod staying where it is
+            changes = {m.key: n for m, n in zip(wave, alone) if n != m.target}
+            if changes and accept(changes, True):
+                wave = [replace(m, target=alone[i]) for i, m in enumerate(wave)]
+                remaining = [replace(m, target=changes[m.key]) if m.key in changes else m for m in remaining]
+                temp, alone, outcome, missing = w.land(wave)
         for i in missing:
             # the reason a move left over at the end reports, unless a later trial finds another
             w.why[wave[i].key] = (f"kube-scheduler would bind its replacement on {outcome[i] or 'no node'}, and "
@@ -474,15 +485,29 @@ class _Acceptance:
         self._judge: Lander | None = None  # the vectorized filters over the target state, made on first use
         self.origin = {p.key: p.node_name for p in free}
 
-    def accept(self, changes: Mapping[str, str]) -> bool:
+    def accept(self, changes: Mapping[str, str], or_staying: bool = False) -> bool:
+        """Take `changes` (pod -> kube-scheduler's node) into the target when the target stays as good or gets
+        better; `or_staying`: also when it is at least as good as those pods not moving at all (what the plan
+        reaches when no cordon steers them to the planned nodes)."""
         nodes = {self.full[k] for k in changes} | set(changes.values())
         old = {k: self.full[k] for k in changes}
+        floor = self.best
+        if or_staying:
+            stay = {k: self.origin[k] for k in changes}
+            around = nodes | set(stay.values())
+            occupied_planned = {n: occupied(self.state.nodes[n]) for n in around if n not in self.params.drain}
+            self._move(stay)
+            try:
+                staying = self._values(stay, old, occupied_planned)
+            finally:
+                self._move(old)
+            floor = min(floor, staying, key=self._key)
         occupied_before = {n: occupied(self.state.nodes[n]) for n in nodes if n not in self.params.drain}
         self._move(changes)
         ok = False
         try:
             values = self._values(changes, old, occupied_before)
-            ok = self._key(values) >= self._key(self.best) and self._valid(changes, nodes)
+            ok = self._key(values) >= self._key(floor) and self._valid(changes, nodes)
         finally:
             if not ok:
                 self._move({k: self.planned[k] for k in changes})
