@@ -309,14 +309,20 @@ def test_prefs_moves_a_pod_to_the_node_it_prefers() -> None:
 # ------------------------------------------------------------------------------------------------ waves and landing
 
 
-def test_a_replacement_kube_scheduler_would_put_elsewhere_lands_as_planned_with_a_temporary_cordon() -> None:
-    # web-0 prefers n2 (kube-scheduler's NodeAffinity score sends its replacement there); the drain's
-    # tie-break (lowest utilisation) plans n3: the wave cordons n2 for the time of the wave
+def _drain_n1_of_a_pod_preferring_n2() -> tuple[Cluster, RebalancePlan]:
+    """web-0 on n1 prefers n2 (kube-scheduler's NodeAffinity score sends its replacement there); draining n1,
+    the tie-break (lowest utilisation) plans n3. The plan, checked wave by wave."""
     busy = make_pod("batch").req(cpu="2", memory="4Gi").on("n2").build()
     web = replica("web-0", "n1", "web").preferred_node_affinity(100, term(req("tier", "In", "b"))).build()
     cluster = cluster_of([node("n1"), node("n2", tier="b"), node("n3")], [busy, web])
     plan = plan_for(cluster, "", drain=("n1",))
     check_plan(cluster, plan)
+    return cluster, plan
+
+
+def test_a_replacement_kube_scheduler_would_put_elsewhere_lands_as_planned_with_a_temporary_cordon() -> None:
+    # the wave cordons n2 for the time of the wave
+    _, plan = _drain_n1_of_a_pod_preferring_n2()
     (w,) = plan.waves
     assert w.moves[0].target == "n3"
     assert (w.landing[0].alone, w.landing[0].cordoned) == ("n2", "n3")
@@ -328,11 +334,7 @@ def test_a_drained_pod_no_cordon_can_steer_lands_where_kube_scheduler_binds_it(m
     # replacement to n2 rather than the planned n3; leaving n1 there beats staying on the drained node
     from podplan.optimizer.rebalance import landing
     monkeypatch.setattr(landing, "TEMPORARY_CORDONS", (0, 0.0))
-    busy = make_pod("batch").req(cpu="2", memory="4Gi").on("n2").build()
-    web = replica("web-0", "n1", "web").preferred_node_affinity(100, term(req("tier", "In", "b"))).build()
-    cluster = cluster_of([node("n1"), node("n2", tier="b"), node("n3")], [busy, web])
-    plan = plan_for(cluster, "", drain=("n1",))
-    check_plan(cluster, plan)
+    _, plan = _drain_n1_of_a_pod_preferring_n2()
     (w,) = plan.waves
     assert plan.complete and w.moves[0].target == "n2" and w.temporary == ()
     assert (w.landing[0].alone, w.landing[0].cordoned) == ("n2", "n2")
