@@ -109,3 +109,16 @@ def test_a_time_limit_too_short_for_the_pass_skips_it_and_keeps_greedy_as_the_st
     plan, _ = optimal_plan(cluster, SolverParams(time_limit=0.5, workers=1), Policy(), deadline=Deadline.start(0.5))
     assert not any(n.startswith("warm start:") for n in plan.notes), plan.notes
     assert verify(cluster, plan.placements).ok
+
+
+def test_ctrl_c_before_the_search_prints_the_warm_start_at_once_as_a_feasible_plan() -> None:
+    from podplan.optimizer.runner import Interrupt
+
+    cluster = _fillers_first()
+    start = simulate(cluster)
+    interrupt = Interrupt()
+    interrupt.stop()  # Ctrl-C once the warm start is there: the search never starts
+    plan, _ = optimal_plan(cluster, SolverParams(time_limit=10, workers=1), Policy(), deadline=Deadline.start(10),
+                           interrupt=interrupt, warm_start=start)
+    assert plan.status == "FEASIBLE" and plan.placements == start.placements and len(plan.placements) == 14
+    assert plan.notes[-1] == "interrupted: best plan found so far (the search had not started)"
