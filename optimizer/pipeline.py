@@ -97,15 +97,17 @@ def optimal_plan(cluster: Cluster, params: SolverParams, policy: Policy | None =
     """(the optimal plan; the greedy plan it started from), within `deadline` less the output reserve, which
     pays for the one verify gate (`check`) every caller passes the plan through before printing it: solve's
     print_plan, compare's columns, explain --why-pending. `warm_start`: a verified plan to start from instead
-    of running greedy (compare's re-placement starts from the plain optimum)."""
+    of running greedy (compare's re-placement starts from the plain optimum); the preference-led pass may
+    still replace it as the incumbent, as it may replace greedy's."""
     policy = policy or Policy()
     end = deadline.at - reserve(cluster, deadline.limit)
-    start, note = warm_start, ""
+    name = "the given warm start"
     if warm_start is None:
         greedy_end = time.perf_counter() + max(0.0, end - time.perf_counter()) * GREEDY_SHARE
         warm_start = greedy_plan(cluster, params.seed, gang=params.gang, profile=profile, interrupt=interrupt,
                                  deadline=greedy_end)
-        start, note = _better_start(cluster, params, policy, profile, warm_start, end, interrupt)
+        name = "greedy's plan"
+    start, note = _better_start(cluster, params, policy, profile, warm_start, name, end, interrupt)
     if interrupt.is_set():
         # Ctrl-C before the search: the warm start is the best plan there is (building the search's problem
         # alone takes 7 s at 5,000 nodes)
@@ -120,26 +122,27 @@ def optimal_plan(cluster: Cluster, params: SolverParams, policy: Policy | None =
     return plan, warm_start
 
 
-def _better_start(cluster: Cluster, params: SolverParams, policy: Policy, profile: Profile, greedy: Plan, end: float,
-                  interrupt: Interrupt) -> tuple[Plan, str]:
-    """The search's incumbent: greedy's plan, or the preference-led pass's (optimizer.warmstart) when that is
-    better on the objective (placed per priority, then P); with a note saying which and why."""
-    if interrupt.is_set() or end - time.perf_counter() < max(1.0, 2 * greedy.wall_seconds):
-        return greedy, ""  # the pass costs about what greedy did: it would not finish, or leave the search nothing
+def _better_start(cluster: Cluster, params: SolverParams, policy: Policy, profile: Profile, given: Plan, name: str,
+                  end: float, interrupt: Interrupt) -> tuple[Plan, str]:
+    """The search's incumbent: `given` (greedy's plan, or compare's plain optimum), or the preference-led
+    pass's (optimizer.warmstart) when that is better on the objective (placed per priority, then P); with a
+    note saying which and why."""
+    if interrupt.is_set() or end - time.perf_counter() < max(1.0, 2 * given.wall_seconds):
+        return given, ""  # the pass costs about what greedy did: it would not finish, or leave the search nothing
     t0 = time.perf_counter()
     led = preference_led(cluster, params.seed, gangs=find_gangs(cluster, params.gang), profile=profile,
                          policy=policy, interrupt=interrupt,
                          deadline=t0 + max(0.0, end - t0) * PREFERENCE_SHARE)
     if led is None or interrupt.is_set():
-        return greedy, ""
+        return given, ""
     spent = time.perf_counter() - t0
-    g_placed, l_placed = placed_by_priority(cluster, greedy), placed_by_priority(cluster, led)
+    g_placed, l_placed = placed_by_priority(cluster, given), placed_by_priority(cluster, led)
     if l_placed < g_placed:
-        return greedy, (f"warm start: greedy's plan (the preference-led pass, {spent:.1f}s, placed "
-                        f"{sum(l_placed)}: fewer)")
-    g_pref, l_pref = preference(cluster, greedy, policy), preference(cluster, led, policy)
+        return given, (f"warm start: {name} (the preference-led pass, {spent:.1f}s, placed {sum(l_placed)}: "
+                       "fewer)")
+    g_pref, l_pref = preference(cluster, given, policy), preference(cluster, led, policy)
     if (l_placed, l_pref) > (g_placed, g_pref):
         return led, (f"warm start: the preference-led pass ({spent:.1f}s; placed {sum(l_placed)}, preference "
-                     f"{l_pref}; greedy: placed {sum(g_placed)}, preference {g_pref})")
-    return greedy, (f"warm start: greedy's plan (the preference-led pass, {spent:.1f}s, placed {sum(l_placed)}, "
-                    f"preference {l_pref}: no better)")
+                     f"{l_pref}; {name}: placed {sum(g_placed)}, preference {g_pref})")
+    return given, (f"warm start: {name} (the preference-led pass, {spent:.1f}s, placed {sum(l_placed)}, "
+                   f"preference {l_pref}: no better)")

@@ -122,3 +122,44 @@ def test_ctrl_c_before_the_search_prints_the_warm_start_at_once_as_a_feasible_pl
                            interrupt=interrupt, warm_start=start)
     assert plan.status == "FEASIBLE" and plan.placements == start.placements and len(plan.placements) == 14
     assert plan.notes[-1] == "interrupted: best plan found so far (the search had not started)"
+
+
+def _cache_pending_after_its_webs() -> Cluster:
+    """Four webs that prefer their cache's node, queued before the cache (pending too, as in compare's
+    re-placement); the cache requires nothing."""
+    webs = _replicas("web", 4, 0, "500m", preferred_pod_affinity=(10, pod_term(H, selector(app="cache"))))
+    cache = _replicas("cache", 1, 4, "500m")
+    return Cluster(nodes=_nodes(3), pending=tuple(webs + cache))
+
+
+def test_the_pods_a_pending_pods_affinity_term_is_drawn_to_are_the_targets() -> None:
+    from podplan.optimizer.warmstart import targets
+
+    cluster = _cache_pending_after_its_webs()
+    assert targets(cluster, Policy()) == {"default/cache-0"}
+    assert targets(cluster, Policy(pod_affinity=0)) == set()  # a preferred term P does not pay draws nobody
+    required = Cluster(nodes=_nodes(3), pending=tuple(
+        _replicas("web", 2, 0, "500m", pod_affinity=(pod_term(H, selector(app="cache")),))
+        + _replicas("cache", 1, 2, "500m")))
+    assert targets(required, Policy(pod_affinity=0)) == {"default/cache-0"}
+
+
+def test_a_pending_cache_is_placed_before_the_webs_that_prefer_it() -> None:
+    cluster = _cache_pending_after_its_webs()
+    greedy = simulate(cluster)
+    led = preference_led(cluster, 0, gangs=None, profile=DEFAULT_PROFILE, policy=Policy())
+    assert led is not None and verify(cluster, led.placements).ok
+    cache_node = led.placements["default/cache-0"]
+    assert _on(led.placements, "web", cache_node) == 4 and preference(cluster, led, Policy()) == 40
+    assert preference(cluster, greedy, Policy()) < 40
+
+
+def test_a_given_warm_start_is_replaced_by_the_pass_when_the_pass_is_better() -> None:
+    cluster = _cache_pending_after_its_webs()
+    given = simulate(cluster)
+    plan, returned = optimal_plan(cluster, SolverParams(time_limit=10, workers=1), Policy(),
+                                  deadline=Deadline.start(10), warm_start=given)
+    assert returned is given
+    assert any(n.startswith("warm start: the preference-led pass") and "the given warm start" in n
+               for n in plan.notes), plan.notes
+    assert plan.status == "OPTIMAL" and plan.gaps["preference"]["value"] == 40
