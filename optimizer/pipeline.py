@@ -1,6 +1,7 @@
 """One pipeline for every optimal plan: greedy warm start (its share of the time) -> the preference-led pass
-(optimizer.warmstart; the better of the two is the incumbent) -> CP-SAT search -> verify gate -> plan. solve, compare (both optimal columns), explain --why-pending and the benchmarks all go through
-`optimal_plan`; `simulate` goes through `greedy_plan`.
+(optimizer.warmstart; the better of the two is the incumbent) -> CP-SAT search -> verify gate -> plan. solve,
+compare (both optimal columns), explain --why-pending and the benchmarks all go through `optimal_plan`;
+`simulate` goes through `greedy_plan`.
 
 Time: `Deadline` starts when the command starts (before the input is read), so `--time-limit` is a promise
 for the whole command: loading, greedy, search, verification and output. The greedy warm start gets a share of

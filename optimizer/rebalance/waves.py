@@ -12,9 +12,10 @@ A wave is then landed (landing.py): where kube-scheduler's nodes differ from the
 is valid and no worse on the goal's levels, the plan takes them (nothing to steer); where temporary cordons
 cannot steer them either, the plan takes kube-scheduler's nodes when the target with them is no worse than
 with those pods staying put (a pod off the hottest node lands on kube-scheduler's cool node, not the planned
-one), and otherwise the moves wait for a later wave. When no wave can be built, each remaining move is tried as the start of a wave of its own. Moves
-no wave can make are `blocked`, with the state they would break and the budget that forbids the moves that
-would have to go with them.
+one), and otherwise the moves wait for a later wave. When no wave can be built, each remaining move is tried
+as the start of a wave of its own. Moves no wave can make are `blocked`, with the state they would break,
+the budget that forbids the moves that would have to go with them, or the node kube-scheduler would bind the
+replacement on.
 
 Waves are greedy, not minimal in number; a PDB that allows one disruption makes one wave per eviction of its
 pods, as the Eviction API would.
@@ -337,8 +338,9 @@ def plan_waves(cluster: Cluster, moves: Sequence[Move], params: RebalanceParams,
     `accept(changes, or_staying)`: whether the target with these pods sent elsewhere is valid and as good (no
     level worse, lexicographically) or, with `or_staying`, no worse than with those pods not moving; then a
     wave whose replacements kube-scheduler lands differently takes kube-scheduler's nodes (no cordon needed)
-    instead of being split; when cordons cannot steer them either, it takes them if they beat not moving. At `deadline` (or Ctrl-C) the waves planned so far stand and the
-    moves left are returned as not made, with why."""
+    instead of being split; when cordons cannot steer them either, it takes them if they beat not moving. At
+    `deadline` (or Ctrl-C) the waves planned so far stand and the moves left are returned as not made, with
+    why."""
     w = _Waves(cluster, params, healthy, initial_bad, retire, watch)
     drain_rank = {d: i for i, d in enumerate(params.drain)}
     # pack: the moves off the nodes with the fewest moves first, node by node, so that waves planned before a
@@ -348,25 +350,29 @@ def plan_waves(cluster: Cluster, moves: Sequence[Move], params: RebalanceParams,
                                              m.source if off else "", m.pod.order))
     waves: list[Wave] = []
     stuck: list[tuple[Move, str]] = []
+    def retarget(wave: list[Move], nodes: Sequence[str], or_staying: bool) -> list[Move]:
+        """The wave sent to kube-scheduler's `nodes` when accept() takes them into the target, else itself."""
+        nonlocal remaining
+        changes = {m.key: n for m, n in zip(wave, nodes) if n != m.target}
+        if not changes or accept is None or not accept(changes, or_staying):
+            return wave
+        remaining = [replace(m, target=changes[m.key]) if m.key in changes else m for m in remaining]
+        return [replace(m, target=n) for m, n in zip(wave, nodes)]
+
     def settle(wave: list[Move]) -> tuple[list[Move], list[str], bool]:
         """Land `wave` (taking kube-scheduler's nodes when as good); (the wave, moves to defer, committed)."""
-        nonlocal remaining
         if accept is not None:
             # kube-scheduler's own nodes first: when they make a target as good, nothing needs steering
             alone = w.lander.simulate(wave, w.drain_cordons)
             if all(alone) and mismatches(wave, alone):
-                changes = {m.key: n for m, n in zip(wave, alone) if n != m.target}
-                if changes and accept(changes, False):
-                    wave = [replace(m, target=alone[i]) for i, m in enumerate(wave)]
-                    remaining = [replace(m, target=changes[m.key]) if m.key in changes else m for m in remaining]
+                wave = retarget(wave, alone, False)
         temp, alone, outcome, missing = w.land(wave)
         if missing and accept is not None and len(wave) == 1 and all(alone):
             # a move no cordon steers, tried in a wave of its own (every larger wave failed): kube-scheduler's
             # own node, when the target with it is no worse than with the pod staying where it is
-            changes = {m.key: n for m, n in zip(wave, alone) if n != m.target}
-            if changes and accept(changes, True):
-                wave = [replace(m, target=alone[i]) for i, m in enumerate(wave)]
-                remaining = [replace(m, target=changes[m.key]) if m.key in changes else m for m in remaining]
+            taken = retarget(wave, alone, True)
+            if taken is not wave:
+                wave = taken
                 temp, alone, outcome, missing = w.land(wave)
         for i in missing:
             # the reason a move left over at the end reports, unless a later trial finds another
