@@ -132,8 +132,8 @@ def _better_start(cluster: Cluster, params: SolverParams, policy: Policy, profil
         return given, ""  # the pass costs about what greedy did: it would not finish, or leave the search nothing
     t0 = time.perf_counter()
     led = preference_led(cluster, params.seed, gangs=find_gangs(cluster, params.gang), profile=profile,
-                         policy=policy, interrupt=interrupt,
-                         deadline=t0 + max(0.0, end - t0) * PREFERENCE_SHARE)
+                         policy=policy, interrupt=interrupt, deadline=t0 + max(0.0, end - t0) * PREFERENCE_SHARE,
+                         all_placed=len(given.placements) == len(cluster.pending))
     if led is None or interrupt.is_set():
         return given, ""
     spent = time.perf_counter() - t0

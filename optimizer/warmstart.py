@@ -118,12 +118,15 @@ def targets(cluster: Cluster, policy: Policy) -> set[str]:
 
 
 def preference_led(cluster: Cluster, seed: int, *, gangs: Gangs | None, profile: Profile, policy: Policy,
-                   interrupt: Interrupt = NEVER, deadline: float | None = None) -> Plan | None:
+                   interrupt: Interrupt = NEVER, deadline: float | None = None,
+                   all_placed: bool = False) -> Plan | None:
     """The preference-led pass (see the module docstring); None when no pending pod has a preference P pays
-    or draws another's pod-affinity term (the pass would only repeat greedy with a different sample)."""
+    or draws another's pod-affinity term (the pass would only repeat greedy with a different sample), or when
+    `all_placed` (the plan to beat places every pod) and no pending pod has a preference P pays (queueing the
+    targets first could only place more)."""
     drawn = targets(cluster, policy)
     tiers = [tier(p, policy, p.key in drawn) for p in cluster.pending]
-    if all(t == 3 for t in tiers):
+    if all(t == 3 for t in tiers) or (all_placed and all(t in (0, 3) for t in tiers)):
         return None
     ranked = sorted(range(len(cluster.pending)), key=lambda i: (tiers[i], cluster.pending[i].order))
     # kube-scheduler's queue takes arrival (Pod.order) after priority: the pass's arrival is its tier order

@@ -163,3 +163,14 @@ def test_a_given_warm_start_is_replaced_by_the_pass_when_the_pass_is_better() ->
     assert any(n.startswith("warm start: the preference-led pass") and "the given warm start" in n
                for n in plan.notes), plan.notes
     assert plan.status == "OPTIMAL" and plan.gaps["preference"]["value"] == 40
+
+
+def test_no_pass_when_the_plan_to_beat_places_every_pod_and_no_pod_has_a_preference() -> None:
+    # webs that require their cache on the node, the cache pending too: the cache is a target, but nothing
+    # is left to gain once every pod is placed
+    cluster = Cluster(nodes=_nodes(3), pending=tuple(
+        _replicas("web", 2, 0, "500m", pod_affinity=(pod_term(H, selector(app="cache")),))
+        + _replicas("cache", 1, 2, "500m")))
+    assert preference_led(cluster, 0, gangs=None, profile=DEFAULT_PROFILE, policy=Policy(), all_placed=True) is None
+    led = preference_led(cluster, 0, gangs=None, profile=DEFAULT_PROFILE, policy=Policy())
+    assert led is not None and len(led.placements) == 3  # the cache first: both webs find it bound
