@@ -28,7 +28,7 @@ import random
 import sys
 import time
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -62,14 +62,14 @@ SECONDS_PER_VARIABLE = 2.0e-4
 # it, the default_lp and max_lp tasks took 16 s and 14 s each and no LNS task ran in a 20 s round. Focused
 # rounds keep CP-SAT's defaults: on their few thousand free variables the LP pays (a 60 s solve of production
 # 1,000 ended 0.3 % below the bound with it, 1.4 % without).
+ROUND_SETTINGS = {"linearization_level": 0, "ignore_subsolvers": ["default_lp", "max_lp", "core", "reduced_costs",
+                                                                   "pseudo_costs", "lb_tree_search"]}
 # Focused rounds (optimizer.neighbourhood.focus): about this many free pods to start with (adapted between
 # the bounds by how long rounds take), this many roomiest candidate nodes per class besides the ones its
 # preferences want, at most this long each (most end proven sooner).
 FOCUS_PODS, FOCUS_PODS_MIN, FOCUS_PODS_MAX = 800, 200, 10_000
 FOCUS_NODES = 8
 FOCUS_ROUND_SECONDS = 3.0
-ROUND_SETTINGS = {"linearization_level": 0, "ignore_subsolvers": ["default_lp", "max_lp", "core", "reduced_costs",
-                                                                   "pseudo_costs", "lb_tree_search"]}
 # Share of a large component's time the packing repair (optimizer.packing) may use when the incumbent leaves
 # pods pending and only resources decide where they go; the neighbourhood rounds get the rest.
 PACKING_SHARE = 0.85
@@ -333,8 +333,8 @@ def solve(cluster: Cluster, params: SolverParams | None = None, policy: Policy |
                                state)
         elif r.placed_bound is None and not _proven(r):
             # CP-SAT proved placed but not P: the relaxation's P bound may be the tighter one
-            r.pref_relaxed = preference_bound(problem, comp, policy, all(
-                r.placed_by_priority.get(q, 0) >= k for q, k in _component_totals(problem, r).items()))
+            r.pref_relaxed = preference_bound(problem, comp, policy,
+                                              _places_all(r.placed_by_priority, _pods_by_priority(problem, r.classes)))
     ordered = [results[comp.index] for comp in problem.components]
     return _assemble(problem, cluster, params, policy, greedy_plan, ordered, started, state)
 
@@ -392,10 +392,8 @@ def _relaxation_bounds(problem: Problem, comp: Component, r: ComponentResult, po
                        deadline: float, state: SolveState) -> None:
     """Fill r.placed_bound and r.pref_bound from optimizer.bound (valid for the full model)."""
     t0 = time.perf_counter()
-    total = {q: 0 for q in {problem.classes[c].priority for c in comp.classes}}
-    for c in comp.classes:
-        total[problem.classes[c].priority] += problem.classes[c].size
-    all_placed = all(r.placed_by_priority.get(q, 0) >= k for q, k in total.items())
+    total = _pods_by_priority(problem, comp.classes)
+    all_placed = _places_all(r.placed_by_priority, total)
     if all_placed:
         r.placed_bound = dict(total)
     else:
@@ -418,6 +416,7 @@ def _solve_large(problem: Problem, comp: Component, policy: Policy, params: Solv
     greedy's plan first; each round's hint and floor is the incumbent, so no round ends below it."""
     rng = random.Random(params.seed)
     incumbent: dict[tuple[int, int], int] = dict(gc or {})
+    total = _pods_by_priority(problem, comp.classes)
     repaired = False
     if gc is not None and packable(problem, comp):
         t0 = time.perf_counter()
@@ -425,29 +424,31 @@ def _solve_large(problem: Problem, comp: Component, policy: Policy, params: Solv
         incumbent = repair(problem, comp, incumbent, t0 + PACKING_SHARE * max(0.0, deadline - keep - t0), params,
                            state.interrupt, state.notes)
         repaired = incumbent != gc
-        if sum(incumbent.values()) < sum(problem.classes[c].size for c in comp.classes):
+        if sum(incumbent.values()) < sum(total.values()):
             deadline -= keep  # pods left pending: the placed bound will be built after the search
         state.timings["packing"] += time.perf_counter() - t0
     best: ComponentResult | None = None
     first: ComponentResult | None = None
-    total = {q: 0 for q in {problem.classes[c].priority for c in comp.classes}}
-    for c in comp.classes:
-        total[problem.classes[c].priority] += problem.classes[c].size
     pref_cap_all = preference_bound(problem, comp, policy, True)
+
+    def reaches_bounds(r: ComponentResult) -> bool:
+        """Every pod placed and P at the relaxation's bound: the part is proven optimal."""
+        return _places_all(r.placed_by_priority, total) and sum(r.terms.values()) >= pref_cap_all
+
     full_size = sum(len(problem.feasible[c]) for c in comp.classes)
     per_var = state.seconds_per_variable  # measured by earlier rounds, if any
     rounds = 0
     stuck: dict[int, int] = {}  # class -> focused rounds that did not pay it more
     # larger parts start with larger rounds: each round rebuilds the whole part's model, so its cost grows
     # with the part even when it frees few pods
-    focus_pods = min(FOCUS_PODS_MAX, max(FOCUS_PODS, sum(problem.classes[c].size for c in comp.classes) // 25))
+    focus_pods = min(FOCUS_PODS_MAX, max(FOCUS_PODS, sum(total.values()) // 25))
     focused_before: set[int] | None = None
     owed_before: dict[int, int] = {}
     while not state.interrupt.is_set():
         now = time.perf_counter()
         remaining = deadline - now
         fixed = len(incumbent)
-        every_pod = bool(incumbent) and all(_by_priority(problem, incumbent).get(q, 0) >= k for q, k in total.items())
+        every_pod = bool(incumbent) and _places_all(_by_priority(problem, incumbent), total)
         focused: set[int] | None = None
         room = room_left(problem, comp, incumbent)  # for focus and candidates alike
         if every_pod:
@@ -494,7 +495,7 @@ def _solve_large(problem: Problem, comp: Component, policy: Policy, params: Solv
         round_limit = max(FOCUS_ROUND_SECONDS, 2 * spent)
         round_deadline = time.perf_counter() + (min(remaining, round_limit) if focused is not None
                                                 else max(min(remaining, 5.0), remaining * 0.5))
-        all_placed = best is not None and all(best.placed_by_priority.get(q, 0) >= k for q, k in total.items())
+        all_placed = best is not None and _places_all(best.placed_by_priority, total)
         caps = {"preference": pref_cap_all} if all_placed or every_pod else {}
         t0 = time.perf_counter()
         r = _solve_component(problem, comp, built, incumbent, params, round_deadline, state, started,
@@ -522,9 +523,7 @@ def _solve_large(problem: Problem, comp: Component, policy: Policy, params: Solv
         if best is None or _lex_key(problem, r) >= _lex_key(problem, best):
             best = r
             incumbent = dict(r.counts)
-        proven = all(best.placed_by_priority.get(q, 0) >= k for q, k in total.items()) and \
-            sum(best.terms.values()) >= pref_cap_all
-        if proven:
+        if reaches_bounds(best):
             break
     if best is None:
         if not repaired:
@@ -535,8 +534,7 @@ def _solve_large(problem: Problem, comp: Component, policy: Policy, params: Solv
         kept.kept = False  # searched (by the repair): its terms are scored from the final state all the same
         return kept
     best.rounds = rounds
-    best.proven_by_bound = all(best.placed_by_priority.get(q, 0) >= k for q, k in total.items()) and \
-        sum(best.terms.values()) >= pref_cap_all
+    best.proven_by_bound = reaches_bounds(best)
     if first is not None:
         best.greedy_levels, best.greedy_pref, best.greedy_note = first.greedy_levels, first.greedy_pref, first.greedy_note
     best.levels = []  # a restricted model's levels prove nothing: bounds come from optimizer.bound
@@ -581,7 +579,7 @@ def _assemble(problem: Problem, cluster: Cluster, params: SolverParams, policy: 
     pref_bound: float = sum(const.values())
     for r in results:
         if r.placed_bound is not None:
-            proven = all(r.placed_by_priority.get(q, 0) >= k for q, k in r.placed_bound.items())
+            proven = _places_all(r.placed_by_priority, r.placed_bound)
             for q, k in r.placed_bound.items():
                 placed_bound_by_prio[q] += max(k, r.placed_by_priority.get(q, 0))
             bound_p = r.pref_bound if r.pref_bound is not None else float("inf")
@@ -594,7 +592,7 @@ def _assemble(problem: Problem, cluster: Cluster, params: SolverParams, policy: 
                 # CP-SAT's weighted bound does not split by priority: every pod of the component counts
                 for q, k in r.placed_by_priority.items():
                     placed_bound_by_prio[q] -= k
-                for q, k in _component_totals(problem, r).items():
+                for q, k in _pods_by_priority(problem, r.classes).items():
                     placed_bound_by_prio[q] += k
             pv = level(r, "preference")
             bound_p = pv.bound if pv is not None else float("inf")  # integral (runner._integral)
@@ -696,11 +694,17 @@ def _pref_tight(r: ComponentResult) -> bool:
     return any(lv.name == "preference" and lv.optimal for lv in r.levels)
 
 
-def _component_totals(problem: Problem, r: ComponentResult) -> dict[int, int]:
+def _pods_by_priority(problem: Problem, classes: Iterable[int]) -> dict[int, int]:
+    """How many pending pods the classes hold, per priority."""
     out: dict[int, int] = defaultdict(int)
-    for c in r.classes:
+    for c in classes:
         out[problem.classes[c].priority] += problem.classes[c].size
-    return out
+    return dict(out)
+
+
+def _places_all(placed: Mapping[int, int], total: Mapping[int, int]) -> bool:
+    """Do the pods placed per priority reach `total` on every priority?"""
+    return all(placed.get(q, 0) >= k for q, k in total.items())
 
 
 def _worse_than_greedy(problem: Problem, results: list[ComponentResult], by_prio: dict[int, int], preference: int,
