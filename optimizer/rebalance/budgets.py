@@ -1,8 +1,8 @@
 """Every PodDisruptionBudget's status (disruption.budget, the Eviction API's arithmetic) as often as the waves
 need it: each PDB's pods and its namespace's workloads are found once, so a wave's budgets cost the PDBs' own
 pods, not (PDBs × pods + pods × workloads) as over the whole cluster (with who_moves' own scan of every PDB
-per pod, 26 s on a 1,000-node cluster of 15,449 pods and 345 PDBs, once per wave as well). A replacement keeps its pod's key and labels, so the members never change;
-only whether each is healthy does."""
+per pod, 26 s on a 1,000-node cluster of 15,449 pods and 345 PDBs, once per wave as well). A replacement keeps
+its pod's key and labels, so the members never change; only whether each is healthy does."""
 from __future__ import annotations
 
 from collections import defaultdict

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import random
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any
 
@@ -104,52 +105,54 @@ class Lander:
         the state is left as it was."""
         if self.sched is None:
             return self._simulate_plain(wave, cordons)
-        state, sched = self.state, self.sched
-        replacements = [replace(m.pod, node_name="", order=self.top + 1 + i) for i, m in enumerate(wave)]
+        sched = self.sched
         cordoned = np.zeros(len(self.index), bool)
         for n in cordons:
             cordoned[self.index[n]] = True
         plain = list(sched.filters)
-        first = next(iter(state.nodes.values())).node if state.nodes else None
-        bound: list[Pod] = []
-        for m in wave:
-            state.remove(m.pod)
-        try:
-            if self.at and first is not None:
-                sched.filters[self.at[0]] = _Cordons(plain[self.at[0]], cordoned, first)
-            sched.rng, sched.next_start = random.Random(self.seed), 0
-            out = _schedule_all(sched, replacements, bound)
-        finally:
-            sched.filters[:] = plain
-            for pod in bound:
-                state.remove(pod)
-            for m in wave:
-                state.add(m.pod, m.source)
+        first = next(iter(self.state.nodes.values())).node if self.state.nodes else None
+        with self._trial(wave) as (replacements, bound):
+            try:
+                if self.at and first is not None:
+                    sched.filters[self.at[0]] = _Cordons(plain[self.at[0]], cordoned, first)
+                sched.rng, sched.next_start = random.Random(self.seed), 0
+                out = _schedule_all(sched, replacements, bound)
+            finally:
+                sched.filters[:] = plain
         return [out[m.key] for m in wave]
 
     def _simulate_plain(self, wave: Sequence[Move], cordons: Iterable[str]) -> list[str]:
         """simulate() with greedy.Scheduler: a new one per trial (its caches read the cordons), the cordoned
         nodes' Node objects swapped for the trial."""
-        state = self.state
-        cordoned = [state.nodes[n] for n in dict.fromkeys(cordons)]
+        cordoned = [self.state.nodes[n] for n in dict.fromkeys(cordons)]
         originals = [info.node for info in cordoned]
+        with self._trial(wave) as (replacements, bound):
+            try:
+                for info in cordoned:
+                    info.node = replace(info.node, unschedulable=True)
+                sched = Scheduler(self.state, self.seed, profile=self.profile, protect_placed=False)
+                out = _schedule_all(sched, replacements, bound)
+            finally:
+                for info, node in zip(cordoned, originals):
+                    info.node = node
+        return [out[m.key] for m in wave]
+
+    @contextmanager
+    def _trial(self, wave: Sequence[Move]) -> Iterator[tuple[list[Pod], list[Pod]]]:
+        """The wave's pods evicted from the state for one trial: (their replacements, queued after every pod
+        there is; the list the trial appends the pods it binds to). On exit the bound pods are unbound and the
+        wave's pods put back: the state is as it was."""
         replacements = [replace(m.pod, node_name="", order=self.top + 1 + i) for i, m in enumerate(wave)]
         bound: list[Pod] = []
         for m in wave:
-            state.remove(m.pod)
+            self.state.remove(m.pod)
         try:
-            for info in cordoned:
-                info.node = replace(info.node, unschedulable=True)
-            sched = Scheduler(state, self.seed, profile=self.profile, protect_placed=False)
-            out = _schedule_all(sched, replacements, bound)
+            yield replacements, bound
         finally:
-            for info, node in zip(cordoned, originals):
-                info.node = node
             for pod in bound:
-                state.remove(pod)
+                self.state.remove(pod)
             for m in wave:
-                state.add(m.pod, m.source)
-        return [out[m.key] for m in wave]
+                self.state.add(m.pod, m.source)
 
 
 def land(lander: Lander, cordoned: tuple[str, ...], wave: list[Move],
