@@ -89,7 +89,8 @@ def rebalance(cluster: Cluster, params: RebalanceParams, deadline: float | None 
             notes.append(Note(f"{key} {why}"))
     blocked += left_on_drained(base, free, target, params)
 
-    waves, stuck, final = waves_to(base, target, free, params, healthy, initial_bad, deadline=end - reserve)
+    waves, stuck, final = waves_to(base, target, free, params, healthy, initial_bad, deadline=end - reserve,
+                                   pdbs=pdbs)
     blocked += stuck
     moved = {m.key for w in waves for m in w.moves}
     before = metrics(base, {p.key: p.node_name for p in base.pods}, (), params.drain, params.policy, params.profile)

@@ -66,7 +66,7 @@ class _Waves:
 
     def __init__(self, cluster: Cluster, params: RebalanceParams, healthy: Mapping[str, bool],
                  initial_bad: Mapping[str, set[str]], retire: Sequence[str] = (),
-                 watch: "_Watch | None" = None) -> None:
+                 watch: "_Watch | None" = None, pdbs: PdbIndex | None = None) -> None:
         self.cluster = cluster
         self.params = params
         self.where: dict[str, str] = {p.key: p.node_name for p in cluster.pods}
@@ -79,7 +79,7 @@ class _Waves:
         # (a state is 0.6 s to build on a 1,000-node cluster: once per trial was most of a wave's time)
         self.state = state_of(cluster, {})
         self.lander = Lander(self.state, params.seed, params.profile)
-        self.pdbs = PdbIndex.of(cluster)
+        self.pdbs = pdbs or PdbIndex.of(cluster)
         self._budgets: dict[str, Budget] | None = None
         # cordoned from the first wave to the end: drained nodes, and the nodes `pack` empties (removable)
         self.drain_cordons = tuple(dict.fromkeys(tuple(params.drain) + tuple(retire)))
@@ -332,7 +332,8 @@ def eviction_order(moves: Iterable[Move], choices: Mapping[str, int] | None = No
 def plan_waves(cluster: Cluster, moves: Sequence[Move], params: RebalanceParams, healthy: Mapping[str, bool],
                initial_bad: Mapping[str, set[str]], retire: Sequence[str] = (),
                accept: Callable[[Mapping[str, str], bool], bool] | None = None, deadline: float | None = None,
-               watch: "_Watch | None" = None) -> tuple[list[Wave], list[tuple[Move, str]], dict[str, str]]:
+               watch: "_Watch | None" = None, pdbs: PdbIndex | None = None,
+               ) -> tuple[list[Wave], list[tuple[Move, str]], dict[str, str]]:
     """Waves for `moves` (in priority order: drained nodes first), the moves no wave can make with why, and
     where every pod is after the waves. `retire`: nodes the target empties, cordoned like drained ones.
     `accept(changes, or_staying)`: whether the target with these pods sent elsewhere is valid and as good (no
@@ -341,7 +342,7 @@ def plan_waves(cluster: Cluster, moves: Sequence[Move], params: RebalanceParams,
     instead of being split; when cordons cannot steer them either, it takes them if they beat not moving. At
     `deadline` (or Ctrl-C) the waves planned so far stand and the moves left are returned as not made, with
     why."""
-    w = _Waves(cluster, params, healthy, initial_bad, retire, watch)
+    w = _Waves(cluster, params, healthy, initial_bad, retire, watch, pdbs)
     drain_rank = {d: i for i, d in enumerate(params.drain)}
     # pack: the moves off the nodes with the fewest moves first, node by node, so that waves planned before a
     # deadline empty whole nodes
@@ -444,10 +445,11 @@ R_UNPLANNED = "its move {src} -> {dst} was not planned: {why} (rebalance again f
 
 def waves_to(cluster: Cluster, target: Target, free: list[Pod], params: RebalanceParams,
              healthy: Mapping[str, bool], initial_bad: Mapping[str, set[str]], deadline: float | None = None,
-             ) -> tuple[list[Wave], list[Blocked], dict[str, str]]:
+             pdbs: PdbIndex | None = None) -> tuple[list[Wave], list[Blocked], dict[str, str]]:
     """The waves that reach `target` from `cluster`, a blocked entry per move no wave can make, and where every
     pod is after the waves. A wave's replacements may land on kube-scheduler's nodes instead of the planned ones
-    when the target stays valid and equal on every level (plan_waves' `accept`)."""
+    when the target stays valid and no worse (plan_waves' `accept`). `pdbs`: the cluster's PdbIndex, when the
+    caller has built it."""
     pods = {p.key: p for p in cluster.pods}
     final_target = {p.key: p.node_name for p in cluster.pods}
     final_target.update(target.assignment)
@@ -462,7 +464,8 @@ def waves_to(cluster: Cluster, target: Target, free: list[Pod], params: Rebalanc
     planned = dict(target.assignment)
     watch = _Watch(cluster)
     accept = _Acceptance(cluster, params, free, planned, levels, watch).accept
-    waves, stuck, final = plan_waves(cluster, moves, params, healthy, initial_bad, retire, accept, deadline, watch)
+    waves, stuck, final = plan_waves(cluster, moves, params, healthy, initial_bad, retire, accept, deadline, watch,
+                                     pdbs)
     unplanned = (R_OUT_OF_TIME.split("{")[0], R_INTERRUPTED.split("{")[0])
     blocked = [Blocked(m.key, (R_UNPLANNED if why.startswith(unplanned) else R_STUCK).format(
         src=m.source, dst=m.target, why=why)) for m, why in stuck]
