@@ -29,7 +29,7 @@ from .metrics import goal_values, occupied
 from .movable import goes_with_node
 from .plan import DRAIN, RebalanceParams, Target
 from .states import state_of
-from .target_model import SENSE, BuiltModel, build_model, level_names
+from .target_model import BuiltModel, build_model, level_key, level_names
 
 FOCUS_LIMIT = 300  # movable pods above which drain/fix first re-place only the pods that must move
 NEIGHBOURHOOD_PODS = 100  # movable pods of the first neighbourhood of a large pack/spread (doubled each round)
@@ -371,7 +371,5 @@ def _neighbourhood_search(cluster: Cluster, free: list[Pod], params: RebalancePa
 
 def _better(params: RebalanceParams, a: Mapping[str, int], b: Mapping[str, int]) -> bool:
     """Is `a` lexicographically better than `b` on the target's levels?"""
-    for name in level_names(params):
-        if a[name] != b[name]:
-            return a[name] > b[name] if SENSE.get(name, "min") == "max" else a[name] < b[name]
-    return False
+    names = level_names(params)
+    return level_key(a, names) > level_key(b, names)

@@ -22,7 +22,7 @@ starts: the variance terms, say, would only slow down the stages before it.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -67,6 +67,12 @@ def level_names(params: RebalanceParams) -> list[str]:
 
 SENSE = {"utilization_max": "min", "utilization_variance": "min", "empty_nodes": "max", "preference": "max",
          "moves": "min"}
+
+
+def level_key(values: Mapping[str, int], names: Sequence[str]) -> tuple[int, ...]:
+    """The levels `names` of `values` in lexicographic order, each signed so that larger is better (the levels
+    not in SENSE, a drained node's pods, are minimised): compare two keys to compare two targets."""
+    return tuple(values[n] if SENSE.get(n, "min") == "max" else -values[n] for n in names)
 
 
 def build_model(cluster: Cluster, free: list[Pod], params: RebalanceParams,

@@ -41,7 +41,7 @@ from .metrics import occupied, state_values
 from .movable import as_pending
 from .plan import DRAIN, Blocked, Landing, Move, RebalanceParams, Target, Wave
 from .states import state_of
-from .target_model import SENSE, level_names
+from .target_model import level_key, level_names
 
 GROUP_LIMIT = 8  # moves tried together when one does not fit alone
 ORDER_LIMIT = 30  # waves up to which replacements with fewer feasible nodes are evicted first
@@ -510,13 +510,13 @@ class _Acceptance:
                 staying = self._values(stay, old, occupied_planned)
             finally:
                 self._move(old)
-            floor = min(floor, staying, key=self._key)
+            floor = min(floor, staying, key=lambda v: level_key(v, self.levels))
         occupied_before = {n: occupied(self.state.nodes[n]) for n in nodes if n not in self.params.drain}
         self._move(changes)
         ok = False
         try:
             values = self._values(changes, old, occupied_before)
-            ok = self._key(values) >= self._key(floor) and self._valid(changes, nodes)
+            ok = level_key(values, self.levels) >= level_key(floor, self.levels) and self._valid(changes, nodes)
         finally:
             if not ok:
                 self._move({k: self.planned[k] for k in changes})
@@ -524,10 +524,6 @@ class _Acceptance:
             self.planned.update(changes)
             self.best = values
         return ok
-
-    def _key(self, values: Mapping[str, int]) -> tuple[int, ...]:
-        """The levels in lexicographic order, each signed so that larger is better (a drained node's pods: fewer)."""
-        return tuple(values[n] if SENSE.get(n, "min") == "max" else -values[n] for n in self.levels)
 
     def _values(self, changes: Mapping[str, str], old: Mapping[str, str],
                 occupied_before: Mapping[str, bool]) -> dict[str, int]:
