@@ -1,4 +1,7 @@
-"""Every case under ../shared/conformance (ported from kube-scheduler's plugin tests) through explain's data.
+"""Every case under tests/conformance (ported from kube-scheduler's plugin tests) through explain's data.
+
+The cases are the project's own copy of the shared conformance set; test_the_copy_matches_the_shared_set keeps
+the two identical wherever the shared set sits beside the repository (it is skipped elsewhere).
 
 filter: a node is feasible under the case's plugin iff explain lists no reason from that plugin.
 score: with candidates exactly expect.tested, the plugin's normalized scores equal expect.scores.
@@ -14,7 +17,9 @@ from podplan.models.loader import parse_documents
 from podplan.optimizer.explain import explain_pod
 from podplan.optimizer.state import ClusterState
 
-ROOT = Path(__file__).resolve().parents[1].parent / "shared" / "conformance"
+ROOT = Path(__file__).resolve().parent / "conformance"
+# Where the shared set lives beside a checkout (the development machines and CI); absent in a user's clone.
+SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "conformance"
 PLUGIN_OF_DIR = {
     "nodeaffinity": "NodeAffinity", "tainttoleration": "TaintToleration", "noderesources": "NodeResourcesFit",
     "nodename": "NodeName", "nodeunschedulable": "NodeUnschedulable", "interpodaffinity": "InterPodAffinity",
@@ -26,7 +31,21 @@ XFAIL: dict[str, str] = {}
 
 
 def test_conformance_suite_is_present() -> None:
-    assert len(CASES) >= 150, f"expected the shared conformance cases under {ROOT}"
+    assert len(CASES) >= 150, f"expected the conformance cases under {ROOT}"
+
+
+def _files(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*"))
+            if p.is_file() and "__pycache__" not in p.parts}
+
+
+def test_the_copy_matches_the_shared_set() -> None:
+    if not SHARED.is_dir():
+        pytest.skip(f"no shared conformance set at {SHARED}: nothing to compare the project's copy with")
+    ours, theirs = _files(ROOT), _files(SHARED)
+    assert sorted(ours) == sorted(theirs), "tests/conformance and the shared set hold different files"
+    changed = [name for name in ours if ours[name] != theirs[name]]
+    assert not changed, f"tests/conformance differs from the shared set in {changed}: copy the shared set again"
 
 
 @pytest.mark.parametrize("path", CASES, ids=[f"{p.parent.name}/{p.stem}" for p in CASES])
