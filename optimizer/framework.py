@@ -39,6 +39,9 @@ class Reason:
     plugin: str
     reason: str
     unresolvable: bool = False
+    # A PreFilter rejection of the whole pod (not a per-node verdict): FitError prints it once, without a count
+    # ("0/3 nodes are available: pod affinity terms conflict.").
+    pre_filter: bool = field(default=False, compare=False)
 
 
 PreFilterFn = Callable[[Pod, ClusterState], Any]
@@ -201,12 +204,32 @@ class NodeVerdict:
         return tuple(r for r in self.reasons if r.plugin == first)
 
 
+PRE_FILTER_RESULT_REASON = "node(s) didn't satisfy plugin(s) [{plugins}]"
+
+
+def outside_pre_filter_result(pres: Sequence[tuple[Plugin, Any]], node: str) -> tuple[Reason, ...]:
+    """The framework's verdict on a node a PreFilterResult leaves out (schedule_one.go findNodesThatFitPod):
+    no Filter runs there, and FitError counts it under "node(s) didn't satisfy plugin(s) [...]". A PreFilter
+    state restricts the nodes through its `node_names` (None: every node; empty: the plugin rejected the pod,
+    which its Filter reports itself)."""
+    for plugin, pre in pres:
+        names = getattr(pre, "node_names", None)
+        if names and node not in names:
+            return (Reason(plugin.name, PRE_FILTER_RESULT_REASON.format(plugins=plugin.name), unresolvable=True),)
+    return ()
+
+
 def run_filters(pod: Pod, state: ClusterState, plugins: Sequence[Plugin],
                 nodes: Sequence[NodeInfo] | None = None) -> list[NodeVerdict]:
-    """PreFilter once per plugin, then every plugin's Filter on every node (no early exit, for explain)."""
+    """PreFilter once per plugin, then every plugin's Filter on every node (no early exit, for explain); a
+    node outside a PreFilterResult gets the framework's verdict only, as no Filter runs there."""
     active = [(p, p.pre_filter(pod, state) if p.pre_filter else None) for p in plugins if p.filter]
     verdicts = []
     for info in nodes if nodes is not None else state.nodes.values():
+        outside = outside_pre_filter_result(active, info.name)
+        if outside:
+            verdicts.append(NodeVerdict(info.name, outside))
+            continue
         reasons: list[Reason] = []
         for plugin, pre in active:
             assert plugin.filter is not None
@@ -230,10 +253,13 @@ def run_scores(pod: Pod, state: ClusterState, candidates: Sequence[NodeInfo],
 
 def fit_error_message(num_nodes: int, verdicts: Sequence[NodeVerdict]) -> str:
     """FitError.Error(): `0/N nodes are available: <count> <reason>, ...` sorted as strings, counting each
-    node's first rejecting plugin only, as the scheduling cycle stops there."""
+    node's first rejecting plugin only, as the scheduling cycle stops there. A PreFilter rejection is the
+    whole message: `0/N nodes are available: <reason>.`"""
     counts: dict[str, int] = {}
     for v in verdicts:
         for r in v.first_failure():
+            if r.pre_filter:
+                return f"0/{num_nodes} nodes are available: {r.reason}."
             counts[r.reason] = counts.get(r.reason, 0) + 1
     parts = sorted(f"{n} {reason}" for reason, n in counts.items())
     return f"0/{num_nodes} nodes are available: {', '.join(parts)}."

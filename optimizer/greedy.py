@@ -52,7 +52,7 @@ from ..models.objects import Cluster, Pod
 
 from .defaultpreemption import Evaluator, PreemptionArgs, post_filter
 from .framework import (NodeVerdict, bind_if_feasible, PlacedGuard, Plugin, Profile, Reads, Reason, fit_error_message,
-                        num_feasible_nodes_to_find)
+                        num_feasible_nodes_to_find, outside_pre_filter_result)
 from .gangs import Gangs
 from .plan import Plan
 from .profiles import NOT_OURS, Profiles
@@ -216,6 +216,9 @@ class Scheduler:
         return found
 
     def _first_failure(self, pod: Pod, pres: Sequence[tuple[Plugin, Any]], info: NodeInfo) -> tuple[Reason, ...]:
+        outside = outside_pre_filter_result(pres, info.name)
+        if outside:
+            return outside  # no Filter runs on a node the PreFilterResult leaves out
         for plugin, pre in pres:
             reasons = plugin.filter(pod, pre, info, self.state)  # type: ignore[misc]
             if reasons:

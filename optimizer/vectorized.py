@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -41,7 +42,7 @@ def _message(num_nodes: int, reasons: list[tuple[Reason, ...]]) -> str:
         seen[r] = seen.get(r, 0) + 1
     counted: list[Reason] = []
     for r, k in seen.items():
-        counted += [Reason("", x.reason) for x in NodeVerdict("", r).first_failure()] * k
+        counted += [replace(x, plugin="") for x in NodeVerdict("", r).first_failure()] * k
     return fit_error_message(num_nodes, [NodeVerdict("", tuple(counted))])
 
 
@@ -203,6 +204,10 @@ class VectorScheduler:
             m = masks[k]
             if m is not None:
                 first[~m] = k
+        for k in range(len(masks) - 1, -1, -1):  # outside a PreFilterResult no Filter runs: its plugin's verdict
+            outside = getattr(self.filters[k], "outside_pre_filter_result", None)
+            if outside is not None and masks[k] is not None and (m := outside(pod)) is not None:
+                first[m] = k
         reasons: list[tuple[Reason, ...]] = [()] * n
         for k, plugin in enumerate(self.filters):
             nodes = np.flatnonzero(first == k)

@@ -259,7 +259,7 @@ POST_FILTER = [
      "preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod."),
     ("a node the filters call unresolvable is no candidate",
      [tainted(slot("node1"))], [pod("p1", LOW, on="node1")], pod("p", HIGH), [],
-     "0/1 nodes are available: 1 node(s) had untolerated taint {dedicated: infra}. "
+     "0/1 nodes are available: 1 node(s) had untolerated taint(s). "
      "preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."),
     ("the pod is made schedulable on the one node with a lower-priority pod",
      [slot("node1"), slot("node2")], [pod("p1", HIGH, on="node1"), pod("p2", LOW, on="node2")], pod("p", MID),
@@ -275,7 +275,7 @@ POST_FILTER = [
     ("mixed reasons: two unresolvable nodes and two without enough cpu",
      [cpu_node("node1"), cpu_node("node2"), tainted(cpu_node("node3")), tainted(cpu_node("node4"))],
      [*crowd("node1"), *crowd("node2")], pod("p", HIGH, LARGE), [],
-     "0/4 nodes are available: 2 Insufficient cpu, 2 node(s) had untolerated taint {dedicated: infra}. "
+     "0/4 nodes are available: 2 Insufficient cpu, 2 node(s) had untolerated taint(s). "
      "preemption: 0/4 nodes are available: 2 Insufficient cpu, 2 Preemption is not helpful for scheduling."),
     ("a pod larger than the node is no candidate there (NodeResourcesFit calls it unresolvable)",
      [small_node("node1")], [pod("p1", LOW, on="node1")], pod("p", HIGH, LARGE), [],

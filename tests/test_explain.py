@@ -63,7 +63,7 @@ def test_json_message_of_a_pod_that_fits_nowhere_is_kube_schedulers(tmp_path: Pa
             node_doc("tainted", taints=[{"key": "k", "value": "v", "effect": "NoSchedule"}]),
             pod_doc("incoming", cpu="2")]
     (pod,) = run_json(tmp_path, docs)["pods"]
-    assert pod["message"] == "0/3 nodes are available: 1 node(s) had untolerated taint {k: v}, 2 Insufficient cpu."
+    assert pod["message"] == "0/3 nodes are available: 1 node(s) had untolerated taint(s), 2 Insufficient cpu."
     assert all(n["scores"] == {} for n in pod["nodes"].values())
 
 
@@ -73,12 +73,12 @@ def test_every_failing_plugin_of_a_node_is_listed_in_filter_order() -> None:
                                  make_pod("x").host_port(80).on("bad").build()])
     (pod,) = explain(cluster)
     assert [(r.plugin, r.reason) for r in pod.nodes["bad"].reasons] == [
-        ("TaintToleration", "node(s) had untolerated taint {k: v}"),
+        ("TaintToleration", "node(s) had untolerated taint(s)"),
         ("NodeAffinity", "node(s) didn't match Pod's node affinity/selector"),
         ("NodePorts", "node(s) didn't have free ports for the requested pod ports"),
         ("NodeResourcesFit", "Insufficient cpu")]
     # The summary counts the node once, under the plugin kube-scheduler stops at.
-    assert pod.message == "0/1 nodes are available: 1 node(s) had untolerated taint {k: v}."
+    assert pod.message == "0/1 nodes are available: 1 node(s) had untolerated taint(s)."
 
 
 def test_scores_are_normalized_over_the_feasible_nodes_only() -> None:

@@ -50,7 +50,7 @@ def test_fit_error_counts_each_node_once_by_its_first_rejecting_plugin_sorted_as
     cluster = cluster_of(nodes, [make_pod("big").req(cpu="2").build()])
     # The tainted node is short of cpu too, but TaintToleration rejects it first and the cycle stops there.
     assert simulate(cluster).pending == {
-        "default/big": "0/3 nodes are available: 1 node(s) had untolerated taint {k: v}, 2 Insufficient cpu."}
+        "default/big": "0/3 nodes are available: 1 node(s) had untolerated taint(s), 2 Insufficient cpu."}
 
 
 def test_fit_error_lists_every_resource_one_plugin_finds_short_on_a_node():

@@ -97,7 +97,7 @@ def test_untolerated_noschedule_taint_leaves_pod_pending_with_the_schedulers_mes
     tainted = make_node("gpu").label(H, "gpu").taint("nvidia.com/gpu", "true").build()
     plan, _ = run(Cluster(nodes=(tainted,), pending=tuple(replicas("w", 1))))
     assert plan.placements == {}
-    assert "untolerated taint {nvidia.com/gpu: true}" in plan.pending["default/w-0"]
+    assert "untolerated taint(s)" in plan.pending["default/w-0"]
 
 
 def test_tolerating_pod_lands_on_tainted_node_and_cordoned_node_takes_nothing() -> None:
@@ -310,7 +310,7 @@ def test_why_pending_names_node_capacity_and_taints_that_keep_a_replica_out() ->
     described = sorted(b.describe() for b in why["default/w-2"])
     assert described == [
         "NodeResourcesFit Node status.allocatable.cpu: Insufficient cpu on 2 node(s) (n0, n1)",
-        "TaintToleration Node spec.taints: node(s) had untolerated taint {nvidia.com/gpu: true} on 1 node(s) (gpu)",
+        "TaintToleration Node spec.taints: node(s) had untolerated taint(s) on 1 node(s) (gpu)",
     ]
 
 

@@ -75,7 +75,7 @@ def filter_node(pod: Pod, pre: PreFilterState | None, node_info: NodeInfo, state
         return []
     if pre.node_names is not None:
         if not pre.node_names:
-            return [Reason(NAME, ERR_REASON_CONFLICT, unresolvable=True)]
+            return [Reason(NAME, ERR_REASON_CONFLICT, unresolvable=True, pre_filter=True)]
         if node_info.name not in pre.node_names:
             return [Reason(NAME, ERR_REASON_PRE_FILTER_RESULT, unresolvable=True)]
     if required_matches(pod, node_info.node):

@@ -19,7 +19,7 @@ from ..state import ClusterState
 from .filtering import ERR_REASON_CONFLICT, ERR_REASON_POD, ERR_REASON_PRE_FILTER_RESULT, NAME, pre_filter
 
 _POD = (Reason(NAME, ERR_REASON_POD, unresolvable=True),)
-_CONFLICT = (Reason(NAME, ERR_REASON_CONFLICT, unresolvable=True),)
+_CONFLICT = (Reason(NAME, ERR_REASON_CONFLICT, unresolvable=True, pre_filter=True),)
 _PRE_FILTER_RESULT = (Reason(NAME, ERR_REASON_PRE_FILTER_RESULT, unresolvable=True),)
 
 
@@ -27,6 +27,7 @@ class NodeAffinityVector:
     def __init__(self, state: ClusterState, arrays: NodeArrays) -> None:
         self.state, self.arrays = state, arrays
         self._last: tuple[Pod, np.ndarray | None, np.ndarray] | None = None  # pod, pinned mask, required mask
+        self._conflict = False
 
     def _term(self, t: NodeSelectorTerm) -> np.ndarray:
         return self.arrays.node_mask(("node-term", t), lambda node: t.matches(node.name, node.labels))
@@ -51,6 +52,8 @@ class NodeAffinityVector:
             self._last = None
             return None
         pinned = None
+        # an empty pinned set is PreFilter's "conflict"; a set naming no node of the cluster is not
+        self._conflict = pre.node_names is not None and not pre.node_names
         if pre.node_names is not None:
             index = self.arrays.index
             pinned = np.zeros(self.arrays.size, bool)
@@ -65,11 +68,20 @@ class NodeAffinityVector:
                 return ()
         assert self._last is not None
         _, pinned, required = self._last
-        if pinned is not None and not pinned.any():
+        if pinned is not None and self._conflict:
             return _CONFLICT
         if pinned is not None and not pinned[node_index]:
             return _PRE_FILTER_RESULT
         return () if required[node_index] else _POD
+
+    def outside_pre_filter_result(self, pod: Pod) -> np.ndarray | None:
+        """The nodes the pod's PreFilterResult leaves out (None: none), where no other Filter runs."""
+        if self._last is None or self._last[0] is not pod:
+            if self.filter(pod) is None:
+                return None
+        assert self._last is not None
+        pinned = self._last[1]
+        return None if pinned is None or self._conflict else ~pinned
 
     def score(self, pod: Pod, candidates: np.ndarray) -> np.ndarray:
         raw = np.zeros(len(candidates), np.int64)

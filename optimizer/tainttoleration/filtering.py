@@ -2,8 +2,9 @@
 the pod does not tolerate lower the node's score (weight 3 in the default profile).
 
 Reproduces kubernetes/kubernetes pkg/scheduler/framework/plugins/tainttoleration/taint_toleration.go:
-Filter reports the first untolerated taint (v1helper.FindMatchingUntoleratedTaint) as
-UnschedulableAndUnresolvable; Score counts intolerable PreferNoSchedule taints, judged only against the
+Filter rejects a node with an untolerated taint (v1helper.FindMatchingUntoleratedTaint) as
+UnschedulableAndUnresolvable, with one reason for every taint (kube-scheduler 1.35 no longer names the taint in
+the status, kubernetes#134740: the FitError counts all such nodes under one reason); Score counts intolerable PreferNoSchedule taints, judged only against the
 tolerations whose effect is PreferNoSchedule or empty; NormalizeScore is DefaultNormalizeScore reversed.
 No knowing difference.
 """
@@ -22,15 +23,16 @@ from ..state import ClusterState, NodeInfo
 NAME = "TaintToleration"
 WEIGHT = 3
 
-# Upstream formats the reason with the taint's key and value: "node(s) had untolerated taint {%s: %s}".
-ERR_REASON_UNTOLERATED = "node(s) had untolerated taint {{{key}: {value}}}"
+# ErrReasonNotMatch, word for word (kube-scheduler 1.35; before kubernetes#134740 it named the taint).
+ERR_REASON_UNTOLERATED = "node(s) had untolerated taint(s)"
 
 FILTER_EFFECTS = ("NoSchedule", "NoExecute")
 PREFER_NO_SCHEDULE = "PreferNoSchedule"
 
 
 def untolerated_reason(taint: Taint) -> str:
-    return ERR_REASON_UNTOLERATED.format(key=taint.key, value=taint.value)
+    """The Filter's reason for a node with this untolerated taint: the same for every taint."""
+    return ERR_REASON_UNTOLERATED
 
 
 def untolerated_taint(pod: Pod, node: Node) -> Taint | None:
