@@ -312,8 +312,9 @@ def check_emit(output: str, emit_kind: str) -> None:
 
 
 def print_plan(cluster: Cluster, plan: Any, output: str, emit_kind: str, policy: Any = None,
-               profile: Any = None, evictions_from: Cluster | None = None) -> None:
-    """Verify (the gate, with the plan's scheduler profile(s)), then print in the requested form."""
+               profile: Any = None, evictions_from: Cluster | None = None, kube: bool = False) -> None:
+    """Verify (the gate, with the plan's scheduler profile(s)), then print in the requested form. kube: the plan
+    is kube-scheduler's (simulate): the rules of placed pods its final state breaks are listed, not refused."""
     from .optimizer.pipeline import check
     from .optimizer.registry import DEFAULT_PROFILE
     from .optimizer.render.plans import (binding, bindings, dump, node_details, plan_document, plan_table,
@@ -321,7 +322,7 @@ def print_plan(cluster: Cluster, plan: Any, output: str, emit_kind: str, policy:
 
     profile = DEFAULT_PROFILE if profile is None else profile
     with timed(f"verify: {len(plan.placements)} placement(s) judged"):
-        report = check(cluster, plan, policy, profile)
+        report = check(cluster, plan, policy, profile, kube=kube)
     if emit_kind == "state":
         emit(dump(state_manifests(cluster, plan.placements), "json" if output == "json" else "yaml"))
     elif emit_kind == "evictions":
@@ -394,12 +395,12 @@ def simulate(files: Sequence[str], output: str, emit_kind: str, seed: int, perce
     batch, held = held_back(cluster, profiles)
     with Interrupt().install() as interrupt:
         plan = greedy_plan(batch, seed, percentage_of_nodes_to_score=percentage_of_nodes_to_score, profile=profiles,
-                           interrupt=interrupt, preemption=not no_preemption)
+                           interrupt=interrupt, preemption=not no_preemption, kube=True)
     progress(f"greedy: {len(plan.placements)} placed, {len(plan.pending)} pending: {plan.wall_seconds:.2f}s"
              + (f" ({len(plan.preemptions)} preemption(s))" if plan.preemptions else ""))
     # the final state has no victims and holds their controllers' new pods (pending, or placed by the plan)
     print_plan(after_preemption(cluster, plan), held.into(plan), output, emit_kind, profile=profiles,
-               evictions_from=cluster)
+               evictions_from=cluster, kube=True)
     finish(interrupt)
 
 
@@ -521,7 +522,7 @@ def explain(files: Sequence[str], output: str, pod_patterns: Sequence[str], per_
         from .optimizer.defaultpreemption import after_preemption
 
         with timed("greedy (the batch's final state)"):
-            plan = greedy_plan(cluster, profile=profiles, preemption=True)
+            plan = greedy_plan(cluster, profile=profiles, preemption=True, kube=True)
         # simulate's final state: its preemptions' victims gone, their controllers' new pods pending
         final = after_preemption(cluster, plan)
         if per_node is None:

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import asdict
 from typing import Any
 
-from ..compare import TERM_TITLES, TITLES, Column, Comparison
+from ..compare import GREEDY, OPTIMAL, TERM_TITLES, TITLES, Column, Comparison, greedy_breaks
 from ..objective import TERMS
 from .plans import table
 
@@ -32,6 +32,8 @@ def column_dict(c: Column) -> dict[str, Any]:
         "running": c.running,
         "victims": c.victims,
         "violations": c.violations,
+        "violations_list": [{"pod": v.pod, "node": v.node, "plugin": v.plugin, "reason": v.reason}
+                            for v in r.violations if not v.preexisting],
         "preference": r.preference,
         "terms": {k: r.terms.get(k, 0) for k in TERMS},
         "schedule_anyway": [{"constraint": g.label, "namespace": g.namespace, "topology_key": g.topology_key,
@@ -51,8 +53,10 @@ def column_dict(c: Column) -> dict[str, Any]:
 def to_dict(cmp: Comparison) -> dict[str, Any]:
     """The `-o json` document; the HTML report renders the same numbers."""
     names = [c.name for c in cmp.columns]
+    greedy, optimal = cmp.column(GREEDY), cmp.column(OPTIMAL)
     return {
         "columns": [column_dict(c) for c in cmp.columns],
+        "greedy_breaks_rules": greedy_breaks(greedy, optimal) if greedy and optimal else "",
         "movable_pods": cmp.movable,
         "multipliers": asdict(cmp.multipliers),
         "differences": [{"between": list(pair), "count": len(diffs),
@@ -136,6 +140,14 @@ def render_table(doc: Mapping[str, Any]) -> str:
     if reasons:
         lines += ["", table(["WHY PENDING", *(c["title"].upper() for c in cols)],
                             [(r, *(str(c["pending_reasons"].get(r, 0)) for c in cols)) for r in reasons])]
+    for c in cols:
+        if c.get("violations_list"):
+            lines += ["", f"{c['title']}: the final state breaks rules of pods placed before a later bind "
+                          "(kube-scheduler checks only the incoming pod's rules)",
+                      table(["POD", "NODE", "PLUGIN", "REASON"],
+                            [(v["pod"], v["node"], v["plugin"], v["reason"]) for v in c["violations_list"]])]
+    if doc.get("greedy_breaks_rules"):
+        lines += ["", f"note: {doc['greedy_breaks_rules']}"]
     for d in doc["differences"]:
         a, b = d["between"]
         head = f"{TITLES[a]} vs {TITLES[b]}: {d['count']} pod(s) on a different node (identical replicas paired up)"

@@ -43,6 +43,11 @@ def plan_document(cluster: Cluster, plan: Plan, report: Report) -> dict[str, Any
         "pending": [{"pod": k, "reason": plan.pending[k]} for k in sorted(plan.pending, key=lambda k: pending[k].order)],
         "preemptions": [{"preemptor": p.preemptor, "node": p.node, "victims": list(p.victims)}
                         for p in plan.preemptions],
+        # kube-scheduler's plan (simulate): rules of pods placed before a later bind that its final state breaks
+        "final_state_violations": [
+            {"pod": v.pod, "node": v.node, "plugin": v.plugin, "reason": v.reason}
+            for v in report.violations if not v.preexisting
+        ],
         "preexisting_violations": [
             {"pod": v.pod, "node": v.node, "plugin": v.plugin, "reason": v.reason}
             for v in report.violations if v.preexisting
@@ -227,6 +232,12 @@ def plan_table(cluster: Cluster, plan: Plan, report: Report) -> str:
     lines.append(f"time: {plan.wall_seconds:.2f}s")
     for note in plan.notes:
         lines.append(f"note: {note}")
+    broken = [v for v in report.violations if not v.preexisting]
+    if broken:
+        lines.append(f"final-state violations (pods whose rules a later bind broke, as kube-scheduler binds one pod "
+                     f"at a time): {len(broken)}")
+        for v in broken:
+            lines.append(f"  {v.pod} on {v.node}: {v.plugin}: {v.reason}")
     pre = [v for v in report.violations if v.preexisting]
     if pre:
         lines.append(f"pre-existing violations (not caused by this plan): {len(pre)}")

@@ -217,6 +217,8 @@ def _verdict(doc: Mapping[str, Any]) -> str:
         head = "Greedy and the optimum place the same number of pods"
     head += f" ({o['placed']} vs {g['placed']} of {g['to_place']})"
     head += f"; preference score {o['preference']} vs {g['preference']}."
+    if doc.get("greedy_breaks_rules"):
+        head += f" Why fewer: {_e(doc['greedy_breaks_rules'])}."
     if "replacement" in cols:
         c, r = cols["current"], cols["replacement"]
         diff = next((d["pods"] for d in doc["differences"] if d["between"] == ["current", "replacement"]), [])
