@@ -51,7 +51,7 @@ class VectorScheduler:
     constructor arguments and schedule() (which it reproduces exactly, over all nodes at once)."""
 
     def __init__(self, state: ClusterState, seed: int = 0, percentage_of_nodes_to_score: int = 0,
-                 profile: Profile = DEFAULT_PROFILE, protect_placed: bool = True) -> None:
+                 profile: Profile = DEFAULT_PROFILE, protect_placed: bool = True, plain_fallback: bool = False) -> None:
         self.state = state
         self.seed = seed
         self.percentage_of_nodes_to_score = percentage_of_nodes_to_score
@@ -65,6 +65,8 @@ class VectorScheduler:
         self.guards: list[tuple[Plugin, PlacedGuard]] = [
             (p, p.placed_guard(state)) for p in profile.filters if protect_placed and p.placed_guard]
         self.diagnosis: list[NodeVerdict] = []  # the last failed cycle's verdict per node (PostFilter reads it)
+        # plain_fallback: a plugin without a vectorized form runs its plain predicate node by node (PlainVector)
+        self.plain_fallback = plain_fallback
         self._build()
 
     def _build(self) -> None:
@@ -74,9 +76,10 @@ class VectorScheduler:
         scorers = [(p, self.profile.weight(p)) for p in self.profile.scorers]
         for p in (*self.profile.filters, *(p for p, weight in scorers if weight)):
             if p.name not in made:
-                if p.vector is None:
+                if p.vector is None and not self.plain_fallback:
                     raise ValueError(f"plugin {p.name} has no vectorized form")
-                made[p.name] = p.vector(self.state, self.arrays)
+                made[p.name] = p.vector(self.state, self.arrays) if p.vector is not None \
+                    else PlainVector(p, self.state, self.infos)
         self.made = made
         self.filters = [made[p.name] for p in self.profile.filters]
         self.scores = [(weight, made[p.name]) for p, weight in scorers if weight]
@@ -228,3 +231,49 @@ class VectorScheduler:
                         break
         self.diagnosis = [NodeVerdict(self.names[i], r) for i, r in enumerate(reasons) if r]
         return _message(n, reasons)
+
+
+class PlainVector:
+    """A plugin without a vectorized form, in the vectorized scheduler's terms: its plain PreFilter/Filter and
+    PreScore/Score/NormalizeScore run node by node (Skip honoured as the plain loop does). It lets the other
+    plugins' vectorized forms be checked against the reference under any profile (a scoring strategy that
+    has no vectorized form)."""
+
+    def __init__(self, plugin: Plugin, state: ClusterState, infos: Sequence[Any]) -> None:
+        self.plugin, self.state, self.infos = plugin, state, list(infos)
+        self._last: tuple[Pod, Any] | None = None
+
+    def _pre(self, pod: Pod) -> tuple[bool, Any]:
+        p = self.plugin
+        if p.pre_filter_skip is not None and p.pre_filter_skip(pod, self.state):
+            return False, None
+        pre = p.pre_filter(pod, self.state) if p.pre_filter else None
+        return not (p.filter_skipped is not None and p.filter_skipped(pre)), pre
+
+    def filter(self, pod: Pod) -> np.ndarray | None:
+        p = self.plugin
+        if p.filter is None:
+            return None
+        run, pre = self._pre(pod)
+        self._last = (pod, pre)
+        if not run:
+            return None
+        return np.fromiter((not p.filter(pod, pre, info, self.state) for info in self.infos), bool, len(self.infos))
+
+    def reasons(self, pod: Pod, node_index: int) -> tuple[Reason, ...]:
+        if self._last is None or self._last[0] is not pod:
+            self.filter(pod)
+        assert self._last is not None and self.plugin.filter is not None
+        return tuple(self.plugin.filter(pod, self._last[1], self.infos[node_index], self.state))
+
+    def score(self, pod: Pod, candidates: np.ndarray) -> np.ndarray:
+        p = self.plugin
+        if p.score is None or (p.pre_score_skip is not None and p.pre_score_skip(pod, self.state)):
+            return np.zeros(len(candidates), np.int64)
+        infos = [self.infos[i] for i in candidates.tolist()]
+        pre = p.pre_score(pod, self.state, infos) if p.pre_score else None
+        if p.score_skipped is not None and p.score_skipped(pre):
+            return np.zeros(len(candidates), np.int64)
+        raw = {info.name: p.score(pod, pre, info, self.state) for info in infos}
+        normalized = p.normalize(raw, pre) if p.normalize else raw
+        return np.array([normalized[info.name] for info in infos], np.int64)
