@@ -15,6 +15,7 @@ from typing import Any
 
 import click
 
+from . import KUBE_VERSION, __version__
 from .models.errors import PlanInvalidError, PodplanError
 from .models.loader import cluster_of, read_paths
 from .models.objects import Cluster, Pod
@@ -124,6 +125,8 @@ def input_options(f: Callable[..., Any]) -> Callable[..., Any]:
 
 
 @click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "--version", prog_name="podplan",
+                      message=f"%(prog)s %(version)s (kube-scheduler v{KUBE_VERSION} semantics)")
 @click.option("--strict", is_flag=True, help="Unknown fields in the input (typos) are errors, not warnings.")
 @input_options
 @click.pass_context

@@ -45,7 +45,7 @@ def test_json_output_has_exactly_the_documented_shape(tmp_path: Path) -> None:
     docs = [node_doc("node-a", labels={"disk": "hdd"}), node_doc("node-b", labels={"disk": "ssd"}),
             pod_doc("incoming", spec={"nodeSelector": {"disk": "ssd"}})]
     out = run_json(tmp_path, docs)
-    assert list(out) == ["judgedAgainst", "pods", "preemptions"] and "final state" in out["judgedAgainst"]
+    assert list(out) == ["kubeVersion", "judgedAgainst", "pods", "preemptions"] and "final state" in out["judgedAgainst"]
     (pod,) = out["pods"]
     assert list(pod) == ["pod", "message", "plannedNode", "messageAgainstExistingPodsOnly", "nodes"]
     assert pod["plannedNode"] == "node-b" and pod["messageAgainstExistingPodsOnly"] is None

@@ -12,6 +12,7 @@ from typing import Any
 
 import yaml
 
+from ... import KUBE_VERSION
 from ...models.objects import Cluster, Pod
 
 from ..disruption import budget, guarding, pod_ready
@@ -172,7 +173,11 @@ _Dumper.add_multi_representer(str, lambda dumper, value: dumper.represent_str(st
 
 
 def dump(data: Any, fmt: str) -> str:
-    """JSON or YAML text; a list of manifests becomes a multi-document YAML stream or a v1 List in JSON."""
+    """JSON or YAML text; a list of manifests becomes a multi-document YAML stream or a v1 List in JSON. A
+    podplan document (a mapping that is no Kubernetes object) says first which kube-scheduler it models
+    ("kubeVersion"); manifests are left as kubectl expects them."""
+    if isinstance(data, dict) and "kind" not in data:
+        data = {"kubeVersion": KUBE_VERSION, **{k: v for k, v in data.items() if k != "kubeVersion"}}
     if fmt == "json":
         if isinstance(data, list):
             data = {"apiVersion": "v1", "kind": "List", "items": data}
