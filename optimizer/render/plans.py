@@ -83,12 +83,50 @@ def pod_manifest(pod: Pod, node_name: str) -> dict[str, Any]:
 def state_manifests(cluster: Cluster, placements: Mapping[str, str]) -> list[dict[str, Any]]:
     """The whole final state: cluster-wide objects and workloads, existing pods unchanged, every pending pod
     as a Pod (with spec.nodeName when placed). The workloads keep each pod's owner when the state is read
-    again (their pods are all there, so no replica is made up twice)."""
+    again (their pods are all there, so no replica is made up twice): a Deployment whose ReplicaSet the input
+    lacks gets the one its controller would have created (replica_sets_to_create), so that the pods'
+    controller chain (Pod -> ReplicaSet -> Deployment) is whole, as PodDisruptionBudgets and rebalance read it."""
     out: list[dict[str, Any]] = []
     for group in (cluster.namespaces.values(), cluster.priority_classes.values(), cluster.nodes,
-                  cluster.workloads, cluster.pdbs, cluster.pod_groups, cluster.services, cluster.pods):
+                  cluster.workloads):
+        out.extend(dict(o.raw) for o in group if o.raw is not None)
+    out.extend(replica_sets_to_create(cluster))
+    for group in (cluster.pdbs, cluster.pod_groups, cluster.services, cluster.pods):
         out.extend(dict(o.raw) for o in group if o.raw is not None)
     out.extend(pod_manifest(p, placements.get(p.key, "")) for p in cluster.pending)
+    return out
+
+
+def replica_sets_to_create(cluster: Cluster) -> list[dict[str, Any]]:
+    """The ReplicaSets the Deployment controller would create for the pods podplan made up for a Deployment
+    whose ReplicaSet the input does not hold (they name it `<deployment>-<pod-template-hash>`): owned by the
+    Deployment, with its replicas, its selector plus the hash label, its template labelled with the hash."""
+    have = {(w.namespace, w.name) for w in cluster.workloads if w.kind == "ReplicaSet"}
+    deployments = {w.key: w for w in cluster.workloads if w.kind == "Deployment"}
+    out: list[dict[str, Any]] = []
+    made: set[tuple[str, str]] = set()
+    for pod in cluster.pending:
+        ref, deploy = pod.controller, deployments.get(pod.workload)
+        if ref is None or ref.kind != "ReplicaSet" or deploy is None or deploy.raw is None:
+            continue
+        key = (pod.namespace, ref.name)
+        if key in have or key in made or not ref.name.startswith(deploy.name + "-"):
+            continue
+        made.add(key)
+        hash_ = ref.name[len(deploy.name) + 1:]
+        spec = deploy.raw.get("spec") or {}
+        template = copy.deepcopy(dict(spec.get("template") or {}))
+        template_meta = dict(template.get("metadata") or {})
+        template_meta["labels"] = {**(template_meta.get("labels") or {}), "pod-template-hash": hash_}
+        template["metadata"] = template_meta
+        selector = copy.deepcopy(dict(spec.get("selector") or {}))
+        selector["matchLabels"] = {**(selector.get("matchLabels") or {}), "pod-template-hash": hash_}
+        owner = {"apiVersion": "apps/v1", "kind": "Deployment", "name": deploy.name,
+                 **({"uid": deploy.uid} if deploy.uid else {}), "controller": True, "blockOwnerDeletion": True}
+        out.append({"apiVersion": "apps/v1", "kind": "ReplicaSet",
+                    "metadata": {"name": ref.name, "namespace": pod.namespace,
+                                 "labels": dict(template_meta["labels"]), "ownerReferences": [owner]},
+                    "spec": {"replicas": deploy.replicas, "selector": selector, "template": template}})
     return out
 
 
