@@ -219,6 +219,18 @@ def outside_pre_filter_result(pres: Sequence[tuple[Plugin, Any]], node: str) -> 
     return ()
 
 
+def pre_filter_result_size(pres: Sequence[tuple[Plugin, Any]], nodes: Any) -> int | None:
+    """How many nodes of `nodes` (names) the PreFilterResult keeps (None: it keeps every node). Upstream's
+    findNodesThatPassFilters then runs over those nodes only, and nextStartNodeIndex moves on by that many
+    (by none when the PreFilter rejected the pod: an empty set)."""
+    size = None
+    for _, pre in pres:
+        names = getattr(pre, "node_names", None)
+        if names is not None:
+            size = sum(1 for n in names if n in nodes) if names else 0
+    return size
+
+
 def run_filters(pod: Pod, state: ClusterState, plugins: Sequence[Plugin],
                 nodes: Sequence[NodeInfo] | None = None) -> list[NodeVerdict]:
     """PreFilter once per plugin, then every plugin's Filter on every node (no early exit, for explain); a

@@ -15,8 +15,10 @@ Knowing differences:
 - preemption (DefaultPreemption's PostFilter, optimizer/defaultpreemption) only with `preemption=True`
   (`simulate` turns it on); its victims are always existing pods (the queue never reaches a pod before one
   of higher priority), their controllers' new pods join the queue; without it, no PostFilter message;
-- the NodeAffinity PreFilterResult (pods pinned by matchFields metadata.name) is a per-node Filter reason
-  here, so the other nodes count as processed for nextStartNodeIndex (upstream skips them);
+- the NodeAffinity PreFilterResult (pods pinned by matchFields metadata.name): the other nodes are rejected
+  by the framework's reason only (no Filter runs there) and nextStartNodeIndex moves on by the result's size,
+  as upstream, whose search runs over the result's nodes only (in Go map order, which matters only when the
+  result holds 100 nodes or more, where podplan takes them in node order);
 - placed-pod guard (on by default, `protect_placed=False` turns it off): kube-scheduler checks only the
   incoming pod's own rules, so it may bind a pod that breaks a pod ALREADY placed (an existing or earlier
   pod) in the two ways podplan's batch semantics forbid (notes/semantics.md: every pod of the final state is
@@ -52,7 +54,7 @@ from ..models.objects import Cluster, Pod
 
 from .defaultpreemption import Evaluator, PreemptionArgs, post_filter
 from .framework import (NodeVerdict, bind_if_feasible, PlacedGuard, Plugin, Profile, Reads, Reason, fit_error_message,
-                        num_feasible_nodes_to_find, outside_pre_filter_result)
+                        num_feasible_nodes_to_find, outside_pre_filter_result, pre_filter_result_size)
 from .gangs import Gangs
 from .plan import Plan
 from .profiles import NOT_OURS, Profiles
@@ -178,6 +180,9 @@ class Scheduler:
                 if len(feasible) >= want:
                     processed = (idx - start) % n + 1
                     break
+        pinned = pre_filter_result_size(static_pres, state.nodes)
+        if pinned is not None:
+            processed = pinned  # only the PreFilterResult's nodes were processed (all of them: fewer than 100)
         self.next_start = (self.next_start + processed) % n
         if not feasible:
             rejected.extend(NodeVerdict(self.names[i], r) for i, r in enumerate(static_reasons) if r)

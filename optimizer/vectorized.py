@@ -138,6 +138,10 @@ class VectorScheduler:
                     processed = pos + 1
                     break
             feasible = np.array(found, np.int64)
+        for c in self.filters:  # a PreFilterResult: only its nodes were processed (greedy.Scheduler says why)
+            size = getattr(c, "pre_filter_result_size", None)
+            if size is not None and (pinned := size(pod)) is not None:
+                processed = pinned
         self.next_start = (start + processed) % n
         if not len(feasible):
             return None, self._fit_error(pod, masks)

@@ -211,3 +211,20 @@ def test_each_cycle_searches_on_from_where_the_previous_one_stopped_counting_rej
     second = int(plan.placements["default/second"][1:])
     assert 50 <= first <= 193
     assert 194 <= second <= 299 or 50 <= second <= 87
+
+
+@pytest.mark.parametrize("vectorized", [False, True], ids=["plain loop", "vectorized"])
+def test_a_pod_pinned_by_a_prefilter_result_moves_the_node_rotation_on_by_the_results_size_only(vectorized):
+    # 150 nodes: kube-scheduler searches only the PreFilterResult's nodes (n005, n007) for the pinned pod, so
+    # nextStartNodeIndex moves on by 2, not by every node of the cluster
+    from podplan.optimizer.greedy import Scheduler
+    from podplan.optimizer.state import ClusterState
+    from podplan.optimizer.vectorized import VectorScheduler
+
+    nodes = [node(f"n{i:03}") for i in range(150)]
+    pinned = make_pod("pinned").node_affinity(term(fields=[req("metadata.name", "In", "n005")]),
+                                              term(fields=[req("metadata.name", "In", "n007")])).build()
+    cluster = cluster_of(nodes, [pinned])
+    sched = (VectorScheduler if vectorized else Scheduler)(ClusterState.from_cluster(cluster), 0)
+    assert sched.schedule(pinned)[0] in ("n005", "n007")
+    assert sched.next_start == 2

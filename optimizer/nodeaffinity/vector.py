@@ -74,6 +74,15 @@ class NodeAffinityVector:
             return _PRE_FILTER_RESULT
         return () if required[node_index] else _POD
 
+    def pre_filter_result_size(self, pod: Pod) -> int | None:
+        """How many nodes the pod's PreFilterResult keeps (None: no PreFilterResult; 0: a conflict)."""
+        if self._last is None or self._last[0] is not pod:
+            if self.filter(pod) is None:
+                return None
+        assert self._last is not None
+        pinned = self._last[1]
+        return None if pinned is None else 0 if self._conflict else int(pinned.sum())
+
     def outside_pre_filter_result(self, pod: Pod) -> np.ndarray | None:
         """The nodes the pod's PreFilterResult leaves out (None: none), where no other Filter runs."""
         if self._last is None or self._last[0] is not pod:
