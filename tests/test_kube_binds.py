@@ -84,3 +84,11 @@ def test_compare_counts_greedys_violations_and_says_why_the_optimum_places_fewer
     code, table = run("compare", holder_and_newcomer(tmp_path, newcomer_cpu="2"), "--time-limit", "10")
     assert code == 0
     assert "note: greedy places 1 more pod(s)" in table
+
+
+def test_the_html_reports_verdict_says_why_the_optimum_places_fewer(tmp_path: Path) -> None:
+    code, _ = run("compare", holder_and_newcomer(tmp_path, newcomer_cpu="2"), "--time-limit", "10",
+                  "--report", str(tmp_path / "report"))
+    assert code == 0
+    html = next((tmp_path / "report").glob("*.html")).read_text()
+    assert "Why fewer: greedy places 1 more pod(s), but its final state breaks the PodTopologySpread rules" in html
