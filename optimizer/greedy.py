@@ -19,7 +19,9 @@ Knowing differences:
   by the framework's reason only (no Filter runs there) and nextStartNodeIndex moves on by the result's size,
   as upstream, whose search runs over the result's nodes only (in Go map order, which matters only when the
   result holds 100 nodes or more, where podplan takes them in node order);
-- placed-pod guard (on by default, `protect_placed=False` turns it off): kube-scheduler checks only the
+- placed-pod guard (on by default for solve's warm start; `protect_placed=False` turns it off, as the
+  `simulate` command and compare's greedy column do, binding what kube-scheduler binds and listing what the
+  final state then breaks): kube-scheduler checks only the
   incoming pod's own rules, so it may bind a pod that breaks a pod ALREADY placed (an existing or earlier
   pod) in the two ways podplan's batch semantics forbid (notes/semantics.md: every pod of the final state is
   judged with itself removed):
