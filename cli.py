@@ -383,7 +383,7 @@ def validate(files: Sequence[str], output: str) -> None:
     from .optimizer.render.plans import dump
 
     s = summary(load_input(files, batch=False, unscoped="validate"))
-    emit(summary_table(s) if output == "table" else dump(s, output))
+    emit(summary_table(s, wide=bool(_root().get("wide"))) if output == "table" else dump(s, output))
 
 
 @main.command()
@@ -622,6 +622,7 @@ def compare(files: Sequence[str], time_limit: float, workers: int, seed: int, ga
     the current placement against an optimal re-placement."""
     from .optimizer.compare import compare as run
     from .optimizer.pipeline import Deadline
+    from .optimizer.rebalance.movable import MovePolicy
     from .optimizer.policy import load_policy
     from .optimizer.render.compare import render_table, to_dict
     from .optimizer.render.plans import dump
@@ -643,8 +644,10 @@ def compare(files: Sequence[str], time_limit: float, workers: int, seed: int, ga
                           strategy=strategy or profiles.strategy(profile),
                           log_progress=sys.stderr.isatty() or bool(_root().get("verbose")))
     with Interrupt().install() as interrupt, timed("compare: greedy, optimum, verify"):
-        doc = to_dict(run(cluster, params, policy, deadline=deadline, interrupt=interrupt, profile=profile,
-                          preempt=preempt, allow_pdb_violations=allow_pdb_violations))
+        # -n/-l scope the re-placement as they scope rebalance: only the pods in scope may move
+        doc = to_dict(run(cluster, params, policy, MovePolicy(scope=movable_scope()), deadline=deadline,
+                          interrupt=interrupt, profile=profile, preempt=preempt,
+                          allow_pdb_violations=allow_pdb_violations))
     if report_dir is not None:
         from .optimizer.render.report import write_report
 
@@ -745,6 +748,23 @@ def rebalance(ctx: click.Context, files: Sequence[str], goal: str | None, drain:
     finish(interrupt)
     if not plan.complete:
         sys.exit(EXIT_VIOLATIONS)
+
+
+@main.command("diff")
+@click.argument("a", metavar="A")
+@click.argument("b", metavar="B")
+@output_option
+def diff_command(a: str, b: str, output: str) -> None:
+    """What changed from A to B: two plan documents (simulate/solve -o json|yaml) or two states (--emit state,
+    cluster dumps): pods moved, placed, left pending, rules newly broken or fixed, per-priority and preference
+    deltas, and a one-paragraph summary. A or B may be - (stdin)."""
+    from .optimizer.diff import read_and_diff
+    from .optimizer.diff.render import document, render_table
+    from .optimizer.render.plans import dump
+
+    with timed("diff: read, judge and compare both sides"):
+        d = read_and_diff(a, b, strict=bool(_root().get("strict")))
+    emit(render_table(d) if output == "table" else dump(document(d), output))
 
 
 if __name__ == "__main__":

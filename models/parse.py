@@ -883,7 +883,7 @@ def _kind_doubt(kind: str, api_version: Any) -> tuple[str, str] | None:
     same = [k for k in known if k.lower() == kind.lower()]
     close = same or difflib.get_close_matches(kind, known, n=1, cutoff=0.75)
     if close:
-        return "kind", f"unknown kind {kind!r} (did you mean {close[0]}?): the object is skipped"
+        return "kind", f"unknown kind {kind!r} (did you mean {close[0]}?)"
     return None
 
 

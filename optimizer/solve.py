@@ -438,6 +438,8 @@ def _solve_large(problem: Problem, comp: Component, policy: Policy, params: Solv
     full_size = sum(len(problem.feasible[c]) for c in comp.classes)
     per_var = state.seconds_per_variable  # measured by earlier rounds, if any
     rounds = 0
+    logged: tuple[int, int] | None = None  # --verbose: the last round outcome printed, and rounds since
+    quiet = 0
     stuck: dict[int, int] = {}  # class -> focused rounds that did not pay it more
     # larger parts start with larger rounds: each round rebuilds the whole part's model, so its cost grows
     # with the part even when it frees few pods
@@ -525,6 +527,8 @@ def _solve_large(problem: Problem, comp: Component, policy: Policy, params: Solv
             incumbent = dict(r.counts)
         if reaches_bounds(best):
             break
+    if quiet:
+        print(f"  [{comp.index}] {quiet} round(s) without change", file=sys.stderr, flush=True)
     if best is None:
         if not repaired:
             return _kept(problem, comp, gc, f"component {comp.index}: no time to build a neighbourhood model")
