@@ -515,11 +515,17 @@ def _solve_large(problem: Problem, comp: Component, policy: Policy, params: Solv
                 focus_pods = max(FOCUS_PODS_MIN, int(focus_pods * 0.75))
         if nvars >= full_size and first is None:
             return r  # the candidates were every feasible pair: this was the full model, with CP-SAT's proof
-        if params.log_progress:
+        outcome = (sum(r.placed_by_priority.values()), sum(r.terms.values()))
+        if params.log_progress and outcome == logged:
+            quiet += 1  # --verbose prints changes: 150 identical round lines would say nothing
+        elif params.log_progress:
+            if quiet:
+                print(f"  [{comp.index}] {quiet} round(s) without change", file=sys.stderr, flush=True)
+            logged, quiet = outcome, 0
             print(f"  [{comp.index}] round {rounds}: {nvars} variables"
                   f"{f' ({len(focused)} classes free)' if focused is not None else ''}, built in {spent:.1f}s, searched in "
-                  f"{time.perf_counter() - t0:.1f}s: placed {sum(r.placed_by_priority.values())}, "
-                  f"preference {sum(r.terms.values())} (cap {pref_cap_all})", file=sys.stderr, flush=True)
+                  f"{time.perf_counter() - t0:.1f}s: placed {outcome[0]}, "
+                  f"preference {outcome[1]} (cap {pref_cap_all})", file=sys.stderr, flush=True)
         if first is None:
             first = r
         if best is None or _lex_key(problem, r) >= _lex_key(problem, best):
