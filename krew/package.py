@@ -15,6 +15,7 @@ import subprocess
 import sys
 import tarfile
 import re
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -29,6 +30,7 @@ def build(out: Path) -> Path:
     out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="podplan-krew-") as tmp:
         subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", tmp, str(ROOT)], check=True)
+        shutil.rmtree(ROOT / "build", ignore_errors=True)  # setuptools' build/lib would leak into later wheels
         wheel = next(Path(tmp).glob("podplan-*.whl"))
         archive = out / f"kubectl-podplan-v{version()}.tar.gz"
         with tarfile.open(archive, "w:gz") as tar:
