@@ -120,3 +120,12 @@ def test_documents_diff_cannot_read_are_one_line(tmp_path: Path, doc: dict, mess
     a = write(tmp_path, "a.json", doc)
     code, _, stderr = run("diff", a, a)
     assert code == 2 and len(stderr.splitlines()) == 1 and message in stderr
+
+
+def test_either_side_may_be_stdin_named_as_such(tmp_path: Path) -> None:
+    a = write(tmp_path, "a.json", plan("GREEDY", {"web-1": ("n1", "")}))
+    code, table, stderr = run("diff", a, "-", stdin=json.dumps(plan("OPTIMAL", {"web-1": ("n2", "")})))
+    assert code == 0, stderr
+    assert table.splitlines()[:2] == [f"A: {a} (plan, GREEDY)", "B: <stdin> (plan, OPTIMAL)"]
+    code, _, stderr = run("diff", "-", "-", stdin="")
+    assert code == 2 and stderr.splitlines() == ["error: only one of A and B can be - (stdin)"]

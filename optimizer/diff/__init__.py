@@ -83,15 +83,16 @@ class Diff:
 def read_side(path: str, strict: bool = False) -> Side:
     """A plan document or a state, from a file, directory or `-`."""
     docs = read_paths([path])
+    shown = "<stdin>" if path == "-" else path
     bodies = [d.body for d in docs if d.body is not None]
     if len(bodies) == 1 and isinstance(bodies[0], Mapping) and "kind" not in bodies[0]:
-        return _plan_side(path, bodies[0])
+        return _plan_side(shown, bodies[0])
     cluster = cluster_of(docs, [path], unknown_fields_fatal=strict)
-    return _state_side(path, cluster)
+    return _state_side(shown, cluster)
 
 
 def _plan_side(path: str, doc: Mapping[str, Any]) -> Side:
-    where = Where("<stdin>" if path == "-" else path, 0)
+    where = Where(path, 0)
     if "waves" in doc and "goal" in doc:
         raise InputError(where, "", "a rebalance plan: diff compares placements; give the states before and after "
                                     "(the input, and the state its waves reach) instead")
