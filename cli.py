@@ -754,6 +754,8 @@ def rebalance(ctx: click.Context, files: Sequence[str], goal: str | None, drain:
 @click.argument("a", metavar="A")
 @click.argument("b", metavar="B")
 @output_option
+@click.option("--strict", is_flag=True, expose_value=False, callback=_record_strict,
+              help="Unknown fields and kinds in a state (typos) are errors, not warnings.")
 def diff_command(a: str, b: str, output: str) -> None:
     """What changed from A to B: two plan documents (simulate/solve -o json|yaml) or two states (--emit state,
     cluster dumps): pods moved, placed, left pending, rules newly broken or fixed, per-priority and preference
@@ -764,6 +766,8 @@ def diff_command(a: str, b: str, output: str) -> None:
 
     with timed("diff: read, judge and compare both sides"):
         d = read_and_diff(a, b, strict=bool(_root().get("strict")))
+    for w in (*d.a.warnings, *d.b.warnings):
+        click.echo(f"warning: {w}", err=True)
     emit(render_table(d) if output == "table" else dump(document(d), output))
 
 

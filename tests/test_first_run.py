@@ -84,7 +84,7 @@ def test_a_typo_in_kind_or_a_wrong_apiversion_is_warned_by_every_command(tmp_pat
 
 
 @pytest.mark.parametrize("where", ["podplan --strict solve typos.yaml", "podplan solve --strict typos.yaml",
-                                   "podplan solve typos.yaml --strict"])
+                                   "podplan solve typos.yaml --strict", "podplan diff --strict typos.yaml typos.yaml"])
 def test_strict_makes_a_kind_typo_an_error_before_or_after_the_subcommand(tmp_path: Path, where: str) -> None:
     (tmp_path / "typos.yaml").write_text(KIND_TYPOS)
     code, stdout, stderr = podplan(where, cwd=tmp_path)

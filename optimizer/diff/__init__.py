@@ -49,6 +49,7 @@ class Side:
     terms: dict[str, int]  # preference terms
     broken: frozenset[Rule] = field(default_factory=frozenset)
     workloads: dict[str, str] = field(default_factory=dict)  # pod -> "Kind/ns/name" of its workload, where known
+    warnings: tuple[str, ...] = ()  # the loader's (typos), for the command to print
 
     @property
     def preference(self) -> int:
@@ -136,7 +137,8 @@ def _state_side(path: str, cluster: Cluster) -> Side:
     broken = frozenset(Rule(v.pod, v.node, v.plugin, v.reason) for v in report.violations if not v.preexisting)
     workloads = {p.key: p.workload for p in (*cluster.pods, *cluster.pending) if p.workload}
     return Side(path, STATE, "VALID" if report.ok else "INVALID", nodes, pending, priorities,
-                dict(sorted(by_priority.items(), reverse=True)), dict(report.terms), broken, workloads)
+                dict(sorted(by_priority.items(), reverse=True)), dict(report.terms), broken, workloads,
+                tuple(cluster.warnings))
 
 
 # --------------------------------------------------------------------------------------------------- diffing
