@@ -60,9 +60,10 @@ def summary_table(s: dict[str, Any], wide: bool = False) -> str:
              f"pods: {s['existingPods']} existing, {s['pendingPods']} pending"]
     if s["workloads"]:
         # the workloads with pending pods first (what a plan is about), each group in input order
-        shown = s["workloads"] if wide else sorted(s["workloads"], key=lambda w: not w["pending"])[:SUMMARY_WORKLOADS]
+        ordered = sorted(s["workloads"], key=lambda w: not w["pending"])  # stable: input order within each
+        shown = ordered if wide else ordered[:SUMMARY_WORKLOADS]
         rows = [(w["workload"], w["replicas"], w["pending"]) for w in shown]
-        rest = s["workloads"][len(shown):] if wide else [w for w in s["workloads"] if w not in shown]
+        rest = ordered[len(shown):]
         if rest:
             rows.append((f"... and {len(rest)} more (-o wide lists all)", sum(w["replicas"] for w in rest),
                          sum(w["pending"] for w in rest)))
