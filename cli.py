@@ -84,6 +84,12 @@ def _record_verbose(ctx: click.Context, param: click.Parameter, value: bool) -> 
         ctx.find_root().ensure_object(dict)["verbose"] = True
 
 
+def _record_strict(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    """--strict before or after the subcommand (`podplan --strict solve` and `podplan solve --strict`)."""
+    if value:
+        ctx.find_root().ensure_object(dict)["strict"] = True
+
+
 def progress(message: str) -> None:
     """A progress or timing line on stderr, with --verbose only."""
     if _root().get("verbose"):
@@ -104,6 +110,8 @@ def input_options(f: Callable[..., Any]) -> Callable[..., Any]:
     options = [
         click.option("--verbose", is_flag=True, expose_value=False, callback=_record_verbose,
                      help="Progress and timing lines on stderr (loading, greedy, search, verify)."),
+        click.option("--strict", is_flag=True, expose_value=False, callback=_record_strict,
+                     help="Unknown fields and kinds in the input (typos) are errors, not warnings."),
         click.option("--cluster", is_flag=True, expose_value=False, callback=_record,
                      help="Read the cluster of the kubeconfig's context (read-only lists); files given too are added "
                           "on top (what-if)."),
@@ -127,15 +135,14 @@ def input_options(f: Callable[..., Any]) -> Callable[..., Any]:
 @click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "--version", prog_name="podplan",
                       message=f"%(prog)s %(version)s (kube-scheduler v{KUBE_VERSION} semantics)")
-@click.option("--strict", is_flag=True, help="Unknown fields in the input (typos) are errors, not warnings.")
 @input_options
 @click.pass_context
-def main(ctx: click.Context, strict: bool) -> None:
+def main(ctx: click.Context) -> None:
     """podplan: batch placement optimizer for Kubernetes, with kube-scheduler's semantics."""
     # update, not assign: the input options (and --verbose) already keep theirs in ctx.obj; "verbose" is always
     # there (False until --verbose is given, before or after the subcommand)
     obj = ctx.ensure_object(dict)
-    obj.update(strict=strict)
+    obj.setdefault("strict", False)
     obj.setdefault("verbose", False)
 
 
@@ -148,16 +155,20 @@ def _root() -> dict[str, Any]:
     return ctx.find_root().ensure_object(dict) if ctx is not None else {}
 
 
-def load_input(files: Sequence[str], batch: bool = True) -> Cluster:
+def load_input(files: Sequence[str], batch: bool = True, unscoped: str = "") -> Cluster:
     """Load the input and print its warnings on stderr; they never stop the run. The input: the live cluster
     with --cluster (files given too are added on top), else the files (stdin when none). The global --strict
     makes unknown fields errors. Then the scope (-n/-A/-l) is kept for movable_scope and, with `batch`
-    (commands that place pending pods), keeps only its pending pods in the batch and says how many it left out."""
+    (commands that place pending pods), keeps only its pending pods in the batch and says how many it left out.
+    `unscoped` names a command that reads the whole input: -n/-A/-l are refused there, rather than ignored."""
     from .models.scope import in_scope, parse_selector, scope
 
     started = time.perf_counter()
     root = _root()
     opts = dict(root.get("input", {}))
+    flags = [f for f, k in (("-n", "namespace"), ("-A", "all_namespaces"), ("-l", "selector")) if k in opts]
+    if unscoped and flags:
+        refuse(f"{'/'.join(flags)}: {unscoped} is not scoped: it judges the whole input (every namespace, every pod)")
     default_namespace = None  # files: every namespace
     docs: list[Doc] = []
     sources: list[str] = []
@@ -182,6 +193,9 @@ def load_input(files: Sequence[str], batch: bool = True) -> Cluster:
     cluster = cluster_of(docs, sources, unknown_fields_fatal=bool(root.get("strict")))
     for w in cluster.warnings:
         click.echo(f"warning: {w}", err=True)
+    if batch and cluster.pending and not cluster.nodes:
+        raise PodplanError(f"{', '.join(sources)}: no Node in the input, so none of its {len(cluster.pending)} pending "
+                           "pod(s) can be placed (add the nodes: kubectl get nodes -o yaml)")
     progress(f"load: {len(cluster.nodes)} node(s), {len(cluster.pods)} existing and {len(cluster.pending)} pending "
              f"pod(s), {len(cluster.workloads)} workload(s) from {', '.join(sources)}: "
              f"{time.perf_counter() - started:.2f}s")
@@ -197,8 +211,10 @@ def load_input(files: Sequence[str], batch: bool = True) -> Cluster:
     if left:
         where = " and ".join(w for w in (f"namespace {namespace}" if namespace else "",
                                          f'selector "{opts["selector"]}"' if selector else "") if w)
+        # -A given: only the selector leaves pods out
+        widen = "another -l" if opts.get("all_namespaces") else "-A or another -n/-l"
         click.echo(f"note: {left} pending pod(s) outside the scope ({where}) are not part of the batch; "
-                   "use -A or another -n/-l to include them", err=True)
+                   f"use {widen} to include them", err=True)
     return scoped
 
 
@@ -370,8 +386,8 @@ def validate(files: Sequence[str], output: str) -> None:
     from .optimizer.render.inputs import summary, summary_table
     from .optimizer.render.plans import dump
 
-    s = summary(load_input(files, batch=False))
-    emit(summary_table(s) if output == "table" else dump(s, output))
+    s = summary(load_input(files, batch=False, unscoped="validate"))
+    emit(summary_table(s, wide=bool(_root().get("wide"))) if output == "table" else dump(s, output))
 
 
 @main.command()
@@ -430,6 +446,9 @@ def solve(ctx: click.Context, files: Sequence[str], output: str, emit_kind: str,
     from .optimizer.runner import SolverParams
 
     check_emit(output, emit_kind)
+    if not preempt and (allow_pdb_violations or emit_kind == "evictions"):
+        refuse(f"{'--allow-pdb-violations' if allow_pdb_violations else '--emit evictions'} needs --preempt "
+               "(without it solve evicts nobody)")
     deadline = Deadline.start(time_limit)
     policy = load_policy(policy_file)
     profiles = load_profiles(scheduler_config)
@@ -473,7 +492,11 @@ def verify(files: Sequence[str], output: str, policy_file: str | None, scheduler
 
     policy = load_policy(policy_file)
     profiles = load_profiles(scheduler_config)
-    cluster = load_input(files, batch=False)
+    cluster = load_input(files, batch=False, unscoped="verify")
+    if cluster.pending:
+        click.echo(f"note: {len(cluster.pending)} pending pod(s) (no spec.nodeName, or replicas a workload still "
+                   "needs) skipped: verify judges bound pods only; place them first (podplan solve --emit state "
+                   "| podplan verify -)", err=True)
     with timed(f"verify: {len(cluster.pods)} pod(s) judged"):
         report = verify_state(cluster, policy, profile=profiles)
     emit(verify_table(cluster, report) if output == "table" else dump(verify_document(cluster, report), output))
@@ -487,16 +510,17 @@ def verify(files: Sequence[str], output: str, policy_file: str | None, scheduler
 @click.option("--pod", "pod_patterns", metavar="NS/NAME", multiple=True,
               help="Only this pending pod (repeatable; NAME alone matches any namespace; shell globs: 'shop/web-*'). "
                    "The other pending pods still count in the final state.")
-@click.option("--nodes/--summary", "per_node", default=None,
-              help="Every node's verdict and scores per pod, or one line per pod. Default: --nodes up to "
-                   "20 pending pods and 50 nodes, else --summary (-o json: always every node).")
+@click.option("--nodes", "nodes_flag", is_flag=True,
+              help="Every node's verdict and scores per pod. Default: --nodes up to 20 pending pods and 50 nodes, "
+                   "else --summary (-o json: always every node).")
+@click.option("--summary", "summary_flag", is_flag=True, help="One line per pod, whatever the input's size.")
 @click.option("--why-pending", is_flag=True,
               help="Solve first, then name the rules (object and field) that keep each pod the optimum leaves pending.")
 @click.option("--time-limit", type=click.FloatRange(min=0.1), default=30.0, show_default=True,
               help="With --why-pending: wall seconds for the solve.")
 @click.option("--gang", is_flag=True, help="With --why-pending: every workload all-or-nothing.")
 @scheduler_config_option
-def explain(files: Sequence[str], output: str, pod_patterns: Sequence[str], per_node: bool | None,
+def explain(files: Sequence[str], output: str, pod_patterns: Sequence[str], nodes_flag: bool, summary_flag: bool,
             why_pending: bool, time_limit: float, gang: bool, scheduler_config: str | None) -> None:
     """Each pending pod's verdict on every node (all failing plugins, each plugin's score), judged against the
     batch's final state: the existing pods plus the other pending pods where simulate places them (each pod
@@ -510,7 +534,10 @@ def explain(files: Sequence[str], output: str, pod_patterns: Sequence[str], per_
         for name, flag in (("gang", "--gang"), ("time_limit", "--time-limit")):
             if given(name):
                 refuse(f"{flag} applies to explain --why-pending only (explain alone runs no solve)")
-    if given("per_node") and (why_pending or output != "table"):
+    if nodes_flag and summary_flag:
+        refuse("--nodes and --summary choose one explain table each: give one of them")
+    per_node = True if nodes_flag else False if summary_flag else None
+    if per_node is not None and (why_pending or output != "table"):
         refuse(f"--nodes/--summary choose the explain table: not with "
                f"{'--why-pending' if why_pending else '-o ' + output} (" 
                f"{'it has one row per blocking rule' if why_pending else 'which always holds every node'})")
@@ -568,6 +595,18 @@ def _asked_pods(cluster: Cluster, patterns: Sequence[str]) -> list[str] | None:
             if any(fnmatchcase(k if "/" in pat else k.split("/", 1)[1], pat) for pat in patterns)]
 
 
+def report_dir_writable(path: str) -> None:
+    """--report DIR is created (or exists) and takes a file, checked before any work: one line, exit 2."""
+    try:
+        os.makedirs(path, exist_ok=True)
+        probe = os.path.join(path, ".podplan-write-check")
+        with open(probe, "w", encoding="utf-8"):
+            pass
+        os.remove(probe)
+    except OSError as exc:
+        refuse(f"--report {path}: {exc.strerror or exc}")
+
+
 @main.command("compare")
 @files_argument
 @solver_options(10.0, "Wall seconds for the whole comparison (with movable pods: half for the optimum, half "
@@ -587,11 +626,16 @@ def compare(files: Sequence[str], time_limit: float, workers: int, seed: int, ga
     the current placement against an optimal re-placement."""
     from .optimizer.compare import compare as run
     from .optimizer.pipeline import Deadline
+    from .optimizer.rebalance.movable import MovePolicy
     from .optimizer.policy import load_policy
     from .optimizer.render.compare import render_table, to_dict
     from .optimizer.render.plans import dump
     from .optimizer.runner import SolverParams
 
+    if allow_pdb_violations and not preempt:
+        refuse("--allow-pdb-violations needs --preempt (without it compare evicts nobody)")
+    if report_dir is not None:
+        report_dir_writable(report_dir)
     deadline = Deadline.start(time_limit)
     policy = load_policy(policy_file)
     profiles = load_profiles(scheduler_config)
@@ -604,12 +648,17 @@ def compare(files: Sequence[str], time_limit: float, workers: int, seed: int, ga
                           strategy=strategy or profiles.strategy(profile),
                           log_progress=sys.stderr.isatty() or bool(_root().get("verbose")))
     with Interrupt().install() as interrupt, timed("compare: greedy, optimum, verify"):
-        doc = to_dict(run(cluster, params, policy, deadline=deadline, interrupt=interrupt, profile=profile,
-                          preempt=preempt, allow_pdb_violations=allow_pdb_violations))
+        # -n/-l scope the re-placement as they scope rebalance: only the pods in scope may move
+        doc = to_dict(run(cluster, params, policy, MovePolicy(scope=movable_scope()), deadline=deadline,
+                          interrupt=interrupt, profile=profile, preempt=preempt,
+                          allow_pdb_violations=allow_pdb_violations))
     if report_dir is not None:
         from .optimizer.render.report import write_report
 
-        click.echo(f"report: {write_report(doc, report_dir)}", err=True)
+        try:
+            click.echo(f"report: {write_report(doc, report_dir)}", err=True)
+        except OSError as exc:
+            refuse(f"--report {report_dir}: {exc.strerror or exc}")
     emit(render_table(doc) if output == "table" else dump(doc, output))
     finish(interrupt)
 
@@ -703,6 +752,27 @@ def rebalance(ctx: click.Context, files: Sequence[str], goal: str | None, drain:
     finish(interrupt)
     if not plan.complete:
         sys.exit(EXIT_VIOLATIONS)
+
+
+@main.command("diff")
+@click.argument("a", metavar="A")
+@click.argument("b", metavar="B")
+@output_option
+@click.option("--strict", is_flag=True, expose_value=False, callback=_record_strict,
+              help="Unknown fields and kinds in a state (typos) are errors, not warnings.")
+def diff_command(a: str, b: str, output: str) -> None:
+    """What changed from A to B: two plan documents (simulate/solve -o json|yaml) or two states (--emit state,
+    cluster dumps): pods moved, placed, left pending, rules newly broken or fixed, per-priority and preference
+    deltas, and a one-paragraph summary. A or B may be - (stdin)."""
+    from .optimizer.diff import read_and_diff
+    from .optimizer.diff.render import document, render_table
+    from .optimizer.render.plans import dump
+
+    with timed("diff: read, judge and compare both sides"):
+        d = read_and_diff(a, b, strict=bool(_root().get("strict")))
+    for w in (*d.a.warnings, *d.b.warnings):
+        click.echo(f"warning: {w}", err=True)
+    emit(render_table(d) if output == "table" else dump(document(d), output))
 
 
 if __name__ == "__main__":

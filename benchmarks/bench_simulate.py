@@ -20,7 +20,7 @@ sched-1; their terms name both namespaces, as upstream.
 Timed: the scheduling loop and the scheduler's construction (the cluster state is built first, not timed);
 the vectorized scheduler when the code has one, the per-node reference loop with --plain. pods/s = pods placed /
 CPU seconds of the loop (single-threaded; the machine is shared, so wall time, printed beside it, stretches
-with other work). "met" compares that rate with 2x kube-scheduler's threshold (the goal of issue 10).
+with other work). "met" compares that rate with 2x kube-scheduler's threshold (the scale goal).
 
     python benchmarks/bench_simulate.py                               # the six at 5,000 nodes
     python benchmarks/bench_simulate.py --nodes 500 --workloads basic spread --pods 200
@@ -44,7 +44,7 @@ from podplan.models.objects import Cluster  # noqa: E402
 from podplan.optimizer.greedy import Scheduler, queue_order  # noqa: E402
 from podplan.optimizer.state import ClusterState  # noqa: E402
 
-try:  # main's exact vectorized scheduler (issue 10); this branch predates it, so fall back to the reference loop
+try:  # the exact vectorized scheduler; an older tree lacks it, so fall back to the reference loop
     from podplan.optimizer.vectorized import VectorScheduler  # noqa: E402
 except ImportError:  # pragma: no cover - gone once merged
     VectorScheduler = None  # type: ignore[assignment,misc]

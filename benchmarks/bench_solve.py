@@ -1,4 +1,4 @@
-"""`podplan solve` end to end at the scale goals of issue 10, measured from outside as a user would see it.
+"""`podplan solve` end to end at the scale goals (docs/benchmarks.md), measured from outside as a user would see it.
 
 Rows (2 cores; the time limit is `podplan solve --time-limit`):
 
@@ -16,7 +16,7 @@ then runs `/usr/bin/time -v podplan solve INPUT --time-limit L --seed 0 -o json`
 installed `podplan`: wall seconds are the whole process (start-up, loading, greedy, search, verify, output),
 "solver s" is what the plan document itself reports (solver.wall_seconds), peak RSS is the process's maximum
 resident set. The time-limit goals allow 10 % + 5 s of start-up over the
-limit (issue 10: "--time-limit is a promise for the whole command").
+limit ("--time-limit is a promise for the whole command").
 
 Gap per level, from the plan document: for each priority level, the pods the bound says could be placed and
 were not (absolute, and relative to the bound); for the preference score, bound - score (absolute, and relative

@@ -1,4 +1,4 @@
-"""The benchmark suite of issue 5: greedy (kube-scheduler's loop) and optimal (CP-SAT) on generated clusters.
+"""The benchmark suite: greedy (kube-scheduler's loop) and optimal (CP-SAT) on generated clusters.
 
     python benchmarks/run.py                    # S, M, L
     python benchmarks/run.py --sizes S M        # a subset

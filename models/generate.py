@@ -1006,7 +1006,7 @@ def _adversarial(rng: random.Random, n: int, pods: int, utilization: float) -> G
 # ---------------------------------------------------------------------------------------------- production
 
 
-# The production profile: the cluster of issue 10's scale goals. Three general pools and a GPU pool; every
+# The production profile: the cluster of the scale goals (docs/benchmarks.md). Three general pools and a GPU pool; every
 # workload replica is pending (`pods` counts them) except the caches, which already run one per zone.
 PRODUCTION_TYPES = (InstanceType("m5.2xlarge", 8, 32), InstanceType("m5.4xlarge", 16, 64),
                     InstanceType("r5.2xlarge", 8, 64))

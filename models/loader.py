@@ -33,7 +33,7 @@ def _expand(paths: Iterable[str]) -> list[str]:
             if not files:
                 raise InputError(Where(p, None), "", "directory holds no *.yaml, *.yml or *.json file")
             out.extend(str(f) for f in files)
-        elif path.is_file():
+        elif path.exists():  # a regular file, or /dev/null, a pipe (`<(kubectl get ...)`), a device
             out.append(p)
         else:
             raise InputError(Where(p, None), "", "no such file or directory")

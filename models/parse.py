@@ -25,6 +25,8 @@ field (models.fields), or errors when the caller asks (`podplan --strict`).
 """
 from __future__ import annotations
 
+import difflib
+
 import hashlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
@@ -207,7 +209,16 @@ def _quantity(ctx: Ctx, name: str, value: Any, path: str) -> int:
     # Devices come whole: upstream validation rejects a fractional extended resource.
     if is_extended_resource(name) and exact.denominator != 1 and ctx.strict:
         raise ctx.fail(path, f"must be a whole number for extended resource {name}, got {value}")
-    return to_milli(exact) if name == "cpu" else to_int(exact)
+    amount = to_milli(exact) if name == "cpu" else to_int(exact)
+    if amount > MAX_AMOUNT:
+        # Node arrays and CP-SAT hold 64-bit integers: sums of such amounts would overflow them.
+        raise ctx.fail(path, f"{quote(str(value))} is out of range: podplan reads at most {MAX_AMOUNT} "
+                             f"{'millicores' if name == 'cpu' else 'units'}")
+    return amount
+
+
+# 2^53: far beyond any real node (8 PiB, 9 trillion cores), and sums over thousands of pods stay within int64.
+MAX_AMOUNT = 2 ** 53
 
 
 def _resources(ctx: Ctx, value: Any, path: str) -> dict[str, int]:
@@ -847,6 +858,35 @@ POD_GROUP_API_GROUPS = ("scheduling.x-k8s.io", "scheduling.sigs.k8s.io")
 FINISHED_PHASES = ("Succeeded", "Failed")
 
 
+# The API group each kind podplan reads is served in (core = ""): `apiVersion: v1` with `kind: Deployment` is an
+# object the API server refuses ("no matches for kind"), so it is not read as a Deployment.
+KIND_GROUPS = {"Pod": "", "Node": "", "Namespace": "", "Service": "", "Deployment": "apps", "ReplicaSet": "apps",
+               "StatefulSet": "apps", "DaemonSet": "apps", "Job": "batch", "PodDisruptionBudget": "policy",
+               "PriorityClass": "scheduling.k8s.io"}
+
+
+def _kind_doubt(kind: str, api_version: Any) -> tuple[str, str] | None:
+    """(field, what is wrong) when `kind` looks like a typo of a kind podplan reads, or `apiVersion` is not one
+    the kind is served in; None when the object is read (or is simply a kind podplan skips, such as ConfigMap)."""
+    if kind in KIND_GROUPS:
+        if not isinstance(api_version, str) or not api_version:
+            return None  # reported (or defaulted) where apiVersion is read; the kind is what matters here
+        group = api_version.split("/", 1)[0] if "/" in api_version else ""
+        if group != KIND_GROUPS[kind]:
+            right = f"{KIND_GROUPS[kind]}/v1" if KIND_GROUPS[kind] else "v1"
+            return "apiVersion", (f"{api_version} has no kind {kind} ({kind} is {right}; the API server would refuse "
+                                  "it)")
+        return None
+    if kind in _NAMED_KINDS or kind == "List":
+        return None
+    known = (*KIND_GROUPS, "PodGroup", "List")
+    same = [k for k in known if k.lower() == kind.lower()]
+    close = same or difflib.get_close_matches(kind, known, n=1, cutoff=0.75)
+    if close:
+        return "kind", f"unknown kind {kind!r} (did you mean {close[0]}?)"
+    return None
+
+
 def _skip_reason(kind: str, body: Mapping[str, Any]) -> str:
     """Why a known kind is skipped anyway ("" to keep it): the label it is counted under in Cluster.skipped."""
     if kind == "Pod":
@@ -887,6 +927,14 @@ def _collect_into(docs: list[Doc], out: Collected, seen: dict[tuple[str, str, st
             items = _list(ctx, body.get("items"), "items")
             _collect_into([Doc(item, doc.file, doc.index, f"{prefix}items[{i}]") for i, item in enumerate(items)],
                           out, seen, strict, typos)
+            continue
+        doubt = _kind_doubt(kind, body.get("apiVersion"))
+        if doubt:
+            at = ".".join(p for p in (doc.item_path, doubt[0]) if p)
+            if typos.fatal:
+                raise InputError(ctx.where, at, doubt[1])
+            typos.warnings.append(f"{ctx.where.describe()}: {at}: {doubt[1]}; the object is skipped")
+            out.skipped[kind] = out.skipped.get(kind, 0) + 1
             continue
         skip = _skip_reason(kind, body) if kind in _NAMED_KINDS else kind
         if skip:

@@ -25,6 +25,7 @@ Decisions where upstream leaves room:
 """
 from __future__ import annotations
 
+import difflib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -404,8 +405,11 @@ def _plugin_name(ctx: _Ctx, value: Any, path: str, allow_star: bool) -> str:
     if name in REMOVED_PLUGINS:
         raise ctx.fail(path, f"plugin {quote(str(name))} was removed from kube-scheduler and is not in {API_VERSION}")
     if name not in PLUGIN_POINTS:
-        raise ctx.fail(path, f"unknown plugin {quote(str(name))}: not an in-tree kube-scheduler plugin "
-                             "(out-of-tree plugins cannot be simulated)")
+        close = [k for k in PLUGIN_POINTS if k.lower() == name.lower()] or \
+            difflib.get_close_matches(name, list(PLUGIN_POINTS), n=1, cutoff=0.7)
+        why = (f"did you mean {close[0]}?" if close
+               else "not an in-tree kube-scheduler plugin (out-of-tree plugins cannot be simulated)")
+        raise ctx.fail(path, f"unknown plugin {quote(str(name))}: {why}")
     return name
 
 

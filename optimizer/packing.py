@@ -1,6 +1,6 @@
 """Packing repair: more pending pods placed in a large component whose pods meet only through node resources.
 
-A heterogeneous cluster filled close to capacity (issue 10's GPU cluster: 1,500 nodes, 8,000 pods whose
+A heterogeneous cluster filled close to capacity (the GPU cluster of the scale goals: 1,500 nodes, 8,000 pods whose
 requests nearly all differ) is a vector bin-packing problem. kube-scheduler's greedy loop strands pods there
 (a whole-GPU pod finds every node's GPUs shared out among smaller pods), and the restricted models of
 optimizer.neighbourhood do not free a node for it: their candidates are the nodes where a class fits best

@@ -55,10 +55,11 @@ def policy_from_dict(doc: Any, file: str = "<policy>") -> Policy:
     where = Where(file=file, doc=0, kind=KIND)
     if not isinstance(doc, dict):
         raise InputError(where, "", "a policy file must be a mapping")
-    if doc.get("apiVersion") != API_VERSION:
-        raise InputError(where, "apiVersion", f"must be {API_VERSION}, got {doc.get('apiVersion')!r}")
-    if doc.get("kind") != KIND:
-        raise InputError(where, "kind", f"must be {KIND}, got {doc.get('kind')!r}")
+    for key, want in (("apiVersion", API_VERSION), ("kind", KIND)):
+        if key not in doc:  # a forgotten header line: say what to write, not "got None"
+            raise InputError(where, key, f"is required: {key}: {want}")
+        if doc[key] != want:
+            raise InputError(where, key, f"must be {want}, got {doc[key]!r}")
     unknown = sorted(set(doc) - {"apiVersion", "kind", "metadata", "multipliers"})
     if unknown:
         raise InputError(where, unknown[0], "unknown field")

@@ -438,6 +438,8 @@ def _solve_large(problem: Problem, comp: Component, policy: Policy, params: Solv
     full_size = sum(len(problem.feasible[c]) for c in comp.classes)
     per_var = state.seconds_per_variable  # measured by earlier rounds, if any
     rounds = 0
+    logged: tuple[int, int] | None = None  # --verbose: the last round outcome printed, and rounds since
+    quiet = 0
     stuck: dict[int, int] = {}  # class -> focused rounds that did not pay it more
     # larger parts start with larger rounds: each round rebuilds the whole part's model, so its cost grows
     # with the part even when it frees few pods
@@ -513,11 +515,17 @@ def _solve_large(problem: Problem, comp: Component, policy: Policy, params: Solv
                 focus_pods = max(FOCUS_PODS_MIN, int(focus_pods * 0.75))
         if nvars >= full_size and first is None:
             return r  # the candidates were every feasible pair: this was the full model, with CP-SAT's proof
-        if params.log_progress:
+        outcome = (sum(r.placed_by_priority.values()), sum(r.terms.values()))
+        if params.log_progress and outcome == logged:
+            quiet += 1  # --verbose prints changes: 150 identical round lines would say nothing
+        elif params.log_progress:
+            if quiet:
+                print(f"  [{comp.index}] {quiet} round(s) without change", file=sys.stderr, flush=True)
+            logged, quiet = outcome, 0
             print(f"  [{comp.index}] round {rounds}: {nvars} variables"
                   f"{f' ({len(focused)} classes free)' if focused is not None else ''}, built in {spent:.1f}s, searched in "
-                  f"{time.perf_counter() - t0:.1f}s: placed {sum(r.placed_by_priority.values())}, "
-                  f"preference {sum(r.terms.values())} (cap {pref_cap_all})", file=sys.stderr, flush=True)
+                  f"{time.perf_counter() - t0:.1f}s: placed {outcome[0]}, "
+                  f"preference {outcome[1]} (cap {pref_cap_all})", file=sys.stderr, flush=True)
         if first is None:
             first = r
         if best is None or _lex_key(problem, r) >= _lex_key(problem, best):
@@ -525,6 +533,8 @@ def _solve_large(problem: Problem, comp: Component, policy: Policy, params: Solv
             incumbent = dict(r.counts)
         if reaches_bounds(best):
             break
+    if quiet:
+        print(f"  [{comp.index}] {quiet} round(s) without change", file=sys.stderr, flush=True)
     if best is None:
         if not repaired:
             return _kept(problem, comp, gc, f"component {comp.index}: no time to build a neighbourhood model")

@@ -44,7 +44,7 @@ def test_bench_rebalance_prints_waves_moves_and_complete(goal: str, tmp_path: Pa
     header, *rows = table("bench_rebalance.py", "--nodes", "8", "--pods", "40", "--time-limit", "1", "--max-moves",
                           "2", "--goals", goal, "--inputs", str(tmp_path))
     assert header == ["goal", "nodes", "running pods", "limit s", "wall s", "peak RSS MiB", "waves", "moves",
-                      "complete", "target", "before -> after", "goal (issue 10)", "met"]
+                      "complete", "target", "before -> after", "scale goal", "met"]
     (row,) = rows
     assert row[0] == goal and row[1] == "8" and int(row[2]) > 40, "the DaemonSet and workload pods are bound"
     assert row[8] in ("yes", "no") and int(row[7]) <= 2

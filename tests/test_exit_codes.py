@@ -1,4 +1,4 @@
-"""README's exit-code table is what podplan does: its codes are the CLI's constants, and each example command
+"""docs/errors.md's exit-code table is what podplan does: its codes are the CLI's constants, and each example command
 (run in a shell from the repository's root, with this venv's podplan first on PATH) exits with its row's code."""
 from __future__ import annotations
 
@@ -17,8 +17,8 @@ ROW = re.compile(r"^\| (?P<code>\d+) \| (?P<meaning>.+) \| (?:`(?P<example>.+)`)
 
 
 def exit_table() -> list[tuple[int, str]]:
-    """(code, example command or "") per row of README's `## Exit codes` table."""
-    section = (ROOT / "README.md").read_text(encoding="utf-8").split("\n## Exit codes\n", 1)[1].split("\n## ", 1)[0]
+    """(code, example command or "") per row of docs/errors.md's `## Exit codes` table."""
+    section = (ROOT / "docs" / "errors.md").read_text(encoding="utf-8").split("\n## Exit codes\n", 1)[1].split("\n## ", 1)[0]
     rows = [ROW.match(line) for line in section.splitlines()]
     return [(int(m["code"]), (m["example"] or "").replace("\\|", "|")) for m in rows if m]
 

@@ -1,5 +1,5 @@
 """`podplan explain`: every node's verdict with all failing plugins, scores normalized over the feasible nodes,
-and kube-scheduler's summary message, in exactly the JSON shape of issue 3."""
+and kube-scheduler's summary message, in exactly the documented JSON shape."""
 from __future__ import annotations
 
 import json

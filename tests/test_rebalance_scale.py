@@ -1,4 +1,4 @@
-"""Large pack/spread rebalances (issue 10) at small size: the neighbourhood search stands in for the full target
+"""Large pack/spread rebalances at small size: the neighbourhood search stands in for the full target
 model above FOCUS_LIMIT movable pods (made small here), and the command's deadline and Ctrl-C stop each step
 with the best it has."""
 from __future__ import annotations

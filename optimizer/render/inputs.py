@@ -51,12 +51,23 @@ def summary(cluster: Cluster) -> dict[str, Any]:
     }
 
 
-def summary_table(s: dict[str, Any]) -> str:
+# validate's table lists at most this many workloads (a 300-node cluster holds hundreds); -o wide lists all.
+SUMMARY_WORKLOADS = 20
+
+
+def summary_table(s: dict[str, Any], wide: bool = False) -> str:
     lines = [table(("ZONE", "NODES"), list(s["nodesByZone"].items())), "",
              f"pods: {s['existingPods']} existing, {s['pendingPods']} pending"]
     if s["workloads"]:
-        lines += ["", table(("WORKLOAD", "REPLICAS", "PENDING"),
-                            [(w["workload"], w["replicas"], w["pending"]) for w in s["workloads"]])]
+        # the workloads with pending pods first (what a plan is about), each group in input order
+        ordered = sorted(s["workloads"], key=lambda w: not w["pending"])  # stable: input order within each
+        shown = ordered if wide else ordered[:SUMMARY_WORKLOADS]
+        rows = [(w["workload"], w["replicas"], w["pending"]) for w in shown]
+        rest = ordered[len(shown):]
+        if rest:
+            rows.append((f"... and {len(rest)} more (-o wide lists all)", sum(w["replicas"] for w in rest),
+                         sum(w["pending"] for w in rest)))
+        lines += ["", table(("WORKLOAD", "REPLICAS", "PENDING"), rows)]
     if s["rules"]:
         lines += ["", table(("RULE", "PODS/OBJECTS"), list(s["rules"].items()))]
     if s["skipped"]:
@@ -108,7 +119,8 @@ def explain_document(pods: list[PodExplanation], preemptions: Sequence[Preemptio
 
 def _failing_by_plugin(p: PodExplanation) -> str:
     """`TaintToleration 4, NodeAffinity 2`: nodes failing each plugin (a node failing two counts under both)."""
-    counts: Counter[str] = Counter(r.plugin for n in p.nodes.values() for r in n.reasons)
+    # a node counts once per plugin, however many reasons it gives (Insufficient cpu and memory: one node)
+    counts: Counter[str] = Counter(plugin for n in p.nodes.values() for plugin in {r.plugin for r in n.reasons})
     return ", ".join(f"{plugin} {k}" for plugin, k in counts.most_common()) or "-"
 
 

@@ -29,7 +29,7 @@ CELL = 40  # characters of names a cell of the metrics table lists (two cells si
 
 
 def rebalance_document(plan: RebalancePlan) -> dict[str, Any]:
-    """The plan as issue 6 shapes it (goal, complete, blocked, waves, moves, before, after), plus details."""
+    """The plan document (goal, complete, blocked, waves, moves, before, after), plus details."""
     return {
         "goal": plan.goal,
         "drain": list(plan.drain),

@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import html
 import io
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,7 @@ CHART_TERMS = {"node_affinity": "node\naffinity", "pod_affinity": "pod\naffinity
                "pod_anti_affinity": "pod anti-\naffinity", "prefer_no_schedule": "PreferNo-\nSchedule",
                "schedule_anyway_skew": "ScheduleAny-\nway skew"}
 MAX_DIFF_ROWS = 300
+OPEN_DIFF_ROWS = 20  # a longer list of moved pods is folded (<details>), opened on a click
 MAX_BAR_NODES = 60  # beyond this, per-node charts show nodes sorted by utilization instead of one bar each
 DPI = 110
 
@@ -96,7 +98,8 @@ def chart_terms(doc: Mapping[str, Any]) -> str:
         bars = ax.bar(xs, values, width=width * 0.92, color=COLORS[c["name"]], label=c["title"])
         for b, v in zip(bars, values):
             if v:
-                ax.annotate(str(v), (b.get_x() + b.get_width() / 2, v), ha="center",
+                # upright: a number is wider than a bar of four columns, and side by side they overlapped
+                ax.annotate(str(v), (b.get_x() + b.get_width() / 2, v), ha="center", rotation=90,
                             va="bottom" if v > 0 else "top", fontsize=7, color="#1f2328",
                             xytext=(0, 2 if v > 0 else -2), textcoords="offset points")
     ax.axhline(0, color="#3b4048", linewidth=0.8)
@@ -108,7 +111,7 @@ def chart_terms(doc: Mapping[str, Any]) -> str:
     ax.set_xticks(range(len(labels)), labels, fontsize=8)
     ax.set_ylabel("score (higher is better)")
     lo, hi = ax.get_ylim()
-    ax.set_ylim(lo * 1.15 if lo < 0 else lo, hi * 1.15 if hi > 0 else max(hi, 1))
+    ax.set_ylim(lo * 1.3 if lo < 0 else lo, hi * 1.3 if hi > 0 else max(hi, 1))
     ax.legend(fontsize=8, frameon=False, ncols=len(cols), loc="upper center", bbox_to_anchor=(0.5, -0.2))
     _style(ax)
     ax.set_title("Preference score per term", loc="left", fontsize=11, fontweight="bold")
@@ -136,21 +139,21 @@ def chart_nodes(doc: Mapping[str, Any], resource: str) -> str:
         after = [100 * x[c["name"]][resource] for x in nodes]
         if n <= MAX_BAR_NODES:
             xs = range(n)
-            ax.bar(xs, before, width=0.8, color=BEFORE, label="before (input)")
-            ax.bar(xs, after, width=0.45, color=COLORS[c["name"]], label=f"after: {c['title']}")
+            ax.bar(xs, before, width=0.8, color=BEFORE)
+            ax.bar(xs, after, width=0.45, color=COLORS[c["name"]])
         else:
             order = sorted(range(n), key=lambda i: -after[i])
             xs = range(n)
-            ax.fill_between(xs, [before[i] for i in order], step="mid", color=BEFORE, label="before (input)")
-            ax.step(xs, [after[i] for i in order], where="mid", color=COLORS[c["name"]], linewidth=1.6,
-                    label=f"after: {c['title']}")
+            ax.fill_between(xs, [before[i] for i in order], step="mid", color=BEFORE)
+            ax.step(xs, [after[i] for i in order], where="mid", color=COLORS[c["name"]], linewidth=1.6)
         ax.axhline(100, color=PENDING, linewidth=0.8, linestyle="--")
         ax.set_ylim(0, 110)
         ax.set_yticks([0, 50, 100], ["0%", "50%", "100%"])
         s = c[resource]
-        ax.text(1.0, 1.02, f"max {pct(s['max'])}  mean {pct(s['mean'])}  stddev {pct(s['stddev'])}",
-                transform=ax.transAxes, ha="right", va="bottom", fontsize=8, color="#3b4048")
-        ax.legend(fontsize=7.5, frameon=False, loc="upper left", ncols=2, bbox_to_anchor=(0, 1.3))
+        # one line above each panel, in the column's colour: a legend box there overlapped the figures (and
+        # the panel above) on narrow charts
+        ax.set_title(f"{c['title']}:  max {pct(s['max'])}   mean {pct(s['mean'])}   stddev {pct(s['stddev'])}",
+                     loc="left", fontsize=8.5, color=COLORS[c["name"]], fontweight="bold")
         _style(ax)
     last = axes[-1, 0]
     if n <= MAX_BAR_NODES:
@@ -159,7 +162,8 @@ def chart_nodes(doc: Mapping[str, Any], resource: str) -> str:
         last.set_xlabel(f"{n} nodes, sorted by utilization after the placement")
         last.set_xticks([])
     title = "CPU" if resource == "cpu" else "Memory"
-    fig.suptitle(f"{title} requested / allocatable per node", x=0.01, ha="left", fontsize=11, fontweight="bold")
+    fig.suptitle(f"{title} requested / allocatable per node (grey: before, colour: after)", x=0.01, ha="left",
+                 fontsize=11, fontweight="bold")
     fig.tight_layout()
     return _png(fig)
 
@@ -215,8 +219,9 @@ def _verdict(doc: Mapping[str, Any]) -> str:
         head = f"Greedy places {-more} more pods than the optimum (the solver fell back or ran out of time)"
     else:
         head = "Greedy and the optimum place the same number of pods"
-    head += f" ({o['placed']} vs {g['placed']} of {g['to_place']})"
-    head += f"; preference score {o['preference']} vs {g['preference']}."
+    # greedy first, then the optimum, in every figure of the sentence: the order the columns are shown in
+    head += (f": greedy {g['placed']}, the optimum {o['placed']} of {g['to_place']}; preference score: "
+             f"greedy {g['preference']}, the optimum {o['preference']}.")
     if doc.get("greedy_breaks_rules"):
         head += f" Why fewer: {_e(doc['greedy_breaks_rules'])}."
     if "replacement" in cols:
@@ -224,9 +229,11 @@ def _verdict(doc: Mapping[str, Any]) -> str:
         diff = next((d["pods"] for d in doc["differences"] if d["between"] == ["current", "replacement"]), [])
         moved = sum(1 for p in diff if p["current"] and p["replacement"])
         # the re-placement starts from the optimum (it has strictly more freedom): compare it with the optimum
-        head += (f" Letting the {doc['movable_pods']} movable pods move as well: {r['running']} pods running "
-                 f"instead of the optimum's {o['running']}, preference {r['preference']} vs the optimum's "
-                 f"{o['preference']} ({c['preference']} today), {moved} running pods moved.")
+        running = (f"the same {r['running']} pods running as the optimum" if r["running"] == o["running"]
+                   else f"{r['running']} pods running instead of the optimum's {o['running']}")
+        head += (f" Letting the {doc['movable_pods']} movable pods move as well: {running}; preference "
+                 f"{c['preference']} today, {o['preference']} with the optimum, {r['preference']} with the "
+                 f"re-placement; {moved} running pods moved.")
     return head
 
 
@@ -285,13 +292,24 @@ def _diff_tables(doc: Mapping[str, Any]) -> str:
         shown = d["pods"][:MAX_DIFF_ROWS]
         body = "".join(f'<tr><td class="pod">{_e(p["pod"])}</td><td class="pod">{_e(p[a] or "(pending)")}</td>'
                        f'<td class="pod">{_e(p[b] or "(pending)")}</td></tr>' for p in shown)
-        out.append(f"<table><tr><th>pod</th><th>{_e(TITLES[a])}</th><th>{_e(TITLES[b])}</th></tr>{body}</table>")
+        # a long list is folded: its size and where most pods go first, every row on demand
+        summary = f"the {len(d['pods'])} pods" + (f" (most to {_busiest(d['pods'], b)})" if len(d["pods"]) > 1 else "")
+        opened = " open" if len(d["pods"]) <= OPEN_DIFF_ROWS else ""
+        out.append(f"<details{opened}><summary>{_e(summary)}</summary>"
+                   f"<table><tr><th>pod</th><th>{_e(TITLES[a])}</th><th>{_e(TITLES[b])}</th></tr>{body}</table>"
+                   "</details>")
         if len(d["pods"]) > MAX_DIFF_ROWS:
             out.append(f'<p class="note">… and {len(d["pods"]) - MAX_DIFF_ROWS} more (all of them in '
                        "<code>podplan compare -o json</code>).</p>")
         out.append('<p class="note">Identical replicas are paired up: a replica moved from X to Y while another '
                    "moved from Y to X is no difference.</p>")
     return "".join(out)
+
+
+def _busiest(pods: Sequence[Mapping[str, Any]], column: str) -> str:
+    """The nodes most of `pods` go to in `column`: `node-3 (40), node-7 (12)`."""
+    counts = Counter(p[column] or "(pending)" for p in pods)
+    return ", ".join(f"{n} ({k})" for n, k in counts.most_common(3))
 
 
 def render_html(doc: Mapping[str, Any], title: str = "podplan compare") -> str:
