@@ -341,3 +341,15 @@ def test_reading_the_input_twice_gives_the_same_documents(cluster_file: Path) ->
     assert len(read_paths([str(cluster_file)])) == 15
     with pytest.raises(ScenariosError):
         parse_scenarios({**HEAD, "scenarios": "x"}, "s.yaml")
+
+
+def test_the_report_has_a_chart_across_scenarios_and_every_row_with_its_error(cluster_file: Path,
+                                                                                tmp_path: Path) -> None:
+    scen = write_scenarios(tmp_path / "s.yaml", [{"name": "baseline"}, {"name": "ghost", "scale": {
+        "workload": "Deployment/default/ghost", "replicas": 1}}])
+    out = whatif(str(cluster_file), "--scenarios", str(scen), "--time-limit", "5", "--report", str(tmp_path / "r"))
+    assert out.exit_code == 1
+    page = (tmp_path / "r" / "report.html").read_text()
+    assert page.count('src="data:image/png;base64,') == 2
+    assert "baseline" in page and "error: scale.workload: no Deployment default/ghost in the cluster" in page
+    assert "1 could not be answered" in page
