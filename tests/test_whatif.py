@@ -353,3 +353,16 @@ def test_the_report_has_a_chart_across_scenarios_and_every_row_with_its_error(cl
     assert page.count('src="data:image/png;base64,') == 2
     assert "baseline" in page and "error: scale.workload: no Deployment default/ghost in the cluster" in page
     assert "1 could not be answered" in page
+
+
+def test_the_whatif_benchmark_prints_its_engines_table_at_toy_size() -> None:
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_whatif.py"), "engines", "--nodes", "12",
+                          "--pods", "40", "--time-limit", "2", "--engines", "local", "--parallel", "2"],
+                         capture_output=True, text=True, check=True, timeout=300).stdout
+    rows = [[c.strip() for c in line.strip("|").split("|")] for line in out.splitlines() if line.startswith("| ")]
+    header, *runs = rows
+    assert header[:5] == ["engine", "parallel", "wall s", "/ sequential", "same table as sequential"]
+    assert [(r[0], r[1], r[4]) for r in runs] == [("local", "1", "yes"), ("local", "2", "yes")]

@@ -22,7 +22,7 @@ from ...models.errors import PlanInvalidError, PodplanError
 from ...models.objects import Cluster
 from ...models.parse import Doc
 from ..compare import GREEDY, OPTIMAL, Column, judge_column
-from ..pipeline import Deadline, greedy_plan, optimal_plan
+from ..pipeline import Deadline, greedy_plan, optimal_plan, reserve
 from ..policy import Policy
 from ..profiles import Profiles, default_profiles, hold_back, profiles_from
 from ..runner import SolverParams, Status
@@ -114,7 +114,9 @@ def _answer(cluster: Cluster, profiles: Profiles, settings: Settings, deadline: 
     profile = profiles.for_batch(batch.pending)
     params = SolverParams(time_limit=deadline.limit, workers=settings.workers, seed=settings.seed,
                           gang=settings.gang, strategy=profiles.strategy(profile))
-    optimal, greedy = optimal_plan(batch, params, Policy(), deadline=deadline, profile=profile)
+    # optimal_plan keeps a reserve for one verification; the row verifies two plans (greedy's and the optimum)
+    inner = Deadline(deadline.started, max(0.1, deadline.limit - reserve(batch, deadline.limit)))
+    optimal, greedy = optimal_plan(batch, params, Policy(), deadline=inner, profile=profile)
     g = judge_column(GREEDY, batch, greedy, Policy(), profile=profile)
     o = judge_column(OPTIMAL, batch, optimal, Policy(), profile=profile)
     to_place = Counter(p.priority for p in batch.pending)
