@@ -366,3 +366,26 @@ def test_the_whatif_benchmark_prints_its_engines_table_at_toy_size() -> None:
     header, *runs = rows
     assert header[:5] == ["engine", "parallel", "wall s", "/ sequential", "same table as sequential"]
     assert [(r[0], r[1], r[4]) for r in runs] == [("local", "1", "yes"), ("local", "2", "yes")]
+
+
+def test_ctrl_c_on_the_command_prints_the_finished_rows_and_exits_130(cluster_file: Path, tmp_path: Path) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    scen = write_scenarios(tmp_path / "s.yaml", [{"name": f"s{i}"} for i in range(40)])
+    exe = Path(sys.executable).parent / "podplan"
+    proc = subprocess.Popen([str(exe), "--verbose", "whatif", str(cluster_file), "--scenarios", str(scen),
+                             "--parallel", "1", "--time-limit", "5"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    assert proc.stderr is not None
+    for line in proc.stderr:  # the progress line of the first finished scenario, then Ctrl-C (the whole group)
+        if line.startswith("whatif: 1/40"):
+            break
+    os.killpg(proc.pid, signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130
+    rows = out.splitlines()[1:]
+    assert 1 <= len(rows) < 40 and rows[0].split()[0] == "s0"
+    assert f"interrupted: {len(rows)} of 40 scenario(s) finished and printed" in err

@@ -120,18 +120,24 @@ def _answer(cluster: Cluster, profiles: Profiles, settings: Settings, deadline: 
     g = judge_column(GREEDY, batch, greedy, Policy(), profile=profile)
     o = judge_column(OPTIMAL, batch, optimal, Policy(), profile=profile)
     to_place = Counter(p.priority for p in batch.pending)
+    notes = []
+    if any(n.startswith("stopped after") for n in greedy.notes):
+        # kube-scheduler's plan is always complete: a greedy column cut by its share of the time is not it
+        notes.append(f"greedy stopped at its share of the time limit ({len(greedy.placements)} of "
+                     f"{len(batch.pending)} pods placed by then): its column is partial; give more --time-limit")
     return {
         "nodes": len(cluster.nodes),
         "to_place": sum(to_place.values()),
         "to_place_by_priority": _by_priority(to_place),
         "held": len(held.pending),
-        "greedy": _column(g, batch.pending),
+        "greedy": {**_column(g, batch.pending), "complete": not notes},
         "optimal": _column(o, batch.pending),
         "status": str(optimal.status),
         "gap": optimal.gap,
         # what the search says about itself, without its timings (the rows of two runs compare equal but for
         # wall_seconds)
         "solver_notes": [n for n in optimal.notes if not n.startswith(("time:", "warm start:"))],
+        "notes": notes,
     }
 
 
@@ -209,6 +215,7 @@ def run_task(base: Base, task: Task, settings: Settings) -> dict[str, Any]:
         row["removed_nodes"] = removed
         row["added_nodes"] = s.add.count if s.add is not None else 0
         answer = _answer(cluster, profiles, settings, deadline)
+        notes += answer.pop("notes")
         row.update(answer)
         row["notes"] = notes
         row["error"] = None
