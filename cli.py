@@ -756,7 +756,11 @@ def whatif(files: Sequence[str], scenarios_file: str, fleet: Sequence[str], engi
     bases = load_bases(sources, keep_docs=any(s.needs_documents for s in scenarios.scenarios),
                        strict=bool(_root().get("strict")), kubeconfig=opts.get("kubeconfig"),
                        warn=lambda line: click.echo(f"warning: {line}", err=True))
+    for b in bases:
+        progress(f"load: {b.name}: {len(b.cluster.nodes)} node(s), {len(b.cluster.pods)} existing and "
+                 f"{len(b.cluster.pending)} pending pod(s)")
     tasks = prepare(bases, scenarios)
+    progress(f"whatif: {len(tasks)} scenario(s) on {engine}")
     settings = Settings(time_limit=time_limit, workers=workers, seed=seed, gang=gang, scheduler_config=config)
     bar = Progress(len(tasks), lines=bool(_root().get("verbose")))
     try:

@@ -389,3 +389,29 @@ def test_ctrl_c_on_the_command_prints_the_finished_rows_and_exits_130(cluster_fi
     rows = out.splitlines()[1:]
     assert 1 <= len(rows) < 40 and rows[0].split()[0] == "s0"
     assert f"interrupted: {len(rows)} of 40 scenario(s) finished and printed" in err
+
+
+def test_a_fleet_member_can_be_a_kubeconfig_context_read_with_get_only(tmp_path: Path) -> None:
+    from kube_stub import KubeStub, kubeconfig
+
+    dump = ROOT / "instances" / "cluster-dump.yaml"
+    run = KubeStub.of(yaml.safe_load(dump.read_text())["items"])
+    served = run.start()
+    try:
+        config = kubeconfig(tmp_path / "kubeconfig", served.url, context="prod")
+        scen = write_scenarios(tmp_path / "s.yaml", [{"name": "baseline"}],
+                               [{"name": "each-zone", "removeNodes": {"eachValueOf": ZONE}}])
+        out = CliRunner().invoke(main, ["whatif", "--scenarios", str(scen), "--fleet", "context:prod",
+                                        "--fleet", str(dump), "-o", "json", "--time-limit", "5"],
+                                 env={"KUBECONFIG": str(config)})
+    finally:
+        served.stop()
+    assert out.exit_code == 0, out.output
+    rows = rows_of(out)
+    live = [r for r in rows if r["cluster"] == "prod"]
+    files = [r for r in rows if r["cluster"] == str(dump)]
+    assert [r["scenario"] for r in live] == [r["scenario"] for r in files] == [
+        "baseline", "each-zone/eu-west-1a", "each-zone/eu-west-1b", "each-zone/eu-west-1c"]
+    strip = lambda rs: [{k: v for k, v in r.items() if k not in ("cluster", "wall_seconds")} for r in rs]  # noqa: E731
+    assert strip(live) == strip(files)  # the same objects, read live or from the file
+    assert run.requests and {m for m, _ in run.requests} == {"GET"}

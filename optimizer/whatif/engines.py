@@ -149,7 +149,8 @@ def run_ray(bases: Sequence[Base], tasks: Sequence[Task], settings: Settings, pa
                 ray.init(address=address, **quiet)
             else:
                 # a task asks for `workers` CPUs: a smaller local Ray would never schedule it
-                ray.init(num_cpus=max(parallel, settings.workers), include_dashboard=False, **quiet)
+                # "local": a new Ray of our own, never one another program started on this machine
+                ray.init(address="local", num_cpus=max(parallel, settings.workers), include_dashboard=False, **quiet)
         except Exception as exc:  # noqa: BLE001 - Ray raises ConnectionError, RuntimeError, ValueError...
             raise PodplanError(f"--engine ray: cannot {'join ' + address if address else 'start a local Ray'}: "
                                f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
