@@ -415,3 +415,24 @@ def test_a_fleet_member_can_be_a_kubeconfig_context_read_with_get_only(tmp_path:
     strip = lambda rs: [{k: v for k, v in r.items() if k not in ("cluster", "wall_seconds")} for r in rs]  # noqa: E731
     assert strip(live) == strip(files)  # the same objects, read live or from the file
     assert run.requests and {m for m, _ in run.requests} == {"GET"}
+
+
+def test_a_worker_that_dies_fails_the_scenarios_in_flight_and_the_rest_still_run(cluster_file: Path, tmp_path: Path,
+                                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    from podplan.optimizer.whatif import engines
+
+    def dies_on_boom(base: Base, task: Any, settings: Settings) -> dict[str, Any]:
+        if task.scenario.name == "boom":
+            os._exit(9)  # as the kernel's OOM killer ends a process: no exception, no goodbye
+        return run_task(base, task, settings)
+
+    monkeypatch.setattr(engines, "run_task", dies_on_boom)  # the pool's workers are forked: they see it
+    scen = write_scenarios(tmp_path / "s.yaml", [{"name": n} for n in ("a", "b", "boom", "c", "d")])
+    base = load_bases([Source("c", (str(cluster_file),))], keep_docs=False)
+    tasks = prepare(base, load_scenarios(str(scen)))
+    out = engines.run_local(base, tasks, Settings(time_limit=5), 1)
+    rows = [out.rows[t.position] for t in tasks]
+    assert [r["status"] for r in rows] == ["OPTIMAL", "OPTIMAL", "ERROR", "OPTIMAL", "OPTIMAL"]
+    assert "its worker process died while it ran" in rows[2]["error"]

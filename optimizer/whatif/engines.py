@@ -72,6 +72,18 @@ def _collect(out: Outcome, result: tuple[int, dict[str, Any], str, int], on_row:
     on_row(row)
 
 
+def _alone(bases: Sequence[Base], task: Task, settings: Settings, out: Outcome, on_row: OnRow) -> None:
+    """`task` in a pool of its own: its row, or the row saying its worker died."""
+    with ProcessPoolExecutor(max_workers=1, initializer=_local_init, initargs=(tuple(bases),)) as pool:
+        try:
+            _collect(out, pool.submit(_local_work, task, settings).result(), on_row)
+        except BrokenProcessPool:
+            row = error_row(bases[task.cluster].name, task.scenario,
+                            "its worker process died while it ran (out of memory?); the other scenarios still ran")
+            out.rows[task.position] = row
+            on_row(row)
+
+
 def run_local(bases: Sequence[Base], tasks: Sequence[Task], settings: Settings, parallel: int,
               on_row: OnRow = lambda row: None) -> Outcome:
     out = Outcome()
@@ -91,16 +103,21 @@ def run_local(bases: Sequence[Base], tasks: Sequence[Task], settings: Settings, 
                 try:
                     _collect(out, f.result(), on_row)
                 except BrokenProcessPool:
-                    row = error_row(bases[task.cluster].name, task.scenario,
-                                    "its worker process died (out of memory?); the run's other scenarios "
-                                    "still ran")
-                    out.rows[task.position] = row
-                    on_row(row)
+                    # A worker died (killed: out of memory?) and every scenario in flight failed with it; which
+                    # one killed it cannot be told. Each is run again alone: a scenario that kills its worker
+                    # again is a row saying so, the others get their rows; the rest run on a fresh pool.
+                    lost = [task]
+                    for g in sorted(running, key=lambda g: running[g].position):
+                        if g.done() and not g.cancelled() and g.exception() is None:
+                            _collect(out, g.result(), on_row)  # it finished before the pool broke
+                        else:
+                            lost.append(running[g])
+                    running.clear()
                     pool.shutdown(wait=False, cancel_futures=True)
+                    for t in lost:
+                        _alone(bases, t, settings, out, on_row)
                     pool = ProcessPoolExecutor(max_workers=max(1, parallel), initializer=_local_init,
                                                initargs=(tuple(bases),))
-                    queue = [running[g] for g in running] + queue  # resubmit the rest on a fresh pool
-                    running.clear()
                     break
     except KeyboardInterrupt:
         out.interrupted = True
