@@ -166,7 +166,10 @@ def run_ray(bases: Sequence[Base], tasks: Sequence[Task], settings: Settings, pa
                 ray.init(address=address, **quiet)
             else:
                 # a task asks for `workers` CPUs: a smaller local Ray would never schedule it
-                # "local": a new Ray of our own, never one another program started on this machine
+                # "local": a new Ray of our own, never one another program started on this machine. Its workers
+                # run the command's work at the command's priority (Ray renices workers to 15 by default, which
+                # starves them on a busy machine); the environment still wins when it sets RAY_worker_niceness.
+                os.environ.setdefault("RAY_worker_niceness", "0")
                 ray.init(address="local", num_cpus=max(parallel, settings.workers), include_dashboard=False, **quiet)
         except Exception as exc:  # noqa: BLE001 - Ray raises ConnectionError, RuntimeError, ValueError...
             raise PodplanError(f"--engine ray: cannot {'join ' + address if address else 'start a local Ray'}: "
