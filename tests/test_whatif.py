@@ -436,3 +436,26 @@ def test_a_worker_that_dies_fails_the_scenarios_in_flight_and_the_rest_still_run
     rows = [out.rows[t.position] for t in tasks]
     assert [r["status"] for r in rows] == ["OPTIMAL", "OPTIMAL", "ERROR", "OPTIMAL", "OPTIMAL"]
     assert "its worker process died while it ran" in rows[2]["error"]
+
+
+def test_progress_is_a_bar_on_a_terminal_and_silent_in_a_pipe_unless_verbose() -> None:
+    import io
+
+    from podplan.optimizer.whatif.progress import Progress
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    rows = [{"cluster": "", "scenario": "a", "status": "OPTIMAL", "wall_seconds": 1.0},
+            {"cluster": "", "scenario": "b", "status": "ERROR", "wall_seconds": 0.0}]
+    term, pipe, verbose = Terminal(), io.StringIO(), io.StringIO()
+    for stream, lines in ((term, False), (pipe, False), (verbose, True)):
+        bar = Progress(2, stream=stream, lines=lines)
+        for r in rows:
+            bar(r)
+        bar.close()
+    assert term.getvalue().count("\rwhatif [") == 2 and "2/2, 1 error(s)" in term.getvalue()
+    assert term.getvalue().endswith("\n")
+    assert pipe.getvalue() == ""
+    assert verbose.getvalue().splitlines() == ["whatif: 1/2 a: OPTIMAL (1.0s)", "whatif: 2/2 b: ERROR (0.0s)"]
