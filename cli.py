@@ -775,5 +775,88 @@ def diff_command(a: str, b: str, output: str) -> None:
     emit(render_table(d) if output == "table" else dump(document(d), output))
 
 
+@main.command("whatif")
+@files_argument
+@click.option("--scenarios", "scenarios_file", required=True, type=click.Path(dir_okay=False),
+              help="The scenarios file (apiVersion podplan.io/v1alpha1, kind Scenarios).")
+@click.option("--fleet", multiple=True, metavar="PATH|context:NAME",
+              help="One cluster of a fleet (repeatable): a file or directory, or a kubeconfig context read live; "
+                   "one row per cluster and scenario. Instead of FILES/--cluster.")
+@click.option("--engine", type=click.Choice(["local", "ray"]), default="local", show_default=True,
+              help="local: a process pool; ray: Ray tasks (the podplan[ray] extra).")
+@click.option("--parallel", type=click.IntRange(min=1), default=None,
+              help="Scenarios at once (local: worker processes; ray: the local Ray's CPUs) [default: the cores].")
+@click.option("--ray-address", metavar="ADDRESS", default=None,
+              help="With --engine ray: join this Ray cluster (ray://head:10001, auto); default: start a local Ray.")
+@click.option("--time-limit", type=click.FloatRange(min=0.1), default=30.0, show_default=True,
+              help="Wall seconds per scenario, on the worker (greedy, search, verification).")
+@click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True,
+              help="CP-SAT search workers per scenario.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of CP-SAT and of the greedy tie-break.")
+@click.option("--gang", is_flag=True, help="Every workload all-or-nothing.")
+@scheduler_config_option
+@output_option
+@click.option("--report", "report_dir", type=click.Path(file_okay=False), default=None,
+              help="Also write DIR/report.html: a chart across scenarios and the table, self-contained.")
+def whatif(files: Sequence[str], scenarios_file: str, fleet: Sequence[str], engine: str, parallel: int | None,
+           ray_address: str | None, time_limit: float, workers: int, seed: int, gang: bool,
+           scheduler_config: str | None, output: str, report_dir: str | None) -> None:
+    """Answer many what-ifs (nodes removed or added, workloads scaled, manifests added, another scheduler
+    configuration), each applied to the same cluster(s): greedy and the optimum per scenario, one row each.
+
+    Exit 0: every scenario answered; 1: some scenario could not be (its row says why); 2: bad input."""
+    from .models.schedulerconfig import load_scheduler_config
+    from .optimizer.whatif import Settings, Source, fleet_sources, load_bases, load_scenarios, prepare, run
+    from .optimizer.whatif.progress import Progress
+    from .optimizer.whatif.render import document, render_table
+    from .optimizer.render.plans import dump
+
+    opts = dict(_root().get("input", {}))
+    if opts.get("namespace") or opts.get("selector"):
+        refuse("whatif places every pending pod of each scenario: -n/-l do not apply")
+    if engine != "ray" and ray_address:
+        refuse("--ray-address applies to --engine ray")
+    scenarios = load_scenarios(scenarios_file)
+    config = load_scheduler_config(scheduler_config) if scheduler_config else None
+    if fleet:
+        if files or opts.get("cluster"):
+            refuse("--fleet names every cluster of the run: not with FILES or --cluster")
+        sources = fleet_sources(fleet)
+    else:
+        if not files and not opts.get("cluster"):
+            refuse("no input: give FILE..., --cluster or --fleet")
+        sources = [Source("cluster" if opts.get("cluster") else ",".join(files), tuple(files),
+                          opts.get("context"), bool(opts.get("cluster")))]
+    bases = load_bases(sources, keep_docs=any(s.needs_documents for s in scenarios.scenarios),
+                       strict=bool(_root().get("strict")), kubeconfig=opts.get("kubeconfig"),
+                       warn=lambda line: click.echo(f"warning: {line}", err=True))
+    for b in bases:
+        progress(f"load: {b.name}: {len(b.cluster.nodes)} node(s), {len(b.cluster.pods)} existing and "
+                 f"{len(b.cluster.pending)} pending pod(s)")
+    tasks = prepare(bases, scenarios)
+    progress(f"whatif: {len(tasks)} scenario(s) on {engine}")
+    settings = Settings(time_limit=time_limit, workers=workers, seed=seed, gang=gang, scheduler_config=config)
+    bar = Progress(len(tasks), lines=bool(_root().get("verbose")))
+    try:
+        outcome = run(bases, tasks, settings, engine=engine, parallel=parallel, ray_address=ray_address, on_row=bar)
+    finally:
+        bar.close()
+    rows = [outcome.rows[t.position] for t in tasks if t.position in outcome.rows]
+    if outcome.worker_rss:
+        progress(f"whatif: {len(outcome.worker_rss)} worker(s), peak memory "
+                 f"{max(outcome.worker_rss.values()) / 2**20:.0f} MiB per worker")
+    doc = document(rows, interrupted=outcome.interrupted, missing=len(tasks) - len(rows))
+    if report_dir is not None:
+        from .optimizer.whatif.report import write_report
+
+        click.echo(f"report: {write_report(doc, report_dir)}", err=True)
+    emit(render_table(rows) if output == "table" else dump(doc, output))
+    if outcome.interrupted:
+        click.echo(f"interrupted: {len(rows)} of {len(tasks)} scenario(s) finished and printed", err=True)
+        sys.exit(EXIT_INTERRUPTED)
+    if any(r.get("status") == "ERROR" for r in rows):
+        sys.exit(EXIT_VIOLATIONS)
+
+
 if __name__ == "__main__":
     main()
