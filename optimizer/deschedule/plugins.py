@@ -1,0 +1,438 @@
+"""The descheduler's strategies, as upstream runs them over one snapshot (pkg/framework/plugins/...):
+LowNodeUtilization and HighNodeUtilization (nodeutilization), RemoveDuplicates, and the violation plugins
+(node affinity, node taints, inter-pod anti-affinity, topology spread). Each takes the cycle's `Snapshot` and
+an `Evictor` and evicts through it; a pod evicted leaves the snapshot at once (the evictor rejects terminating
+pods, so later plugins of the cycle do not see it).
+
+Usage is requests (upstream's default usage client): cpu in millicores, memory in bytes, pods as a count;
+percentages of allocatable."""
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from ...models.objects import Cluster, Node, Pod
+from ...models.taints import first_untolerated
+from ..nodeaffinity.filtering import required_matches
+from .evictor import Evictor, NamespaceLimit, NodeLimit, TotalLimit, fits_any, used
+from .policy import (ANTI_AFFINITY, DUPLICATES, HIGH, LOW, NODE_AFFINITY, RESOURCES, SPREAD, TAINTS, PluginArgs)
+
+HOSTNAME = "kubernetes.io/hostname"
+
+
+@dataclass
+class Snapshot:
+    cluster: Cluster
+    nodes: list[Node]  # the descheduler's nodes: the policy's nodeSelector
+    pods_on: dict[str, list[Pod]]  # node -> its pods (input order)
+
+    @classmethod
+    def of(cls, cluster: Cluster, nodes: list[Node]) -> "Snapshot":
+        on: dict[str, list[Pod]] = defaultdict(list)
+        for p in cluster.pods:
+            on[p.node_name].append(p)
+        return cls(cluster, nodes, on)
+
+    def drop(self, pod: Pod) -> None:
+        self.pods_on[pod.node_name] = [p for p in self.pods_on[pod.node_name] if p.key != pod.key]
+
+
+def qos(pod: Pod) -> int:
+    """0 BestEffort, 1 Burstable, 2 Guaranteed (from the raw containers' requests and limits)."""
+    spec = (pod.raw or {}).get("spec") or {}
+    containers = list(spec.get("containers") or ()) + list(spec.get("initContainers") or ())
+    any_set, guaranteed = False, bool(containers)
+    for c in containers:
+        res = c.get("resources") or {}
+        req, lim = res.get("requests") or {}, res.get("limits") or {}
+        if req or lim:
+            any_set = True
+        for r in ("cpu", "memory"):
+            if r not in lim or (r in req and str(req[r]) != str(lim[r])):
+                guaranteed = False
+    if not any_set:
+        return 0 if pod.raw is not None else (0 if not pod.requests else 1)
+    return 2 if guaranteed else 1
+
+
+def low_to_high(pods: list[Pod]) -> list[Pod]:
+    """podutil.SortPodsBasedOnPriorityLowToHigh: priority ascending, then BestEffort, Burstable, Guaranteed
+    (stable: the input order breaks ties)."""
+    return sorted(pods, key=lambda p: (p.priority, qos(p)))
+
+
+def _usage(pods: Sequence[Pod]) -> dict[str, int]:
+    u = used(pods)
+    return {r: u.get(r, 0) for r in RESOURCES}
+
+
+def _pct(usage: dict[str, int], node: Node) -> dict[str, float]:
+    out = {}
+    for r in RESOURCES:
+        cap = node.allocatable.get(r, 0)
+        out[r] = usage[r] / cap * 100 if cap > 0 else 0.0
+    return out
+
+
+def _capped(node: Node, threshold: dict[str, float]) -> dict[str, int]:
+    """capNodeCapacitiesToThreshold: the node's allocatable at `threshold` percent (whole units, truncated)."""
+    out = {}
+    for r in RESOURCES:
+        cap = node.allocatable.get(r, 0)
+        out[r] = int(threshold[r] * 0.01 * cap) if r in threshold else cap
+    return out
+
+
+def utilization_thresholds(args: PluginArgs, snap: Snapshot) -> dict[str, tuple[dict[str, float], dict[str, float]]]:
+    """node -> (low, high) percentages per resource, static or around the average (useDeviationThresholds)."""
+    th, tt = args.thresholds, args.target_thresholds
+    if not args.use_deviation:
+        return {n.name: (th, tt) for n in snap.nodes}
+    pct = [_pct(_usage(snap.pods_on.get(n.name, [])), n) for n in snap.nodes]
+    avg = {r: sum(p[r] for p in pct) / len(pct) if pct else 0.0 for r in th}
+    low = {r: min(100.0, max(0.0, avg[r] - th[r])) for r in th}
+    high = {r: min(100.0, max(0.0, avg[r] + tt[r])) for r in th}
+    return {n.name: (low, high) for n in snap.nodes}
+
+
+@dataclass(frozen=True)
+class Classified:
+    low: list[str]
+    high: list[str]
+    usage: dict[str, dict[str, float]]  # node -> percentage per resource
+
+
+def classify(args: PluginArgs, snap: Snapshot) -> Classified:
+    """Underutilised: every thresholds resource at or below its threshold (an unschedulable node never is);
+    overutilised: some resource above targetThresholds (LowNodeUtilization). HighNodeUtilization: the
+    underutilised nodes, and every other schedulable node as a destination."""
+    bounds = utilization_thresholds(args, snap)
+    low, high, usage = [], [], {}
+    for n in snap.nodes:
+        pct = _pct(_usage(snap.pods_on.get(n.name, [])), n)
+        usage[n.name] = pct
+        lo, hi = bounds[n.name]
+        if not n.unschedulable and all(pct[r] <= lo[r] for r in lo):
+            low.append(n.name)
+        elif args.name == LOW and any(pct[r] > hi[r] for r in hi):
+            high.append(n.name)
+        elif args.name == HIGH and not n.unschedulable:
+            high.append(n.name)
+    return Classified(low, high, usage)
+
+
+def _tolerates_any(pod: Pod, nodes: Sequence[Node]) -> bool:
+    return any(first_untolerated(n.taints, pod.tolerations) is None for n in nodes)
+
+
+def node_utilization(args: PluginArgs, snap: Snapshot, ev: Evictor) -> str:
+    """LowNodeUtilization / HighNodeUtilization's Balance; returns why it stopped (or "")."""
+    c = classify(args, snap)
+    nodes = {n.name: n for n in snap.nodes}
+    if args.name == LOW:
+        sources, dests = c.high, c.low
+        if not c.low:
+            return "no node is underutilized"
+        if len(c.low) <= args.number_of_nodes:
+            return "underutilized nodes <= numberOfNodes"
+        if len(c.low) == len(snap.nodes):
+            return "all nodes are underutilized"
+        if not c.high:
+            return "all nodes are under target utilization"
+    else:
+        sources, dests = c.low, c.high
+        if not c.low:
+            return "no node is underutilized"
+        if len(c.low) <= args.number_of_nodes:
+            return "underutilized nodes <= numberOfNodes"
+        if len(c.low) == len(snap.nodes):
+            return "all nodes are underutilized"
+        if not c.high:
+            return "no node to move pods to"
+    bounds = utilization_thresholds(args, snap)
+    usage = {n: _usage(snap.pods_on.get(n, [])) for n in sources + dests}
+    avail = {n: _capped(nodes[n], bounds[n][1]) for n in sources + dests}
+    total = {r: sum(avail[n][r] - usage[n][r] for n in dests) for r in RESOURCES}
+
+    def above(n: str) -> bool:
+        return any(usage[n][r] > avail[n][r] for r in RESOURCES)
+
+    def go_on(n: str) -> bool:
+        if args.name == LOW and not above(n):
+            return False
+        return all(total[r] > 0 for r in RESOURCES)
+
+    def weight(n: str) -> int:
+        return sum(usage[n].values())
+
+    # sortNodesByUsage: the sum of the usages (cpu in millicores), descending for Low, ascending for High
+    sources = sorted(sources, key=lambda n: (-weight(n), n) if args.name == LOW else (weight(n), n))
+    dest_nodes = [nodes[n] for n in dests]
+    for n in sources:
+        removable = [p for p in snap.pods_on.get(n, []) if not ev.why_not(p)]
+        if not removable or not go_on(n):
+            continue
+        count = 0
+        for pod in low_to_high(removable):
+            if args.node_limit is not None and count >= args.node_limit:
+                break
+            if not _tolerates_any(pod, dest_nodes):
+                continue
+            if not args.namespaces.admits(pod.namespace) or ev.pre_eviction(pod):
+                continue
+            try:
+                ev.evict(pod, args.name)
+            except (NodeLimit, NamespaceLimit):
+                break
+            except TotalLimit:
+                return "maxNoOfPodsToEvictTotal reached"
+            count += 1
+            for r in RESOURCES:
+                q = 1 if r == "pods" else pod.requests.get(r, 0)
+                usage[n][r] -= q
+                total[r] -= q
+            if not go_on(n):
+                break
+    return ""
+
+
+def _owner_images(pod: Pod) -> str:
+    spec = (pod.raw or {}).get("spec") or {}
+    return "#".join(sorted(str(c.get("image", "")) for c in spec.get("containers") or ()))
+
+
+def remove_duplicates(args: PluginArgs, snap: Snapshot, ev: Evictor) -> str:
+    """RemoveDuplicates: per owner (namespace, kind, name, images), the pods above ceil(replicas / nodes they
+    may run on) on one node are evicted (the first pod on a node is never a duplicate)."""
+    dups: dict[tuple, dict[str, list[Pod]]] = defaultdict(lambda: defaultdict(list))
+    occurrences: dict[tuple, int] = defaultdict(int)
+    order: list[tuple] = []
+    for node in snap.nodes:
+        seen: set[tuple] = set()
+        for pod in snap.pods_on.get(node.name, []):
+            if ev.why_not(pod) or ev.pre_eviction(pod) or not args.namespaces.admits(pod.namespace):
+                continue
+            if not pod.owner_refs or any(o.kind in args.exclude_owner_kinds for o in pod.owner_refs):
+                continue
+            keys = tuple(sorted((pod.namespace, o.kind, o.name, _owner_images(pod)) for o in pod.owner_refs))
+            for k in keys:
+                occurrences[k] += 1
+            if keys in seen:
+                for k in keys:
+                    if k not in dups:
+                        order.append(k)
+                    dups[k][node.name].append(pod)
+            else:
+                seen.add(keys)
+    for key in order:
+        per_node = dups[key]
+        pods = [p for ps in per_node.values() for p in ps]
+        targets = _target_nodes(pods, snap.nodes)
+        if len(targets) < 2:
+            continue
+        upper = math.ceil(occurrences[key] / len(targets))
+        for name, pods_here in per_node.items():
+            if len(pods_here) + 1 > upper:
+                for pod in pods_here[upper - 1:]:
+                    if pod.key in ev.counts.keys:
+                        continue
+                    try:
+                        ev.evict(pod, DUPLICATES)
+                    except (NodeLimit, NamespaceLimit):
+                        break
+                    except TotalLimit:
+                        return "maxNoOfPodsToEvictTotal reached"
+    return ""
+
+
+def _target_nodes(pods: list[Pod], nodes: Sequence[Node]) -> set[str]:
+    out: set[str] = set()
+    for pod in pods:
+        matching = {n.name for n in nodes if first_untolerated(n.taints, pod.tolerations) is None
+                    and required_matches(pod, n)}
+        if len(matching) > 1:
+            out |= matching
+    return out
+
+
+def _selected(args: PluginArgs, pod: Pod) -> bool:
+    if not args.namespaces.admits(pod.namespace):
+        return False
+    return args.label_selector is None or args.label_selector.matches(pod.labels)
+
+
+def _evict_each(pods: list[Pod], ev: Evictor, plugin: str) -> str:
+    for pod in pods:
+        try:
+            ev.evict(pod, plugin)
+        except (NodeLimit, NamespaceLimit):
+            return "limit"
+        except TotalLimit:
+            return "total"
+    return ""
+
+
+def node_affinity(args: PluginArgs, snap: Snapshot, ev: Evictor) -> str:
+    """RemovePodsViolatingNodeAffinity: required (its node no longer matches) or preferred (a better node
+    exists), when the pod fits some node."""
+    for kind in args.node_affinity_types:
+        for node in snap.nodes:
+            chosen = []
+            for pod in list(snap.pods_on.get(node.name, [])):
+                if not _selected(args, pod) or ev.why_not(pod) or ev.pre_eviction(pod):
+                    continue
+                if kind.startswith("required"):
+                    has = bool(pod.node_selector) or pod.affinity.node_required is not None
+                    bad = has and not required_matches(pod, node)
+                else:
+                    from ..nodeaffinity.scoring import preferred_score
+                    has = bool(pod.affinity.node_preferred)
+                    bad = has and max((preferred_score(pod, n) for n in snap.nodes if fits_any(pod, [n], snap.pods_on)),
+                                      default=0) > preferred_score(pod, node)
+                if bad and fits_any(pod, snap.nodes, snap.pods_on):
+                    chosen.append(pod)
+            if _evict_each(chosen, ev, NODE_AFFINITY) == "total":
+                return "maxNoOfPodsToEvictTotal reached"
+    return ""
+
+
+def node_taints(args: PluginArgs, snap: Snapshot, ev: Evictor) -> str:
+    """RemovePodsViolatingNodeTaints: pods that do not tolerate a NoSchedule taint of their node
+    (PreferNoSchedule too with includePreferNoSchedule; excludedTaints/includedTaints as key or key=value)."""
+    effects = ("NoSchedule", "PreferNoSchedule") if args.include_prefer_no_schedule else ("NoSchedule",)
+
+    def counted(t) -> bool:
+        names = (t.key, f"{t.key}={t.value}")
+        if args.excluded_taints and any(x in args.excluded_taints for x in names):
+            return False
+        if args.included_taints:
+            return any(x in args.included_taints for x in names)
+        return True
+
+    for node in snap.nodes:
+        taints = tuple(t for t in node.taints if counted(t))
+        chosen = [p for p in list(snap.pods_on.get(node.name, [])) if _selected(args, p) and not ev.why_not(p)
+                  and not ev.pre_eviction(p) and first_untolerated(taints, p.tolerations, effects) is not None]
+        if _evict_each(chosen, ev, TAINTS) == "total":
+            return "maxNoOfPodsToEvictTotal reached"
+    return ""
+
+
+def _anti_violated(pod: Pod, node: Node, others: list[tuple[Pod, Node]]) -> bool:
+    """utils.CheckPodsWithAntiAffinityExist: another pod its required anti-affinity selects runs in the same
+    topology domain."""
+    for term in pod.affinity.anti_required:
+        namespaces = set(term.namespaces) or {pod.namespace}
+        if term.label_selector is None or term.topology_key not in node.labels:
+            continue
+        for other, onode in others:
+            if other.key == pod.key or other.namespace not in namespaces:
+                continue
+            if term.label_selector.matches(other.labels) and \
+                    onode.labels.get(term.topology_key) == node.labels[term.topology_key]:
+                return True
+    return False
+
+
+def anti_affinity(args: PluginArgs, snap: Snapshot, ev: Evictor) -> str:
+    """RemovePodsViolatingInterPodAntiAffinity: node by node, pods lowest priority first: a pod whose required
+    anti-affinity another pod breaks is evicted, and no longer counts for the pods after it."""
+    nodes = {n.name: n for n in snap.nodes}
+    live = [(p, nodes[p.node_name]) for n in snap.nodes for p in snap.pods_on.get(n.name, []) if _selected(args, p)]
+    for node in snap.nodes:
+        for pod in low_to_high([p for p in snap.pods_on.get(node.name, []) if _selected(args, p)]):
+            if _anti_violated(pod, node, live) and not ev.why_not(pod) and not ev.pre_eviction(pod):
+                try:
+                    ev.evict(pod, ANTI_AFFINITY)
+                except (NodeLimit, NamespaceLimit):
+                    break
+                except TotalLimit:
+                    return "maxNoOfPodsToEvictTotal reached"
+                live = [(p, n) for p, n in live if p.key != pod.key]
+    return ""
+
+
+def topology_spread(args: PluginArgs, snap: Snapshot, ev: Evictor) -> str:
+    """RemovePodsViolatingTopologySpreadConstraint: per namespace and distinct constraint (of the kinds
+    `constraints` names), the domains sorted by pods; pods move from the largest to the smallest domain while
+    the skew exceeds maxSkew, at most half the excess skew and never past the ideal average at a time; the
+    pods chosen from a domain are the last after sorting evictable, then lowest priority, last."""
+    nodes = {n.name: n for n in snap.nodes}
+    pods = [p for n in snap.nodes for p in snap.pods_on.get(n.name, [])]
+    chosen: dict[str, Pod] = {}
+    seen: set[tuple] = set()
+    for owner in pods:
+        if not args.namespaces.admits(owner.namespace):
+            continue
+        for c in owner.spread_constraints:
+            if c.when_unsatisfiable not in args.constraints or c.label_selector is None:
+                continue
+            key = (owner.namespace, c.topology_key, c.max_skew, repr(c.label_selector))
+            if key in seen:
+                continue
+            seen.add(key)
+            domains: dict[str, list[Pod]] = {}
+            eligible = [n for n in snap.nodes if c.topology_key in n.labels and
+                        (c.node_affinity_policy != "Honor" or required_matches(owner, n))]
+            for n in eligible:
+                domains.setdefault(n.labels[c.topology_key], [])
+            for p in pods:
+                if p.namespace != owner.namespace or not c.label_selector.matches(p.labels):
+                    continue
+                node = nodes.get(p.node_name)
+                if node is None or node.labels.get(c.topology_key) not in domains:
+                    continue
+                domains[node.labels[c.topology_key]].append(p)
+            if len(domains) < 2:
+                continue
+            total = sum(len(v) for v in domains.values())
+            ideal = total / len(domains)
+
+            def sort_pods(ps: list[Pod]) -> list[Pod]:
+                # non-evictable first, then priority high to low: the last pods are evicted first
+                return sorted(ps, key=lambda p: (not bool(ev.why_not(p)) and _selected(args, p), -p.priority))
+
+            doms = sorted(([k, sort_pods(v)] for k, v in domains.items()), key=lambda d: (len(d[1]), d[0]))
+            i, j = 0, len(doms) - 1
+            while i < j:
+                if len(doms[j][1]) <= ideal:
+                    j -= 1
+                    continue
+                if len(doms[i][1]) >= ideal:
+                    i += 1
+                    continue
+                skew = len(doms[j][1]) - len(doms[i][1])
+                if skew <= c.max_skew:
+                    j -= 1
+                    continue
+                above = math.ceil(len(doms[j][1]) - ideal)
+                below = math.ceil(ideal - len(doms[i][1]))
+                move = int(min(above, below, math.ceil((skew - c.max_skew) / 2)))
+                if move <= 0:
+                    i += 1
+                    continue
+                moving = doms[j][1][len(doms[j][1]) - move:]
+                for p in moving:
+                    if args.topology_balance_node_fit and not fits_any(
+                            p, [n for n in eligible if n.labels[c.topology_key] != doms[j][0]], snap.pods_on):
+                        continue
+                    chosen[p.key] = p
+                doms[j][1] = doms[j][1][:len(doms[j][1]) - move]
+                doms[i][1] = doms[i][1] + moving
+    for pod in pods:
+        if pod.key in chosen and _selected(args, pod) and not ev.why_not(pod) and not ev.pre_eviction(pod):
+            try:
+                ev.evict(pod, SPREAD)
+            except (NodeLimit, NamespaceLimit):
+                continue
+            except TotalLimit:
+                return "maxNoOfPodsToEvictTotal reached"
+    return ""
+
+
+PLUGINS: dict[str, Callable[[PluginArgs, Snapshot, Evictor], str]] = {
+    LOW: node_utilization, HIGH: node_utilization, DUPLICATES: remove_duplicates, SPREAD: topology_spread,
+    NODE_AFFINITY: node_affinity, TAINTS: node_taints, ANTI_AFFINITY: anti_affinity,
+}
