@@ -62,7 +62,7 @@ def decide(cluster: Cluster, policy: DeschedulerPolicy, limits: bool = True) -> 
     snap = Snapshot.of(cluster, nodes)
     if not limits:
         policy = replace(policy, max_per_node=None, max_per_namespace=None, max_total=None)
-    counts = Counts(policy, on_evict=snap.drop)
+    counts = Counts(policy, on_evict=snap.drop, cluster=cluster if limits else None)
     for stage in ("deschedule", "balance"):
         for prof in policy.profiles:
             ev = Evictor(prof.evictor, cluster, counts, nodes, snap.pods_on)

@@ -30,6 +30,11 @@ class TotalLimit(Exception):
     """maxNoOfPodsToEvictTotal reached: the cycle evicts nothing more."""
 
 
+class Refused(Exception):
+    """The Eviction API refuses the eviction (429: a PodDisruptionBudget has no disruption left this cycle, or
+    more than one PDB guards the pod); the plugin logs it and goes on with the next pod, as upstream's does."""
+
+
 def _phase(pod: Pod) -> str:
     status = (pod.raw or {}).get("status") or {}
     return str(status.get("phase") or "Running")
@@ -149,6 +154,35 @@ class Counts:
     per_namespace: Counter = field(default_factory=Counter)
     keys: set[str] = field(default_factory=set)
     on_evict: object = None  # callable(pod): the snapshot drops the pod
+    cluster: Cluster | None = None  # with it, the PodDisruptionBudgets the Eviction API checks
+    refused: list[tuple[Pod, str, str]] = field(default_factory=list)  # (pod, plugin, why)
+    _budgets: dict | None = None
+    _guards: dict | None = None
+
+    def _pdb_check(self, pod: Pod) -> str:
+        """The Eviction API's verdict on this pod given the cycle's evictions so far: "" or why it refuses.
+        Replacements are not Ready within one cycle, so a PDB's disruptions allowed only go down."""
+        if self.cluster is None or not self.cluster.pdbs:
+            return ""
+        from ..disruption import guarding, pod_ready, spends
+        from ..rebalance.budgets import PdbIndex
+        if self._budgets is None:
+            healthy = {q.key: pod_ready(q) for q in self.cluster.pods}
+            self._budgets = {k: b for k, b in PdbIndex.of(self.cluster).budgets(healthy).items()}
+            self._left = {k: b.allowed for k, b in self._budgets.items()}
+            self._healthy = healthy
+        pdbs = guarding([b for b in self.cluster.pdbs if b.namespace == pod.namespace], pod)
+        if len(pdbs) > 1:
+            return "more than one PodDisruptionBudget guards the pod"
+        if not pdbs:
+            return ""
+        b = self._budgets[pdbs[0].key]
+        if not spends(pod, self._healthy.get(pod.key, True), b):
+            return ""
+        if self._left[b.pdb] <= 0:
+            return f"PodDisruptionBudget {b.pdb} allows no more disruptions"
+        self._left[b.pdb] -= 1
+        return ""
 
     def evict(self, pod: Pod, plugin: str) -> None:
         p = self.policy
@@ -158,6 +192,10 @@ class Counts:
             raise NodeLimit()
         if p.max_per_namespace is not None and self.per_namespace[pod.namespace] + 1 > p.max_per_namespace:
             raise NamespaceLimit()
+        why = self._pdb_check(pod)
+        if why:
+            self.refused.append((pod, plugin, why))
+            raise Refused(why)
         self.evicted.append((pod, plugin))
         self.keys.add(pod.key)
         self.per_node[pod.node_name] += 1

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from ...models.objects import Cluster, Node, Pod
 from ...models.taints import first_untolerated
 from ..nodeaffinity.filtering import required_matches
-from .evictor import Evictor, NamespaceLimit, NodeLimit, TotalLimit, fits_any, used
+from .evictor import Evictor, NamespaceLimit, NodeLimit, Refused, TotalLimit, fits_any, used
 from .policy import (ANTI_AFFINITY, DUPLICATES, HIGH, LOW, NODE_AFFINITY, RESOURCES, SPREAD, TAINTS, PluginArgs)
 
 HOSTNAME = "kubernetes.io/hostname"
@@ -184,6 +184,8 @@ def node_utilization(args: PluginArgs, snap: Snapshot, ev: Evictor) -> str:
                 continue
             try:
                 ev.evict(pod, args.name)
+            except Refused:
+                continue
             except (NodeLimit, NamespaceLimit):
                 break
             except TotalLimit:
@@ -240,6 +242,8 @@ def remove_duplicates(args: PluginArgs, snap: Snapshot, ev: Evictor) -> str:
                         continue
                     try:
                         ev.evict(pod, DUPLICATES)
+                    except Refused:
+                        continue
                     except (NodeLimit, NamespaceLimit):
                         break
                     except TotalLimit:
@@ -267,6 +271,8 @@ def _evict_each(pods: list[Pod], ev: Evictor, plugin: str) -> str:
     for pod in pods:
         try:
             ev.evict(pod, plugin)
+        except Refused:
+            continue
         except (NodeLimit, NamespaceLimit):
             return "limit"
         except TotalLimit:
@@ -346,6 +352,8 @@ def anti_affinity(args: PluginArgs, snap: Snapshot, ev: Evictor) -> str:
             if _anti_violated(pod, node, live) and not ev.why_not(pod) and not ev.pre_eviction(pod):
                 try:
                     ev.evict(pod, ANTI_AFFINITY)
+                except Refused:
+                    continue
                 except (NodeLimit, NamespaceLimit):
                     break
                 except TotalLimit:
@@ -425,6 +433,8 @@ def topology_spread(args: PluginArgs, snap: Snapshot, ev: Evictor) -> str:
         if pod.key in chosen and _selected(args, pod) and not ev.why_not(pod) and not ev.pre_eviction(pod):
             try:
                 ev.evict(pod, SPREAD)
+            except Refused:
+                continue
             except (NodeLimit, NamespaceLimit):
                 continue
             except TotalLimit:
