@@ -40,7 +40,8 @@ def pod(name: str, cpu: int, mem: int, node_name: str, owner: str | None = None,
         local_storage: bool = False, mirror: bool = False, labels: dict | None = None,
         node_selector: dict | None = None, affinity: dict | None = None, tolerations: list | None = None,
         spread: list | None = None, image: str = "", owner_name: str = "",
-        annotations: dict | None = None) -> dict[str, Any]:
+        annotations: dict | None = None, extra_images: tuple[str, ...] = (),
+        owners: list | None = None) -> dict[str, Any]:
     """BuildTestPod(name, cpu, memory, node) with its `apply` functions as keywords: owner (SetRSOwnerRef
     "rs", SetDSOwnerRef "ds", SetNormalOwnerRef "pod", SetSSOwnerRef "ss"), SetPodPriority, MakeBestEffortPod,
     MakeGuaranteedPod, SetHostPathEmptyDirVolumeSource, GetMirrorPodAnnotation."""
@@ -49,7 +50,7 @@ def pod(name: str, cpu: int, mem: int, node_name: str, owner: str | None = None,
         requests["cpu"] = f"{cpu}m"
     if mem >= 0:
         requests["memory"] = str(mem)
-    container: dict[str, Any] = {"name": "c", "image": image or "pause"}
+    container: dict[str, Any] = {"name": "c", "image": image}
     if not best_effort:
         container["resources"] = {"requests": requests}
         if guaranteed:
@@ -67,7 +68,10 @@ def pod(name: str, cpu: int, mem: int, node_name: str, owner: str | None = None,
         if owner_name:
             ref["name"] = owner_name
         meta["ownerReferences"] = [ref]
-    spec: dict[str, Any] = {"nodeName": node_name, "containers": [container]}
+    if owners is not None:
+        meta["ownerReferences"] = owners
+    containers = [container] + [{"name": img, "image": img} for img in extra_images]
+    spec: dict[str, Any] = {"nodeName": node_name, "containers": containers}
     if priority is not None:
         spec["priority"] = priority
     if local_storage:
@@ -211,5 +215,89 @@ def lnu() -> None:
           limits={"maxNoOfPodsToEvictPerNode": 0, "maxNoOfPodsToEvictTotal": 0})
 
 
+# ------------------------------------------------------------------------------------- RemoveDuplicates
+RD = "pkg/framework/plugins/removeduplicates/removeduplicates_test.go :: "
+
+
+def duplicates() -> None:
+    def n(name: str, **kw: Any) -> dict:
+        return node(name, 2000, 3000, 10, **kw)
+
+    def p(name: str, node_name: str = "n1", owner: str | None = "rs", **kw: Any) -> dict:
+        return pod(name, 100, 0, node_name, owner, **kw)
+
+    two = [n("n1"), n("n2")]
+    dev3 = [p(f"p{i}", ns="dev") for i in (1, 2, 3)]
+    test3 = [p(f"p{i}", ns="test") for i in (8, 9, 10)]
+    kept = [p("p4", owner="ds"), p("p5", owner="pod", local_storage=True), p("p6", owner=None, mirror=True),
+            p("p7", owner=None, ns="kube-system", priority=SYSTEM_CRITICAL)]
+    F = RD + "TestFindDuplicatePods :: "
+    cases = [
+        ("three-pods-same-replicaset", "Three pods in the `dev` Namespace, bound to same ReplicaSet. 1 should be evicted.",
+         {}, two + dev3, 1, None),
+        ("replicaset-kind-excluded", "Three pods in the `dev` Namespace, bound to same ReplicaSet, but ReplicaSet kind is "
+         "excluded. 0 should be evicted.", {"excludeOwnerKinds": ["ReplicaSet"]}, two + dev3, 0, None),
+        ("three-pods-in-test-namespace", "Three Pods in the `test` Namespace, bound to same ReplicaSet. 1 should be "
+         "evicted.", {}, two + test3, 1, None),
+        ("two-namespaces-same-replicaset-name", "Three Pods in the `dev` Namespace, three Pods in the `test` Namespace. "
+         "Bound to ReplicaSet with same name. 4 should be evicted.", {}, two + dev3 + test3, 2, None),
+        ("none-evictable", "Pods are: part of DaemonSet, with local storage, mirror pod annotation, critical pod "
+         "annotation - none should be evicted.", {}, two + kept, 0, None),
+        ("all-pods", "Test all Pods: 4 should be evicted.", {}, two + dev3 + kept + test3, 2, None),
+        ("same-owner-different-images", "Pods with the same owner but different images should not be evicted", {},
+         two + [p("p11", ns="different-images", image="foo"), p("p12", ns="different-images", image="bar")], 0, None),
+        ("multiple-containers-do-not-match-themselves", "Pods with multiple containers should not match themselves",
+         {}, two + [p("p13", ns="different-images", extra_images=("foo",))], 0, None),
+        ("not-all-images-match", "Pods with matching ownerrefs and at not all matching image should not trigger an "
+         "eviction", {}, two + [p("p11", ns="different-images", image="foo"),
+                                p("p13", ns="different-images", extra_images=("foo",))], 0, None),
+        ("only-other-node-tainted-nodefit", "Three pods in the `dev` Namespace, bound to same ReplicaSet. Only node "
+         "available has a taint, and nodeFit set to true. 0 should be evicted.", {},
+         [n("n1"), n("n3", taints=[{"key": "hardware", "value": "gpu", "effect": "NoSchedule"}])] + dev3, 0,
+         {"nodeFit": True}),
+        ("only-other-node-wrong-label-nodefit", "Three pods in the `node-fit` Namespace, bound to same ReplicaSet, all "
+         "with a nodeSelector. Only node available has an incorrect node label, and nodeFit set to true. 0 should be "
+         "evicted.", {}, [n("n1"), n("n4", labels={"datacenter": "east"})]
+         + [p(x, ns="node-fit", node_selector={"datacenter": "west"}) for x in ("p15", "not1", "not2")], 0,
+         {"nodeFit": True}),
+        ("only-other-node-unschedulable-nodefit", "Three pods in the `node-fit` Namespace, bound to same ReplicaSet. "
+         "Only node available is not schedulable, and nodeFit set to true. 0 should be evicted.", {},
+         [n("n1"), n("n5", unschedulable=True)] + dev3, 0, {"nodeFit": True}),
+        ("only-other-node-lacks-cpu-nodefit", "Three pods in the `node-fit` Namespace, bound to same ReplicaSet. Only "
+         "node available does not have enough CPU, and nodeFit set to true. 0 should be evicted.", {},
+         [n("n1"), node("n6", 200, 200, 10)] + dev3 + [pod("cpu-eater", 150, 150, "n6", None, ns="test")], 0,
+         {"nodeFit": True}),
+        ("only-other-node-has-cpu-nodefit", "Three pods in the `node-fit` Namespace, bound to same ReplicaSet. Only node "
+         "available has enough CPU, and nodeFit set to true. 1 should be evicted.", {},
+         [n("n1"), node("n6", 200, 200, 10)] + dev3 + [pod("cpu-saver", 100, 150, "n6", None, ns="test")], 1,
+         {"nodeFit": True}),
+    ]
+    i = 0
+    for i, (slug, name, args, objects, expected, evictor) in enumerate(cases, 1):
+        notes = ""
+        if slug == "two-namespaces-same-replicaset-name":
+            notes = "the row's name says 4; its expectedEvictedPodCount is 2, which is what upstream asserts"
+        if slug == "all-pods":
+            notes = "the row's name says 4; its expectedEvictedPodCount is 2, which is what upstream asserts"
+        if "not1" in str(objects):
+            notes = "upstream names two pods NOT1 and NOT2; lower-cased here (names are not compared)"
+        write("RemoveDuplicates", i, slug, F + name, args, objects, expected, evictor=evictor, notes=notes)
+    U = RD + "TestRemoveDuplicatesUniformly :: "
+    uni = [p("p1"), p("p2"), p("p3"), p("p4"), p("p5"), p("p6", "n2"), p("p7", "n2"), p("p8", "n2"), p("p9", "n3")]
+    write("RemoveDuplicates", i + 1, "evict-uniformly", U + "Evict pods uniformly", {},
+          [n("n1"), n("n2"), n("n3")] + uni, 2)
+    write("RemoveDuplicates", i + 2, "evict-uniformly-one-node-left-out", U + "Evict pods uniformly with one node left "
+          "out", {}, [n("n1"), n("n2")] + uni[:8], 1,
+          notes="upstream passes only n1 and n2 to the plugin, p9 running on n3; here n3 and p9 are left out of the "
+                "objects, which is the same input to the plugin")
+    rs2 = [{"apiVersion": "v1", "kind": "ReplicaSet", "name": "replicaset-2"}]
+    two_owners = uni[:]
+    two_owners = [p(f"p1{i}", nn) for i, nn in zip(range(1, 10), ["n1"] * 5 + ["n2"] * 3 + ["n3"])] + [
+        p(f"p2{i}", nn, owners=rs2) for i, nn in zip(range(1, 10), ["n1"] + ["n2"] * 3 + ["n3"] * 5)]
+    write("RemoveDuplicates", i + 3, "evict-uniformly-two-owner-references",
+          U + "Evict pods uniformly with two owner references", {}, [n("n1"), n("n2"), n("n3")] + two_owners, 4)
+
+
 if __name__ == "__main__":
     lnu()
+    duplicates()
