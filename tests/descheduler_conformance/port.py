@@ -473,7 +473,68 @@ def node_affinity() -> None:
               pods=["podWithNodeAffinity"] if expected else None, evictor=evictor, limits=limits, notes=notes)
 
 
+# ---------------------------------------------------------------- RemovePodsViolatingInterPodAntiAffinity
+AA = ("pkg/framework/plugins/removepodsviolatinginterpodantiaffinity/pod_antiaffinity_test.go :: "
+      "TestPodAntiAffinity :: ")
+
+
+def anti(key: str, value: str) -> dict:
+    """test.SetPodAntiAffinity: required anti-affinity to pods labelled key=value, topology key `region`."""
+    return {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [{
+        "labelSelector": {"matchExpressions": [{"key": key, "operator": "In", "values": [value]}]},
+        "topologyKey": "region"}]}}
+
+
+def anti_affinity() -> None:
+    main = {"region": "main-region"}
+    n1 = node("n1", 2000, 3000, 10, labels=main)
+
+    def p(name: str, node_name: str = "n1", **kw: Any) -> dict:
+        return pod(name, 100, 0, node_name, **kw)
+
+    def with_anti(name: str) -> dict:
+        return p(name, owner="pod", affinity=anti("foo", "bar"))
+
+    four = [with_anti("p1"), p("p2", owner="pod", labels={"foo": "bar"}), with_anti("p3"), with_anti("p4")]
+    critical = p("non-evict", priority=SYSTEM_CRITICAL, labels={"foo": "bar"})
+    p8 = p("p8", node_selector={"datacenter": "west"})
+    rows = [
+        ("no-limit", "Maximum pods to evict - 0", [n1] + four, 3, {}, {}),
+        ("node-limit-3", "Maximum pods to evict - 3", [n1] + four, 3, {"maxNoOfPodsToEvictPerNode": 3}, {}),
+        ("namespace-limit-3", "Maximum pods to evict (maxPodsToEvictPerNamespace=3) - 3", [n1] + four, 3,
+         {"maxNoOfPodsToEvictPerNamespace": 3}, {}),
+        ("total-limit-1", "Maximum pods to evict (maxNoOfPodsToEvictTotal)", [n1] + four, 1,
+         {"maxNoOfPodsToEvictPerNamespace": 3, "maxNoOfPodsToEvictTotal": 1}, {}),
+        ("evict-one-after-sorting", "Evict only 1 pod after sorting",
+         [n1, p("p5", owner="pod", labels={"foo": "bar"}, affinity=anti("foo1", "bar1"), priority=100),
+          p("p6", owner="pod", labels={"foo": "bar"}, affinity=anti("foo1", "bar1"), priority=50),
+          p("p7", owner="pod", labels={"foo1": "bar1"}, affinity=anti("foo", "bar"), priority=0)], 1, {}, {}),
+        ("conflicts-with-critical-pod", "Evicts pod that conflicts with critical pod (but does not evict critical pod)",
+         [n1, with_anti("p1"), critical], 1, {"maxNoOfPodsToEvictPerNode": 1}, {}),
+        ("node-selectors-do-not-match-nodefit", "Won't evict pods because node selectors don't match available nodes",
+         [n1, node("n2", 2000, 3000, 10, labels={"datacenter": "east"}), p8, critical], 0,
+         {"maxNoOfPodsToEvictPerNode": 1}, {"nodeFit": True}),
+        ("other-node-unschedulable-nodefit", "Won't evict pods because only other node is not schedulable",
+         [n1, node("n3", 2000, 3000, 10, unschedulable=True), p8, critical], 0, {"maxNoOfPodsToEvictPerNode": 1},
+         {"nodeFit": True}),
+        ("all-terminating", "No pod to evicted since all pod terminating",
+         [n1, p("p9", owner="pod", affinity=anti("foo", "bar"), terminating=True),
+          p("p10", owner="pod", affinity=anti("foo", "bar"), terminating=True)], 0, {}, {}),
+        ("other-node-too-small-nodefit", "Won't evict pods because only other node doesn't have enough resources",
+         [n1, node("n4", 2, 2, 1)] + four, 0, {"maxNoOfPodsToEvictPerNode": 3}, {"nodeFit": True}),
+        ("violation-across-nodes", "Evict pod violating anti-affinity among different node (all pods have "
+         "anti-affinity)", [n1, node("n5", 200, 3000, 10, labels=main), with_anti("p1"),
+                            p("p11", "n5", owner="pod", labels={"foo": "bar"})], 1, {}, {}),
+    ]
+    expected_pods = {"no-limit": ["p1", "p3", "p4"], "evict-one-after-sorting": ["p7"],
+                     "conflicts-with-critical-pod": ["p1"], "violation-across-nodes": ["p1"]}
+    for i, (slug, name, objects, expected, limits, evictor) in enumerate(rows, 1):
+        write("RemovePodsViolatingInterPodAntiAffinity", i, slug, AA + name, {}, objects, expected,
+              pods=expected_pods.get(slug), evictor=evictor, limits=limits)
+
+
 if __name__ == "__main__":
+    anti_affinity()
     node_affinity()
     lnu()
     duplicates()
