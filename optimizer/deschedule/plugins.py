@@ -362,83 +362,121 @@ def anti_affinity(args: PluginArgs, snap: Snapshot, ev: Evictor) -> str:
     return ""
 
 
+def _spread_key(c, owner: Pod) -> tuple:
+    """A constraint as upstream dedupes it per namespace: skew, key, selector (with matchLabelKeys' values
+    merged in), and the inclusion policies with what they read of the pod."""
+    sel = c.label_selector
+    extra = tuple(sorted((k, owner.labels[k]) for k in c.match_label_keys if k in owner.labels))
+    affinity = (tuple(sorted(owner.node_selector.items())), repr(owner.affinity.node_required)) \
+        if c.node_affinity_policy == "Honor" else None
+    tolerations = owner.tolerations if c.node_taints_policy == "Honor" else None
+    return (c.max_skew, c.topology_key, repr(sel), extra, c.node_affinity_policy, affinity, c.node_taints_policy,
+            tolerations)
+
+
+def _includes(c, owner: Pod, node: Node) -> bool:
+    """matchNodeInclusionPolicies: nodeAffinityPolicy Honor (the default) counts only nodes matching the owner's
+    required node affinity and nodeSelector; nodeTaintsPolicy Honor only nodes whose taints it tolerates."""
+    if c.node_affinity_policy == "Honor" and not required_matches(owner, node):
+        return False
+    if c.node_taints_policy == "Honor" and first_untolerated(node.taints, owner.tolerations) is not None:
+        return False
+    return True
+
+
 def topology_spread(args: PluginArgs, snap: Snapshot, ev: Evictor) -> str:
-    """RemovePodsViolatingTopologySpreadConstraint: per namespace and distinct constraint (of the kinds
-    `constraints` names), the domains sorted by pods; pods move from the largest to the smallest domain while
-    the skew exceeds maxSkew, at most half the excess skew and never past the ideal average at a time; the
-    pods chosen from a domain are the last after sorting evictable, then lowest priority, last."""
+    """RemovePodsViolatingTopologySpreadConstraint (balanceDomains): per namespace and distinct constraint of
+    the kinds `constraints` names, over the evictable pods the plugin selects: domains sorted by size; while
+    the largest exceeds the smallest by more than maxSkew, min(distance to the ideal average, half the excess
+    skew) pods of the largest are chosen (the last after sorting: non-evictable, then pods with a node
+    selector or affinity, then lowest priority first; those that fit no node of a domain below the average
+    before them), then evicted unless topologyBalanceNodeFit finds no such node for them."""
     nodes = {n.name: n for n in snap.nodes}
-    pods = [p for n in snap.nodes for p in snap.pods_on.get(n.name, [])]
+    pods = [p for n in snap.nodes for p in snap.pods_on.get(n.name, [])
+            if _selected(args, p) and not ev.why_not(p)]
+    by_ns: dict[str, list[Pod]] = defaultdict(list)
+    for p in pods:
+        by_ns[p.namespace].append(p)
     chosen: dict[str, Pod] = {}
-    seen: set[tuple] = set()
-    for owner in pods:
-        if not args.namespaces.admits(owner.namespace):
-            continue
-        for c in owner.spread_constraints:
-            if c.when_unsatisfiable not in args.constraints or c.label_selector is None:
-                continue
-            key = (owner.namespace, c.topology_key, c.max_skew, repr(c.label_selector))
-            if key in seen:
-                continue
-            seen.add(key)
-            domains: dict[str, list[Pod]] = {}
-            eligible = [n for n in snap.nodes if c.topology_key in n.labels and
-                        (c.node_affinity_policy != "Honor" or required_matches(owner, n))]
-            for n in eligible:
-                domains.setdefault(n.labels[c.topology_key], [])
-            for p in pods:
-                if p.namespace != owner.namespace or not c.label_selector.matches(p.labels):
+    for ns_pods in by_ns.values():
+        constraints: list[tuple] = []
+        seen: set[tuple] = set()
+        for owner in ns_pods:
+            for c in owner.spread_constraints:
+                if c.when_unsatisfiable not in args.constraints or c.label_selector is None:
                     continue
+                key = _spread_key(c, owner)
+                if key not in seen:
+                    seen.add(key)
+                    constraints.append((c, owner))
+        for c, owner in constraints:
+            extra = dict((k, owner.labels[k]) for k in c.match_label_keys if k in owner.labels)
+
+            def selects(p: Pod) -> bool:
+                return c.label_selector.matches(p.labels) and all(p.labels.get(k) == v for k, v in extra.items())
+
+            eligible = [n for n in snap.nodes if c.topology_key in n.labels and _includes(c, owner, n)]
+            domains: dict[str, list[Pod]] = {n.labels[c.topology_key]: [] for n in eligible}
+            total = 0
+            for p in ns_pods:
                 node = nodes.get(p.node_name)
-                if node is None or node.labels.get(c.topology_key) not in domains:
+                if p.terminating or not selects(p) or node is None or c.topology_key not in node.labels:
                     continue
-                domains[node.labels[c.topology_key]].append(p)
-            if len(domains) < 2:
+                domains.setdefault(node.labels[c.topology_key], []).append(p)
+                total += 1
+            sizes = [len(v) for v in domains.values()]
+            if not sizes or max(sizes) - min(sizes) <= c.max_skew:
                 continue
-            total = sum(len(v) for v in domains.values())
             ideal = total / len(domains)
 
-            def sort_pods(ps: list[Pod]) -> list[Pod]:
-                # non-evictable first, then priority high to low: the last pods are evicted first
-                return sorted(ps, key=lambda p: (not bool(ev.why_not(p)) and _selected(args, p), -p.priority))
+            def pod_order(p: Pod) -> tuple:
+                has_sel = bool(p.node_selector) or p.affinity.node_required is not None or bool(
+                    p.affinity.node_preferred)
+                return (not ev.why_not(p), not has_sel, p.priority)
 
-            doms = sorted(([k, sort_pods(v)] for k, v in domains.items()), key=lambda d: (len(d[1]), d[0]))
+            doms = sorted(([k, sorted(v, key=pod_order)] for k, v in domains.items()), key=lambda d: (len(d[1]), d[0]))
+            below_domains = {d[0] for d in doms if len(d[1]) < ideal}
+            below = [n for n in eligible if n.labels[c.topology_key] in below_domains]
+
+            def fits_other(p: Pod) -> bool:
+                return fits_any(p, [n for n in below if n.name != p.node_name], snap.pods_on)
+
             i, j = 0, len(doms) - 1
             while i < j:
                 if len(doms[j][1]) <= ideal:
                     j -= 1
-                    continue
-                if len(doms[i][1]) >= ideal:
-                    i += 1
-                    continue
                 skew = len(doms[j][1]) - len(doms[i][1])
                 if skew <= c.max_skew:
-                    j -= 1
+                    i += 1
                     continue
                 above = math.ceil(len(doms[j][1]) - ideal)
-                below = math.ceil(ideal - len(doms[i][1]))
-                move = int(min(above, below, math.ceil((skew - c.max_skew) / 2)))
+                under = math.ceil(ideal - len(doms[i][1]))
+                move = int(min(above, under, math.ceil((skew - c.max_skew) / 2)))
                 if move <= 0:
                     i += 1
                     continue
+                doms[j][1] = sorted(doms[j][1], key=lambda p: fits_other(p))  # stable: the misfits first
                 moving = doms[j][1][len(doms[j][1]) - move:]
                 for p in moving:
-                    if args.topology_balance_node_fit and not fits_any(
-                            p, [n for n in eligible if n.labels[c.topology_key] != doms[j][0]], snap.pods_on):
+                    if args.topology_balance_node_fit and not fits_other(p):
                         continue
                     chosen[p.key] = p
                 doms[j][1] = doms[j][1][:len(doms[j][1]) - move]
                 doms[i][1] = doms[i][1] + moving
-    for pod in pods:
-        if pod.key in chosen and _selected(args, pod) and not ev.why_not(pod) and not ev.pre_eviction(pod):
-            try:
-                ev.evict(pod, SPREAD)
-            except Refused:
-                continue
-            except (NodeLimit, NamespaceLimit):
-                continue
-            except TotalLimit:
-                return "maxNoOfPodsToEvictTotal reached"
+    limited: set[str] = set()
+    for pod in pods:  # upstream walks a map (no order); podplan the input order
+        if pod.key not in chosen or pod.node_name in limited or ev.pre_eviction(pod):
+            continue
+        try:
+            ev.evict(pod, SPREAD)
+        except Refused:
+            continue
+        except NodeLimit:
+            limited.add(pod.node_name)
+        except NamespaceLimit:
+            continue
+        except TotalLimit:
+            return "maxNoOfPodsToEvictTotal reached"
     return ""
 
 

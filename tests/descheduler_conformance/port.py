@@ -533,7 +533,144 @@ def anti_affinity() -> None:
               pods=expected_pods.get(slug), evictor=evictor, limits=limits)
 
 
+# ------------------------------------------------------------ RemovePodsViolatingTopologySpreadConstraint
+TS = ("pkg/framework/plugins/removepodsviolatingtopologyspreadconstraint/topologyspreadconstraint_test.go :: "
+      "TestTopologySpreadConstraint :: ")
+FOO = {"foo": "bar"}
+
+
+def spread_constraint(skew: int = 1, key: str = "zone", when: str = "DoNotSchedule", **extra: Any) -> list:
+    """getDefaultTopologyConstraints(maxSkew): selector foo=bar, key zone, DoNotSchedule."""
+    return [{"maxSkew": skew, "topologyKey": key, "whenUnsatisfiable": when,
+             "labelSelector": {"matchLabels": dict(FOO)}, **extra}]
+
+
+def spread_pods(groups: list[dict]) -> list:
+    """createTestPods: pod-<n> in namespace ns1, owned by replicaset-1 unless noOwners, 100m cpu each. The pods
+    are listed by name, as upstream's test informer lists them (pod-10 before pod-8)."""
+    out, n = [], 0
+    for g in groups:
+        for _ in range(g.get("count", 1)):
+            out.append(pod(f"pod-{n}", 100, 0, g["node"], None if g.get("noOwners") else "rs", ns="ns1",
+                           labels=g.get("labels"), spread=g.get("constraints"), node_selector=g.get("nodeSelector"),
+                           affinity=g.get("affinity"), tolerations=g.get("tolerations"),
+                           terminating=g.get("terminating", False)))
+            n += 1
+    return sorted(out, key=lambda p: p["metadata"]["name"])
+
+
+def zones(*names: str, cpu: int = 2000, **kw: Any) -> list:
+    return [node(f"n{i}", cpu, 3000, 10, labels={"zone": z}, **kw) for i, z in enumerate(names, 1)]
+
+
+def spread() -> None:
+    ab = zones("zoneA", "zoneB")
+    d = spread_constraint()
+    win = [node(f"n{i}", 2000, 3000, 10, labels={"node": v, "os": os_}) for i, (v, os_) in enumerate(
+        [("linNodeA", "linux"), ("linNodeB", "linux"), ("linNodeC", "linux"), ("winNodeA", "windows"),
+         ("winNodeB", "windows"), ("winNodeC", "windows")], 1)]
+    win7 = win + [node("n7", 2000, 3000, 10, labels={"node": "winNodeD", "os": "windows"})]
+    by_node = spread_constraint(key="node")
+    winsel = {"os": "windows"}
+    affinity = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+        {"matchExpressions": [{"key": "foo", "operator": "In", "values": ["bar"]}]}]}}}
+    both = {"constraints": ["DoNotSchedule", "ScheduleAnyway"]}
+    soft = spread_constraint(when="ScheduleAnyway")
+    rows = [
+        ("sizes-2-1-balanced", "2 domains, sizes [2,1], maxSkew=1, move 0 pods", ab + spread_pods([
+            {"node": "n1", "labels": FOO, "constraints": d}, {"node": "n1", "labels": FOO},
+            {"node": "n2", "labels": FOO}]), 0, {}, {}),
+        ("sizes-3-1-move-1", "2 domains, sizes [3,1], maxSkew=1, move 1 pod to achieve [2,2]", ab + spread_pods([
+            {"node": "n1", "labels": FOO, "constraints": d}, {"count": 2, "node": "n1", "labels": FOO},
+            {"node": "n2", "labels": FOO}]), 1, {}, {}),
+        ("sizes-3-1-both-constraints", "2 domains, sizes [3,1], maxSkew=1, move 1 pod to achieve [2,2] (both "
+         "constraints)", ab + spread_pods([{"node": "n1", "labels": FOO, "constraints": soft},
+                                          {"count": 2, "node": "n1", "labels": FOO}, {"node": "n2", "labels": FOO}]),
+         1, both, {}),
+        ("sizes-3-1-no-pods-eligible", "2 domains, sizes [3,1], maxSkew=1, no pods eligible, move 0 pods",
+         ab + spread_pods([{"node": "n1", "labels": FOO, "constraints": d, "noOwners": True},
+                           {"count": 2, "node": "n1", "labels": FOO, "noOwners": True},
+                           {"node": "n2", "labels": FOO, "noOwners": True}]), 0, {}, {}),
+        ("sizes-3-1-exclude-kube-system", "2 domains, sizes [3,1], maxSkew=1, move 1 pod to achieve [2,2], exclude "
+         "kube-system namespace", ab + spread_pods([{"node": "n1", "labels": FOO, "constraints": d},
+                                                    {"count": 2, "node": "n1", "labels": FOO},
+                                                    {"node": "n2", "labels": FOO}]), 1,
+         {"namespaces": {"exclude": ["kube-system"]}}, {"nodeFit": True}),
+        ("sizes-5-2-move-1", "2 domains, sizes [5,2], maxSkew=1, move 1 pod to achieve [4,3]", ab + spread_pods([
+            {"node": "n1", "labels": FOO, "constraints": d}, {"count": 4, "node": "n1", "labels": FOO},
+            {"count": 2, "node": "n2", "labels": FOO}]), 1, {}, {}),
+        ("sizes-4-0-move-2", "2 domains, sizes [4,0], maxSkew=1, move 2 pods to achieve [2,2]", ab + spread_pods([
+            {"node": "n1", "labels": FOO, "constraints": d}, {"count": 3, "node": "n1", "labels": FOO}]), 2, {}, {}),
+        ("sizes-4-0-selector-and-affinity-kept", "2 domains, sizes [4,0], maxSkew=1, only move 1 pod since pods with "
+         "nodeSelector and nodeAffinity aren't evicted", ab + spread_pods([
+             {"node": "n1", "labels": FOO, "constraints": d, "nodeSelector": {"zone": "zoneA"}},
+             {"node": "n1", "labels": FOO, "constraints": d, "nodeSelector": {"zone": "zoneA"}},
+             {"node": "n1", "labels": FOO, "constraints": d, "affinity": affinity},
+             {"node": "n1", "labels": FOO, "constraints": d}]), 1, {}, {"nodeFit": True}),
+        ("six-domains-balanced", "6 domains, sizes [0,0,0,3,3,2], maxSkew=1, No pod is evicted since topology is "
+         "balanced", win + spread_pods([
+             {"count": 3, "node": "n4", "labels": FOO, "constraints": by_node, "nodeSelector": winsel},
+             {"count": 3, "node": "n5", "labels": FOO, "constraints": by_node, "nodeSelector": winsel},
+             {"count": 2, "node": "n6", "labels": FOO, "constraints": by_node, "nodeSelector": winsel}]), 0, {}, {}),
+        ("seven-domains-new-node", "7 domains, sizes [0,0,0,3,3,2], maxSkew=1, two pods are evicted and moved to new "
+         "node added", win7 + spread_pods([
+             {"count": 3, "node": "n4", "labels": FOO, "constraints": by_node, "nodeSelector": winsel},
+             {"count": 3, "node": "n5", "labels": FOO, "constraints": by_node, "nodeSelector": winsel},
+             {"count": 2, "node": "n6", "labels": FOO, "constraints": by_node, "nodeSelector": winsel}]), 2, {}, {}),
+        ("six-domains-4-3-1", "6 domains, sizes [0,0,0,4,3,1], maxSkew=1, 1 pod is evicted from node 4",
+         win + spread_pods([
+             {"count": 4, "node": "n4", "labels": FOO, "constraints": by_node, "nodeSelector": winsel},
+             {"count": 3, "node": "n5", "labels": FOO, "constraints": by_node, "nodeSelector": winsel},
+             {"count": 1, "node": "n6", "labels": FOO, "constraints": by_node, "nodeSelector": winsel}]), 1, {}, {}),
+        ("six-domains-pinned-pods-nodefit", "6 domains, sizes [0,0,0,4,3,1], maxSkew=1, 0 pod is evicted as pods of "
+         "node:winNodeA can only be scheduled on this node and nodeFit is true ", win + spread_pods([
+             {"count": 4, "node": "n4", "labels": FOO, "constraints": by_node, "nodeSelector": {"node": "winNodeA"}},
+             {"count": 3, "node": "n5", "labels": FOO, "constraints": by_node, "nodeSelector": winsel},
+             {"count": 1, "node": "n6", "labels": FOO, "constraints": by_node, "nodeSelector": winsel}]), 0, {},
+         {"nodeFit": True}),
+        ("selector-matches-multiple-nodes", "2 domains, sizes [4,0], maxSkew=1, move 2 pods since selector matches "
+         "multiple nodes", [node("n1", 2000, 3000, 10, labels={"zone": "zoneA", "region": "boston"}),
+                            node("n2", 2000, 3000, 10, labels={"zone": "zoneB", "region": "boston"})] + spread_pods([
+             {"node": "n1", "labels": FOO, "constraints": d, "nodeSelector": {"region": "boston"}},
+             {"count": 3, "node": "n1", "labels": FOO, "nodeSelector": {"region": "boston"}}]), 2, {}, {}),
+        ("sizes-0-1-100-move-66", "3 domains, sizes [0, 1, 100], maxSkew=1, move 66 pods to get [34, 33, 34]",
+         zones("zoneA", "zoneB", "zoneC") + spread_pods([{"node": "n2", "labels": FOO, "constraints": d},
+                                                         {"count": 100, "node": "n3", "labels": FOO}]), 66, {}, {}),
+        ("sizes-0-1-3-5-move-3", "4 domains, sizes [0, 1, 3, 5], should move 3 to get [2, 2, 3, 2]",
+         zones("zoneA", "zoneB", "zoneC", "zoneD") + spread_pods([
+             {"node": "n2", "labels": FOO, "constraints": d}, {"count": 3, "node": "n3", "labels": FOO},
+             {"count": 5, "node": "n4", "labels": FOO}]), 3, {}, {}),
+        ("sizes-2-6-skew-2-move-1", "2 domains size [2 6], maxSkew=2, should move 1 to get [3 5]", ab + spread_pods([
+            {"node": "n1", "labels": FOO, "constraints": spread_constraint(2)}, {"node": "n1", "labels": FOO},
+            {"count": 6, "node": "n2", "labels": FOO}]), 1, {}, {}),
+        ("sizes-2-6-taint-nodefit", "2 domains size [2 6], maxSkew=2, can't move any because of node taints",
+         [node("n1", 2000, 3000, 10, labels={"zone": "zoneA"},
+               taints=[{"key": "hardware", "value": "gpu", "effect": "NoSchedule"}]),
+          node("n2", 2000, 3000, 10, labels={"zone": "zoneB"})] + spread_pods([
+             {"node": "n1", "labels": FOO, "constraints": spread_constraint(2)}, {"node": "n1", "labels": FOO},
+             {"count": 6, "node": "n2", "labels": FOO}]), 0, {}, {"nodeFit": True}),
+        ("sizes-2-6-no-cpu-nodefit", "2 domains size [2 6], maxSkew=2, can't move any because node1 does not have "
+         "enough CPU", [node("n1", 200, 3000, 10, labels={"zone": "zoneA"}),
+                        node("n2", 2000, 3000, 10, labels={"zone": "zoneB"})] + spread_pods([
+             {"node": "n1", "labels": FOO, "constraints": spread_constraint(2)}, {"node": "n1", "labels": FOO},
+             {"count": 6, "node": "n2", "labels": FOO}]), 0, {}, {"nodeFit": True}),
+        ("sizes-8-7-0-move-5", "3 domains size [8 7 0], maxSkew=1, should move 5 to get [5 5 5]",
+         zones("zoneA", "zoneB", "zoneC") + spread_pods([
+             {"count": 8, "node": "n1", "labels": FOO, "constraints": d},
+             {"count": 7, "node": "n2", "labels": FOO, "constraints": d}]), 5, {}, {}),
+        ("sizes-5-5-5-balanced", "3 domains size [5 5 5], maxSkew=1, should move 0 to retain [5 5 5]",
+         zones("zoneA", "zoneB", "zoneC") + spread_pods([
+             {"count": 5, "node": f"n{i}", "labels": FOO, "constraints": d} for i in (1, 2, 3)]), 0, {}, {}),
+    ]
+    names = {"sizes-8-7-0-move-5": ["pod-5", "pod-6", "pod-7", "pod-8", "pod-9"]}
+    for i, (slug, name, objects, expected, args, evictor) in enumerate(rows, 1):
+        write("RemovePodsViolatingTopologySpreadConstraint", i, slug, TS + name, args, objects, expected,
+              pods=names.get(slug), evictor=evictor,
+              notes="pods listed by name, the order upstream's test informer lists them in" if slug in names else "")
+
+
 if __name__ == "__main__":
+    spread()
     anti_affinity()
     node_affinity()
     lnu()
