@@ -114,11 +114,15 @@ def classify(args: PluginArgs, snap: Snapshot) -> Classified:
         pct = _pct(_usage(snap.pods_on.get(n.name, [])), n)
         usage[n.name] = pct
         lo, hi = bounds[n.name]
-        if not n.unschedulable and all(pct[r] <= lo[r] for r in lo):
+        below = all(pct[r] <= lo[r] for r in lo)
+        if args.name == HIGH:  # an unschedulable node may be emptied, never filled
+            if below:
+                low.append(n.name)
+            elif not n.unschedulable:
+                high.append(n.name)
+        elif below and not n.unschedulable:
             low.append(n.name)
-        elif args.name == LOW and any(pct[r] > hi[r] for r in hi):
-            high.append(n.name)
-        elif args.name == HIGH and not n.unschedulable:
+        elif any(pct[r] > hi[r] for r in hi):
             high.append(n.name)
     return Classified(low, high, usage)
 
@@ -154,7 +158,8 @@ def node_utilization(args: PluginArgs, snap: Snapshot, ev: Evictor) -> str:
     bounds = utilization_thresholds(args, snap)
     usage = {n: _usage(snap.pods_on.get(n, [])) for n in sources + dests}
     avail = {n: _capped(nodes[n], bounds[n][1]) for n in sources + dests}
-    total = {r: sum(avail[n][r] - usage[n][r] for n in dests) for r in RESOURCES}
+    counted = RESOURCES  # both count cpu, memory and pods, whatever the thresholds name
+    total = {r: sum(avail[n][r] - usage[n][r] for n in dests) for r in counted}
 
     def above(n: str) -> bool:
         return any(usage[n][r] > avail[n][r] for r in RESOURCES)
@@ -162,7 +167,7 @@ def node_utilization(args: PluginArgs, snap: Snapshot, ev: Evictor) -> str:
     def go_on(n: str) -> bool:
         if args.name == LOW and not above(n):
             return False
-        return all(total[r] > 0 for r in RESOURCES)
+        return all(total[r] > 0 for r in counted)
 
     def weight(n: str) -> int:
         return sum(usage[n].values())
@@ -172,6 +177,9 @@ def node_utilization(args: PluginArgs, snap: Snapshot, ev: Evictor) -> str:
     dest_nodes = [nodes[n] for n in dests]
     for n in sources:
         removable = [p for p in snap.pods_on.get(n, []) if not ev.why_not(p)]
+        if args.only_thresholding:  # evictionModes OnlyThresholdingResources: pods requesting one of them
+            removable = [p for p in removable if any(
+                (p.requests.get(r, 0) if r != "pods" else 1) for r in args.thresholds)]
         if not removable or not go_on(n):
             continue
         count = 0
@@ -191,7 +199,7 @@ def node_utilization(args: PluginArgs, snap: Snapshot, ev: Evictor) -> str:
             except TotalLimit:
                 return "maxNoOfPodsToEvictTotal reached"
             count += 1
-            for r in RESOURCES:
+            for r in counted:
                 q = 1 if r == "pods" else pod.requests.get(r, 0)
                 usage[n][r] -= q
                 total[r] -= q

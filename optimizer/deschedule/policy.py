@@ -82,6 +82,7 @@ class PluginArgs:
     use_deviation: bool = False
     number_of_nodes: int = 0
     node_limit: int | None = None  # evictionLimits.node of the utilization plugins
+    only_thresholding: bool = False  # HighNodeUtilization evictionModes: [OnlyThresholdingResources]
     exclude_owner_kinds: tuple[str, ...] = ()
     constraints: tuple[str, ...] = ("DoNotSchedule",)
     topology_balance_node_fit: bool = True
@@ -396,13 +397,14 @@ def _plugin(ctx: Ctx, name: str, raw: Any, path: str) -> PluginArgs:
         th = _thresholds(ctx, raw.get("thresholds"), f"{path}.thresholds")
         limits = raw.get("evictionLimits") or {}
         node_limit = _uint(ctx, limits.get("node"), f"{path}.evictionLimits.node") if isinstance(limits, dict) else None
-        for i, mode in enumerate(_strings(ctx, raw.get("evictionModes"), f"{path}.evictionModes")):
+        modes = _strings(ctx, raw.get("evictionModes"), f"{path}.evictionModes")
+        for i, mode in enumerate(modes):
             if mode != "OnlyThresholdingResources":
                 raise ctx.fail(f"{path}.evictionModes[{i}]", f"invalid eviction mode {mode}")
         number = _uint(ctx, raw.get("numberOfNodes"), f"{path}.numberOfNodes") or 0
         if name == HIGH:
             return PluginArgs(name, ns, thresholds=th, number_of_nodes=number, node_limit=node_limit,
-                              target_thresholds={r: 100.0 for r in th})
+                              target_thresholds={r: 100.0 for r in th}, only_thresholding=bool(modes))
         dev = _bool(ctx, raw.get("useDeviationThresholds"), f"{path}.useDeviationThresholds")
         tt = _thresholds(ctx, raw.get("targetThresholds"), f"{path}.targetThresholds")
         if set(th) != set(tt):

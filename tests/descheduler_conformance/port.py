@@ -669,7 +669,67 @@ def spread() -> None:
               notes="pods listed by name, the order upstream's test informer lists them in" if slug in names else "")
 
 
+# ----------------------------------------------------------------------------------- HighNodeUtilization
+HNU = "pkg/framework/plugins/nodeutilization/highnodeutilization_test.go :: TestHighNodeUtilization :: "
+
+
+def hnu() -> None:
+    fit = {"nodeFit": True}
+    cp30 = {"thresholds": {"cpu": 30, "pods": 30}}
+    west = {"datacenter": "west"}
+    n3u = node("n3", 4000, 3000, 10, unschedulable=True)
+    rows = [
+        ("no-node-below-threshold", "no node below threshold usage", {"thresholds": {"cpu": 20, "pods": 20}},
+         [node(f"n{i}", 4000, 3000, 10) for i in (1, 2, 3)]
+         + [pod(f"p{k}", 400, 0, f"n{(k - 1) // 3 + 1}", "rs") for k in range(1, 10)], 0, None),
+        ("no-evictable-pods", "no evictable pods", {"thresholds": {"cpu": 40, "pods": 40}},
+         [node("n1", 4000, 3000, 9), node("n2", 4000, 3000, 10), node("n3", 4000, 3000, 10),
+          pod("p1", 400, 0, "n1", "pod", local_storage=True, mirror=True),
+          pod("p2", 400, 0, "n1", "pod", ns="kube-system", priority=SYSTEM_CRITICAL),
+          pod("p3", 400, 0, "n2", "ds"), pod("p4", 400, 0, "n2", "ds")]
+         + [pod(f"p{k}", 400, 0, "n3", "rs") for k in (5, 6, 7, 8)], 0, None),
+        ("no-node-to-schedule-evicted-pods", "no node to schedule evicted pods", {"thresholds": {"cpu": 20, "pods": 20}},
+         [node("n1", 4000, 3000, 10), node("n2", 4000, 3000, 10), n3u, pod("p1", 400, 0, "n1", "rs"),
+          pod("p2", 400, 0, "n2", "rs")] + [pod(f"p{k}", 400, 0, "n3", "rs") for k in (3, 4, 5)], 0, None),
+        ("without-priorities", "without priorities", cp30,
+         [node("n1", 4000, 3000, 10), node("n2", 4000, 3000, 10), n3u, pod("p1", 400, 0, "n1", "rs"),
+          pod("p2", 400, 0, "n1", "pod", ns="kube-system", priority=SYSTEM_CRITICAL)]
+         + [pod(f"p{k}", 400, 0, "n2", "rs") for k in (3, 4, 5, 6)] + [pod("p7", 400, 0, "n3", "rs")], 2,
+         ["p1", "p7"]),
+        ("stop-when-capacity-depleted", "without priorities stop when resource capacity is depleted", cp30,
+         [node("n1", 2000, 3000, 10), node("n2", 2000, 3000, 10), node("n3", 2000, 3000, 10, unschedulable=True),
+          pod("p1", 400, 0, "n1", "rs")] + [pod(f"p{k}", 400, 0, "n2", "rs") for k in (2, 3, 4, 5)]
+         + [pod("p6", 400, 0, "n3", "rs")], 1, None),
+        ("with-priorities", "with priorities", {"thresholds": {"cpu": 30}},
+         [node("n1", 4000, 3000, 10), node("n2", 2000, 3000, 10), node("n3", 2000, 3000, 10, unschedulable=True),
+          pod("p1", 400, 0, "n1", "rs", priority=0), pod("p2", 400, 0, "n1", "rs", priority=10000)]
+         + [pod(f"p{k}", 400, 0, "n2", "rs") for k in (5, 6, 7, 8)] + [pod("p9", 400, 0, "n3", "ds")], 1, ["p1"]),
+        ("best-effort-pods-first", "without priorities evicting best-effort pods only", {"thresholds": {"cpu": 30}},
+         [node("n1", 3000, 3000, 10), node("n2", 3000, 3000, 5), node("n3", 3000, 3000, 10, unschedulable=True),
+          pod("p1", 0, 0, "n1", "rs", best_effort=True), pod("p2", 400, 0, "n1", "rs")]
+         + [pod(f"p{k}", 400, 0, "n2", "rs") for k in (3, 4, 5, 6)], 1, ["p1"]),
+        ("other-node-matches-node-selector", "Other node match pod node selector", cp30,
+         [node("n1", 4000, 3000, 9, labels=west), node("n2", 4000, 3000, 10)]
+         + [pod(f"p{k}", 400, 0, "n1", "rs") for k in (1, 2, 3)] + [pod("p4", 400, 0, "n1", "ds"),
+                                                                    pod("p5", 400, 0, "n2", "rs", node_selector=west)],
+         1, ["p5"]),
+        ("other-node-does-not-match-node-selector", "Other node does not match pod node selector", cp30,
+         [node("n1", 4000, 3000, 9), node("n2", 4000, 3000, 10)]
+         + [pod(f"p{k}", 400, 0, "n1", "rs") for k in (1, 2, 3)] + [pod("p4", 400, 0, "n1", "ds"),
+                                                                    pod("p5", 400, 0, "n2", "rs", node_selector=west)],
+         0, None),
+        ("other-node-lacks-memory", "Other node does not have enough Memory", cp30,
+         [node("n1", 4000, 200, 9), node("n2", 4000, 3000, 10)]
+         + [pod(f"p{k}", 400, 50, "n1", "rs") for k in (1, 2, 3)] + [pod("p4", 400, 50, "n1", "ds"),
+                                                                     pod("p5", 400, 100, "n2", "rs")], 0, None),
+    ]
+    for i, (slug, name, args, objects, expected, pods) in enumerate(rows, 1):
+        notes = "highPriority 10000, lowPriority 0 as in the test file" if slug == "with-priorities" else ""
+        write("HighNodeUtilization", i, slug, HNU + name, args, objects, expected, pods=pods, evictor=fit, notes=notes)
+
+
 if __name__ == "__main__":
+    hnu()
     spread()
     anti_affinity()
     node_affinity()
