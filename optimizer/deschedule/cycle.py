@@ -32,6 +32,7 @@ class Verdict:
     outside: tuple[str, ...]  # nodes outside the utilisation thresholds (LowNodeUtilization: above target)
     under: tuple[str, ...]  # underutilised nodes
     violations: tuple[str, ...]  # pods a plugin other than the utilisation ones would still evict
+    plugins: tuple[str, ...] = ()  # the plugin that would evict each of them
 
 
 @dataclass(frozen=True)
@@ -47,7 +48,7 @@ class Run:
     cycles: tuple[Cycle, ...]
     converged: bool
     loops: bool
-    loop_from: int  # the cycle whose end state came back (1-based), 0 without a loop
+    loop_from: int | None  # loops: the cycle whose end state came back (0: the input's state); None otherwise
     initial: Verdict
 
 
@@ -88,8 +89,9 @@ def verdict(cluster: Cluster, policy: DeschedulerPolicy) -> Verdict:
         elif args.name == HIGH:
             c = classify(args, snap)
             under += [n for n in c.low if n not in under]
-    bad = tuple(dict.fromkeys(p.key for p, _ in decide(cluster, policy, limits=False)))
-    return Verdict(tuple(outside), tuple(under), bad)
+    bad = dict((p.key, plugin) for p, plugin in reversed(decide(cluster, policy, limits=False)))
+    keys = tuple(k for k in dict.fromkeys(p.key for p, _ in decide(cluster, policy, limits=False)))
+    return Verdict(tuple(outside), tuple(under), keys, tuple(bad[k] for k in keys))
 
 
 def one_cycle(cluster: Cluster, policy: DeschedulerPolicy, profile, seed: int = 0) -> Cycle:
@@ -136,11 +138,11 @@ def run(cluster: Cluster, policy: DeschedulerPolicy, profile, seed: int = 0, max
         if not c.evictions:
             if not cycles:
                 cycles.append(c)
-            return Run(tuple(cycles), True, False, 0, verdict(base, policy))
+            return Run(tuple(cycles), True, False, None, verdict(base, policy))
         cycles.append(c)
         sig = _signature(c.cluster)
         if sig in seen:
-            return Run(tuple(cycles), False, True, seen[sig] + 1 if seen[sig] else 1, verdict(base, policy))
+            return Run(tuple(cycles), False, True, seen[sig], verdict(base, policy))
         seen[sig] = i
         state = c.cluster
-    return Run(tuple(cycles), False, False, 0, verdict(base, policy))
+    return Run(tuple(cycles), False, False, None, verdict(base, policy))

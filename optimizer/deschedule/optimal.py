@@ -33,7 +33,7 @@ from ..runner import Status
 from .cycle import Verdict, nodes_of, verdict
 from .evictor import Counts, Evictor
 from .plugins import Snapshot, _capped, _target_nodes, utilization_thresholds
-from .policy import DUPLICATES, LOW, DeschedulerPolicy
+from .policy import DUPLICATES, LOW, SPREAD, DeschedulerPolicy
 
 
 @dataclass
@@ -216,9 +216,15 @@ def _unmet_reasons(cluster: Cluster, policy: DeschedulerPolicy, v: Verdict, evic
                "hold it above targetThresholds, or no other node has room within the thresholds") if stuck else \
             "no other node has room for its pods within the thresholds (or the eviction limits stop the plan)"
         out.append(f"{n} stays above targetThresholds: {why}")
-    for key in v.violations:
+    for key, plugin in zip(v.violations, v.plugins or ("",) * len(v.violations)):
         pod = next((p for p in cluster.pods if p.key == key), None)
+        where = pod.node_name if pod else "?"
+        if plugin == SPREAD:
+            out.append(f"{key} on {where}: {SPREAD} still picks it; the plugin counts only the pods the evictor "
+                       "may evict in each domain, while kube-scheduler counts every matching pod: the plan meets "
+                       "kube-scheduler's spread rule, and evicting for the plugin's count only repeats")
+            continue
         reason = evictor.why_not(pod) if evictor is not None and pod is not None else ""
-        out.append(f"{key} still violates the policy on {pod.node_name if pod else '?'}"
-                   + (f": {reason}" if reason else ": no valid node takes it"))
+        out.append(f"{key} still violates the policy ({plugin or 'a violation plugin'}) on {where}"
+                   + (f": {reason}" if reason else ": no valid node takes it within the policy's limits"))
     return out

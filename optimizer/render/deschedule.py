@@ -29,7 +29,7 @@ def document(r: Result) -> dict[str, Any]:
             "cycles": sum(1 for c in sim.cycles if c.evictions),
             "loops": sim.loops,
             "converged": sim.converged,
-            "loop_back_to_cycle": sim.loop_from or None,
+            "loop_returns_to": sim.loop_from,  # the cycle whose end state recurs (0: the input's state)
             "evictions_total": sum(len(c.evictions) for c in sim.cycles),
             "after_last_cycle": {"nodes_outside_thresholds": list(last.outside),
                                  "violations_left": len(last.violations)},
@@ -74,8 +74,8 @@ def render_table(doc: dict[str, Any]) -> str:
     newv = sum(1 for e in d["evictions"] if e["landed"] == NEW_VIOLATION)
     nowhere = sum(1 for e in d["evictions"] if e["landed"] == NOWHERE)
     if d["loops"]:
-        conv = f"loops (state of cycle {d['loop_back_to_cycle'] - 1 if d['loop_back_to_cycle'] else 0} returns " \
-               f"after cycle {d['cycles']})"
+        back = "the input's state" if d["loop_returns_to"] == 0 else f"the state after cycle {d['loop_returns_to']}"
+        conv = f"loops: cycle {d['cycles']} returns to {back}"
     elif d["converged"]:
         conv = f"converges after {d['cycles']} cycle(s)"
     else:
