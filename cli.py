@@ -742,7 +742,10 @@ def deschedule(files: Sequence[str], policy_file: str, time_limit: float, worker
     profile = profiles.for_batch(cluster.pods)
     params = RebalanceParams(time_limit=time_limit, workers=workers, seed=seed, profile=profile,
                              log_progress=bool(_root().get("verbose")))
-    result = run(cluster, policy, params, deadline.at - 1.0, max_cycles)
+    from .optimizer.rebalance import RESERVE_PER_POD
+
+    # kept for the verify gate, the metrics and the output, as rebalance keeps it
+    result = run(cluster, policy, params, deadline.at - 1.0 - 2 * RESERVE_PER_POD * len(cluster.pods), max_cycles)
     verify_final(cluster, result.optimal.plan, profile)
     doc = document(result)
     if report_dir is not None:

@@ -29,7 +29,8 @@ class Result:
 def deschedule(cluster: Cluster, policy: DeschedulerPolicy, params: RebalanceParams, deadline: float,
                max_cycles: int = 10) -> Result:
     t0 = time.perf_counter()
-    sim = run(cluster, policy, params.profile, params.seed, max_cycles)
+    sim = run(cluster, policy, params.profile, params.seed, max_cycles,
+              stop_at=t0 + max(0.0, deadline - t0) * CYCLES_SHARE)
     t1 = time.perf_counter()
     best = optimum(cluster, policy, params, deadline, sim.initial)
     t2 = time.perf_counter()

@@ -5,6 +5,7 @@ user's scheduler profiles), then the policy's verdict on the state reached. `cyc
 evicts nothing (converged) or reaches a state seen before (a loop)."""
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, replace
 
 from ...models.objects import Cluster, Pod
@@ -89,8 +90,9 @@ def verdict(cluster: Cluster, policy: DeschedulerPolicy) -> Verdict:
         elif args.name == HIGH:
             c = classify(args, snap)
             under += [n for n in c.low if n not in under]
-    bad = dict((p.key, plugin) for p, plugin in reversed(decide(cluster, policy, limits=False)))
-    keys = tuple(k for k in dict.fromkeys(p.key for p, _ in decide(cluster, policy, limits=False)))
+    found = decide(cluster, policy, limits=False)
+    bad = dict((p.key, plugin) for p, plugin in reversed(found))
+    keys = tuple(dict.fromkeys(p.key for p, _ in found))
     return Verdict(tuple(outside), tuple(under), keys, tuple(bad[k] for k in keys))
 
 
@@ -127,8 +129,10 @@ def _signature(cluster: Cluster) -> frozenset:
     return frozenset((p.key, p.node_name) for p in cluster.pods)
 
 
-def run(cluster: Cluster, policy: DeschedulerPolicy, profile, seed: int = 0, max_cycles: int = MAX_CYCLES) -> Run:
-    """Cycles until one evicts nothing (converged), a state comes back (loops), or max_cycles."""
+def run(cluster: Cluster, policy: DeschedulerPolicy, profile, seed: int = 0, max_cycles: int = MAX_CYCLES,
+        stop_at: float | None = None) -> Run:
+    """Cycles until one evicts nothing (converged), a state comes back (loops), max_cycles, or `stop_at`
+    (perf_counter seconds: no new cycle starts after it; the first always runs)."""
     base = replace(cluster, pending=())
     seen = {_signature(base): 0}
     cycles: list[Cycle] = []
@@ -145,4 +149,6 @@ def run(cluster: Cluster, policy: DeschedulerPolicy, profile, seed: int = 0, max
             return Run(tuple(cycles), False, True, seen[sig], verdict(base, policy))
         seen[sig] = i
         state = c.cluster
+        if stop_at is not None and time.perf_counter() >= stop_at:
+            break
     return Run(tuple(cycles), False, False, None, verdict(base, policy))

@@ -36,6 +36,9 @@ from .plugins import Snapshot, _capped, _target_nodes, utilization_thresholds
 from .policy import DUPLICATES, LOW, SPREAD, DeschedulerPolicy
 
 
+TARGET_SHARE = 0.45  # of the optimum's time, the target's; the waves (landing simulated per wave) get the rest
+
+
 @dataclass
 class PolicyGoals:
     caps: dict[str, dict[str, int]]  # node -> resource -> the most it may hold (targetThresholds)
@@ -171,7 +174,7 @@ def optimum(cluster: Cluster, policy: DeschedulerPolicy, base_params: RebalanceP
         free = [p for p in free if p.node_name in helpful or p.key in want or owner_key(p) in over_dup]
         notes.append(Note(f"{len(movers.free)} evictable pods: only the {len(free)} on nodes outside the thresholds, "
                           "in violation or duplicated were re-placed (optimal among plans that evict only those)"))
-    target_end = started + (deadline - started) * 0.55
+    target_end = started + (deadline - started) * TARGET_SHARE
     if len(free) <= FOCUS_LIMIT:
         found = find_target(base, free, params, target_end, movers.guarded, initial_bad)
         target, free = found.target, found.free
@@ -188,8 +191,7 @@ def optimum(cluster: Cluster, policy: DeschedulerPolicy, base_params: RebalanceP
                              where0)
         return Optimum(plan, initial, ("no plan: " + "; ".join(_unmet_reasons(base, policy, initial, evictor)),),
                        len(free))
-    waves, stuck, final = waves_to(base, target, free, params, healthy, initial_bad, deadline=deadline - 1.0,
-                                   pdbs=pdbs)
+    waves, stuck, final = waves_to(base, target, free, params, healthy, initial_bad, deadline=deadline, pdbs=pdbs)
     moved = {m.key for w in waves for m in w.moves}
     after = metrics(base, final, moved, (), params.policy, params.profile)
     plan = RebalancePlan("fix", (), not stuck, tuple(stuck), tuple(waves), before, after, target.status,

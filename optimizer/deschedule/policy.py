@@ -395,6 +395,9 @@ def _plugin(ctx: Ctx, name: str, raw: Any, path: str) -> PluginArgs:
         if ns.include:
             raise ctx.fail(f"{path}.evictableNamespaces", "only Exclude namespaces can be set, inclusion is not supported")
         th = _thresholds(ctx, raw.get("thresholds"), f"{path}.thresholds")
+        for r in th:
+            if r not in RESOURCES:
+                raise ctx.fail(f"{path}.thresholds.{r}", f"podplan judges cpu, memory and pods, not {r}")
         limits = raw.get("evictionLimits") or {}
         node_limit = _uint(ctx, limits.get("node"), f"{path}.evictionLimits.node") if isinstance(limits, dict) else None
         modes = _strings(ctx, raw.get("evictionModes"), f"{path}.evictionModes")
@@ -412,9 +415,6 @@ def _plugin(ctx: Ctx, name: str, raw: Any, path: str) -> PluginArgs:
         for r, v in th.items():
             if v > tt[r] and not dev:
                 raise ctx.fail(f"{path}.thresholds.{r}", f"thresholds' {r} percentage is greater than targetThresholds'")
-        for r in th:
-            if r not in RESOURCES:
-                raise ctx.fail(f"{path}.thresholds.{r}", f"podplan judges cpu, memory and pods, not {r}")
         return PluginArgs(name, ns, thresholds=th, target_thresholds=tt, use_deviation=dev, number_of_nodes=number,
                           node_limit=node_limit)
     if name == DUPLICATES:
