@@ -63,8 +63,11 @@ def running_state(nodes: int, pods: int, util: float, seed: int, fresh: int, inp
         with state.open("w") as f:
             subprocess.run([podplan(), "simulate", str(gen), "--emit", "state", "--seed", str(seed)], stdout=f,
                            check=True)
-    docs = [d for d in yaml.safe_load_all(state.read_text()) if d]
-    proto = next(d for d in docs if d.get("kind") == "Node" and "m5.2xlarge" in str(d["metadata"].get("labels")))
+    text = state.read_text()
+    # parse only the node to copy (PyYAML reads an 11 MB state in minutes on a loaded machine)
+    proto = next(d for d in (yaml.safe_load(chunk) for chunk in text.split("\n---\n")
+                              if "kind: Node" in chunk and "m5.2xlarge" in chunk)
+                 if d and d.get("kind") == "Node")
     extra = []
     for i in range(fresh):
         n = copy.deepcopy(proto)
@@ -73,7 +76,7 @@ def running_state(nodes: int, pods: int, util: float, seed: int, fresh: int, inp
         n["metadata"].setdefault("labels", {})["kubernetes.io/hostname"] = name
         n["metadata"].pop("uid", None)
         extra.append(n)
-    out.write_text(state.read_text().rstrip("\n") + "\n---\n" + yaml.safe_dump_all(extra, sort_keys=False))
+    out.write_text(text.rstrip("\n") + "\n---\n" + yaml.safe_dump_all(extra, sort_keys=False))
     return out
 
 

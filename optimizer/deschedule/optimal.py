@@ -36,6 +36,8 @@ from .plugins import Snapshot, _capped, _target_nodes, utilization_thresholds
 from .policy import DUPLICATES, LOW, SPREAD, DeschedulerPolicy
 
 
+RECEIVERS_FROM = 60  # nodes above which the re-placed pods may go only to their own and the least used nodes
+RECEIVERS_MIN = 30
 TARGET_SHARE = 0.45  # of the optimum's time, the target's; the waves (landing simulated per wave) get the rest
 
 
@@ -175,8 +177,20 @@ def optimum(cluster: Cluster, policy: DeschedulerPolicy, base_params: RebalanceP
         notes.append(Note(f"{len(movers.free)} evictable pods: only the {len(free)} on nodes outside the thresholds, "
                           "in violation or duplicated were re-placed (optimal among plans that evict only those)"))
     target_end = started + (deadline - started) * TARGET_SHARE
-    if len(free) <= FOCUS_LIMIT:
+    restricted = len(free) < len(movers.free)
+    nodes_allowed = None
+    if len(base.nodes) > RECEIVERS_FROM:
+        # the free pods may end on their own nodes and on the least used nodes (twice as many, at least
+        # RECEIVERS_MIN): a 500-node model is not built and solved in seconds on a loaded machine
+        nodes_allowed = _receivers(base, free, goals)
+        restricted = True
+        notes.append(Note(f"the re-placed pods could go to {len(nodes_allowed)} of {len(base.nodes)} nodes: their "
+                          "own and the least used (optimal among those plans, not proven against all)"))
+    if nodes_allowed is not None:
+        target = solve_target(base, free, params, target_end, movers.guarded, nodes=nodes_allowed)
+    elif len(free) <= FOCUS_LIMIT:
         found = find_target(base, free, params, target_end, movers.guarded, initial_bad)
+        restricted = restricted or len(found.free) < len(free)
         target, free = found.target, found.free
         notes.extend(Note(n) for n in found.notes)
         for key, why in found.unrepaired.items():
@@ -194,12 +208,35 @@ def optimum(cluster: Cluster, policy: DeschedulerPolicy, base_params: RebalanceP
     waves, stuck, final = waves_to(base, target, free, params, healthy, initial_bad, deadline=deadline, pdbs=pdbs)
     moved = {m.key for w in waves for m in w.moves}
     after = metrics(base, final, moved, (), params.policy, params.profile)
-    plan = RebalancePlan("fix", (), not stuck, tuple(stuck), tuple(waves), before, after, target.status,
-                         target.levels, tuple(notes) + tuple(Note(n) for n in target.notes),
+    status, levels = target.status, target.levels
+    if restricted and status == Status.OPTIMAL:
+        # proven within the restriction only: OPTIMAL is kept for a proof against every plan
+        status = Status.FEASIBLE
+        levels = tuple((name, value, False) for name, value, _ in levels)
+    plan = RebalancePlan("fix", (), not stuck, tuple(stuck), tuple(waves), before, after, status,
+                         levels, tuple(notes) + tuple(Note(n) for n in target.notes),
                          time.perf_counter() - started, final)
     end_cluster = end_state(base, final)
     v = verdict(end_cluster, policy)
     return Optimum(plan, v, tuple(_unmet_reasons(end_cluster, policy, v, evictor)), len(free))
+
+
+def _receivers(cluster: Cluster, free: list[Pod], goals: PolicyGoals) -> list[str]:
+    """The free pods' own nodes, then the nodes with the most room under their caps (or allocatable)."""
+    own = list(dict.fromkeys(p.node_name for p in free))
+    state = state_of(cluster, {})
+
+    def room(name: str) -> float:
+        info = state.nodes[name]
+        cap = goals.caps.get(name, {})
+        alloc = info.node.allocatable
+        shares = [(cap.get(r, alloc.get(r, 0)) - info.requested.get(r, 0)) / alloc[r]
+                  for r in ("cpu", "memory") if alloc.get(r, 0) > 0]
+        return min(shares) if shares else 0.0
+
+    others = sorted((n.name for n in cluster.nodes if n.name not in own and not n.unschedulable),
+                    key=lambda n: (-room(n), n))
+    return own + others[:max(RECEIVERS_MIN, 2 * len(own))]
 
 
 def end_state(cluster: Cluster, final: dict[str, str]) -> Cluster:
