@@ -746,7 +746,11 @@ def deschedule(files: Sequence[str], policy_file: str, time_limit: float, worker
 
     # kept for the verify gate, the metrics and the output, as rebalance keeps it
     result = run(cluster, policy, params, deadline.at - 1.0 - 2 * RESERVE_PER_POD * len(cluster.pods), max_cycles)
-    verify_final(cluster, result.optimal.plan, profile)
+    progress(f"descheduler: {len(result.descheduler.cycles)} cycle(s) simulated: {result.seconds['descheduler']:.2f}s")
+    progress(f"optimum: {result.optimal.plan.status}, {result.optimal.plan.moves} eviction(s): "
+             f"{result.seconds['optimal']:.2f}s")
+    with timed("verify: the optimal plan's end state judged"):
+        verify_final(cluster, result.optimal.plan, profile)
     doc = document(result)
     if report_dir is not None:
         Path(report_dir).mkdir(parents=True, exist_ok=True)

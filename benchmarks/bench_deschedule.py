@@ -4,7 +4,7 @@ podplan's plan, measured from outside as a user would see it.
 
 The running cluster: `podplan generate --profile production --nodes N --pods P --utilization U` (every workload
 replica pending), `podplan simulate --emit state` (kube-scheduler's own placement of the lot), then FRESH empty
-nodes joined (copies of the first m5.2xlarge node: the scale-up LowNodeUtilization is for). Made once per
+nodes joined (copies of an m5.2xlarge node of each zone in turn: the scale-up LowNodeUtilization is for). Made once per
 family member and kept in benchmarks/results/inputs/; not part of the measured time.
 
 Each member runs `/usr/bin/time -v podplan deschedule STATE --policy-file POLICY --time-limit L -o json` and
@@ -43,9 +43,10 @@ profiles:
       balance:
         enabled: ["LowNodeUtilization"]
 """
-COLUMNS = ("nodes", "pods", "util", "seed", "load", "wall s", "RSS MiB", "before: outside", "desched evictions",
-           "bounced", "new viol.", "nowhere", "desched: outside after", "desched cycles", "podplan evictions",
-           "podplan: outside after", "status", "waves")
+COLUMNS = ("nodes", "pods", "util", "seed", "limit s", "load", "wall s", "cycles+optimum s", "RSS MiB",
+           "before: outside", "desched evictions (cycle 1)", "bounced", "new viol.", "nowhere",
+           "desched: outside after", "desched cycles (evictions)", "podplan evictions", "podplan: outside after",
+           "status", "waves", "complete")
 
 
 def running_state(nodes: int, pods: int, util: float, seed: int, fresh: int, inputs: Path) -> Path:
@@ -65,12 +66,16 @@ def running_state(nodes: int, pods: int, util: float, seed: int, fresh: int, inp
                            check=True)
     text = state.read_text()
     # parse only the node to copy (PyYAML reads an 11 MB state in minutes on a loaded machine)
-    proto = next(d for d in (yaml.safe_load(chunk) for chunk in text.split("\n---\n")
-                              if "kind: Node" in chunk and "m5.2xlarge" in chunk)
-                 if d and d.get("kind") == "Node")
+    protos: dict[str, dict] = {}  # zone -> the first m5.2xlarge node there: fresh nodes join every zone in turn
+    for chunk in text.split("\n---\n"):
+        if "kind: Node" in chunk and "m5.2xlarge" in chunk:
+            d = yaml.safe_load(chunk)
+            if d and d.get("kind") == "Node":
+                protos.setdefault(d["metadata"].get("labels", {}).get("topology.kubernetes.io/zone", ""), d)
+    zones = sorted(protos)
     extra = []
     for i in range(fresh):
-        n = copy.deepcopy(proto)
+        n = copy.deepcopy(protos[zones[i % len(zones)]])
         name = f"fresh-{i + 1:03d}"
         n["metadata"]["name"] = name
         n["metadata"].setdefault("labels", {})["kubernetes.io/hostname"] = name
@@ -93,20 +98,22 @@ def row(nodes: int, pods: int, util: float, seed: int, fresh: int, limit: float,
     wall, rss, code, err = timed([podplan(), "deschedule", str(state), "--policy-file", str(policy), "--time-limit",
                                   str(limit), "-o", "json"], out, kill_after=limit * 3 + 60)
     if code not in (0, 1):
-        return [str(nodes), str(pods), str(util), str(seed), before, f"{wall:.1f}", "-", f"exit {code}: "
-                + err.strip().splitlines()[-1][:80] if err.strip() else f"exit {code}"] + ["-"] * (len(COLUMNS) - 8)
+        return [str(nodes), str(pods), str(util), str(seed), str(limit), before, f"{wall:.1f}", "-", "-", f"exit {code}: "
+                + err.strip().splitlines()[-1][:80] if err.strip() else f"exit {code}"] + ["-"] * (len(COLUMNS) - 10)
     doc = json.loads(out.read_text())
     d, o = doc["descheduler"], doc["optimal"]
     ev = d["evictions"]
-    return [str(nodes + fresh), str(pods), str(util), str(seed),
-            f"{before}->{load()}", f"{wall:.1f}", f"{rss:.0f}" if rss else "-",
+    secs = doc.get("seconds", {})
+    return [str(nodes + fresh), str(pods), str(util), str(seed), f"{limit:g}",
+            f"{before}->{load()}", f"{wall:.1f}", f"{secs.get('descheduler', 0) + secs.get('optimal', 0):.1f}",
+            f"{rss:.0f}" if rss else "-",
             str(len(doc["before"]["nodes_outside_thresholds"])), str(len(ev)),
             str(sum(1 for e in ev if e["landed"] == "same-node")),
             str(sum(1 for e in ev if e["landed"] == "new-violation")),
             str(sum(1 for e in ev if e["landed"] == "nowhere")), str(len(d["nodes_outside_thresholds"])),
-            f"{d['cycles']}{' (loops)' if d['loops'] else ''}", str(len(o["evictions"])),
+            f"{d['cycles']}{' (loops)' if d['loops'] else ''} ({d['evictions_total']})", str(len(o["evictions"])),
             str(len(o["nodes_outside_thresholds"])), str(o["status"]) + ("" if o["gap"] == 0.0 else " (gap open)"),
-            str(len(o["waves"]))]
+            str(len(o["waves"])), "yes" if o["complete"] else f"no ({len(o['blocked'])} blocked)"]
 
 
 def main() -> None:
