@@ -84,6 +84,8 @@ def state_values(cluster: Cluster, params: RebalanceParams, state: ClusterState,
     if wanted is None or "preference" in wanted:
         out["preference"] = sum(preference_terms(cluster, state, policy or params.policy).values())
     out["moves"] = sum(1 for p in free if full[p.key] != p.node_name)
+    if params.extra is not None:
+        out["outside"] = params.extra.value(state)
     return out
 
 

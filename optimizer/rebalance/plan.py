@@ -37,6 +37,10 @@ class RebalanceParams:
     log_progress: bool = False  # a line per target stage and improving solution on stderr
     profile: Profile = DEFAULT_PROFILE  # the scheduler profile the states are judged and landed by
     interrupt: Interrupt = NEVER  # Ctrl-C: every step stops and the best plan so far is printed
+    # goals beyond the scheduler's rules (podplan deschedule: a DeschedulerPolicy's thresholds, duplicates):
+    # .constrain(built) adds its constraints to the target model and returns the expression of the level
+    # OUTSIDE (minimised before the moves), .value(state) that level's value on a state (target_model)
+    extra: Any = None
 
 
 @dataclass(frozen=True)

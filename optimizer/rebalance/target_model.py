@@ -36,6 +36,7 @@ from .metrics import PERMILLE, RESOURCES, ceil_div, occupied
 from .movable import as_pending
 from .plan import DRAIN, RebalanceParams
 
+OUTSIDE = "outside"  # params.extra's level: the goals beyond the scheduler's rules left unmet (minimised)
 PAIRWISE_LIMIT = 12  # nodes up to which the variance level is a sum of squared pairwise differences
 
 
@@ -47,11 +48,15 @@ class BuiltModel:
     problem: Problem
     here: dict[tuple[int, int], int] = field(default_factory=dict)  # (class, node) -> its pods running there
     stay_possible: bool = True  # every free pod's node has a variable (no static rule rejects it there)
+    stays: dict[tuple[int, int], Any] = field(default_factory=dict)  # (class, node) -> its pods that stay there
+    x_on: dict[int, list[tuple[Any, dict[str, int]]]] = field(default_factory=dict)  # node -> (x, requests)
 
 
 def level_names(params: RebalanceParams) -> list[str]:
     """The target's objective levels, in lexicographic order (names as in goal_values)."""
     names = [f"{DRAIN}:{d}" for d in params.drain]
+    if params.extra is not None:
+        names.append(OUTSIDE)
     goal = params.goal
     if goal == "spread":
         names += ["utilization_max", "utilization_variance"]
@@ -94,6 +99,7 @@ def build_model(cluster: Cluster, free: list[Pod], params: RebalanceParams,
     here_all: dict[tuple[int, int], int] = {}
     stay_possible = True
     moves_terms: list[Any] = []
+    stay_vars: dict[tuple[int, int], Any] = {}
     x_on: dict[int, list[tuple[Any, dict[str, int]]]] = defaultdict(list)  # node -> (x, requests)
     for comp in problem.components:
         ctx = ModelContext(problem, comp, params.policy)
@@ -117,12 +123,17 @@ def build_model(cluster: Cluster, free: list[Pod], params: RebalanceParams,
                     s = model.new_int_var(0, min(here[n], ctx.ub[(c, n)]), f"stay[{cls.name},{ctx.nname(n)}]")
                     model.add(s <= x)
                     stays.append(s)
+                    stay_vars[(c, n)] = s
                 x_on[n].append((x, cls.rep.requests))
             moves_terms.append(cls.size - sum(stays))
         ctxs.append(ctx)
     moves = sum(moves_terms)
     if params.max_moves is not None:
         model.add(moves <= params.max_moves)
+    outside: Any = 0
+    if params.extra is not None:
+        outside = params.extra.constrain(BuiltModel(model, ctxs, [], problem, here_all, stay_possible, stay_vars,
+                                                    dict(x_on)))
     if feasibility_only:
         return BuiltModel(model, ctxs, [], problem, here_all, stay_possible)
     # each level's expression is built when its stage starts: the variance terms, say, would only slow down
@@ -142,6 +153,8 @@ def build_model(cluster: Cluster, free: list[Pod], params: RebalanceParams,
             levels.append((name, lambda xs=xs: sum(xs), "min"))
         elif name == "moves":
             levels.append((name, lambda: moves, "min"))
+        elif name == OUTSIDE:
+            levels.append((name, lambda: outside, "min"))
         elif name == "empty_nodes":
             levels.append((name, lambda: _empty_nodes(model, problem, kept, x_on), "max"))
         elif name == "preference":

@@ -530,7 +530,7 @@ class _Acceptance:
         """The levels after `changes`, from the current target's (equal to `best`, every accepted change keeps
         them): counted on the nodes and pods they touch; utilisation and preference over the state."""
         out = dict(self.best)
-        rest = [n for n in self.levels if n in ("utilization_max", "utilization_variance", "preference")]
+        rest = [n for n in self.levels if n in ("utilization_max", "utilization_variance", "preference", "outside")]
         if rest:
             out.update(state_values(self.cluster, self.params, self.state, self.full, self.free, rest))
         if "empty_nodes" in out:

@@ -1,0 +1,37 @@
+"""`podplan deschedule`: a DeschedulerPolicy, planned. What the descheduler would evict, cycle after cycle,
+and where kube-scheduler puts each replacement (cycle.py); the fewest evictions whose end state meets the
+same policy, in PodDisruptionBudget-safe waves (optimal.py); both judged by the policy (cycle.verdict).
+
+policy.py reads descheduler/v1alpha2 with upstream's defaulting and validation; evictor.py is the
+DefaultEvictor and the eviction limits; plugins.py the strategies, as upstream runs them."""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from ...models.objects import Cluster
+from ..rebalance.plan import RebalanceParams
+from .cycle import Run, run
+from .optimal import Optimum, optimum
+from .policy import DeschedulerPolicy
+
+CYCLES_SHARE = 0.3  # of the time limit, at most, for the descheduler's cycles (they are fast: greedy)
+
+
+@dataclass(frozen=True)
+class Result:
+    policy: DeschedulerPolicy
+    descheduler: Run
+    optimal: Optimum
+    seconds: dict[str, float]
+
+
+def deschedule(cluster: Cluster, policy: DeschedulerPolicy, params: RebalanceParams, deadline: float,
+               max_cycles: int = 10) -> Result:
+    t0 = time.perf_counter()
+    sim = run(cluster, policy, params.profile, params.seed, max_cycles,
+              stop_at=t0 + max(0.0, deadline - t0) * CYCLES_SHARE)
+    t1 = time.perf_counter()
+    best = optimum(cluster, policy, params, deadline, sim.initial)
+    t2 = time.perf_counter()
+    return Result(policy, sim, best, {"descheduler": round(t1 - t0, 2), "optimal": round(t2 - t1, 2)})

@@ -1,0 +1,269 @@
+"""The optimum for the same policy: the fewest evictions whose end state meets every goal the policy states,
+planned by rebalance's machinery (target, PDB-safe waves, landing steered by temporary cordons, the verifier
+on every state between waves).
+
+The policy's goals become a rebalance target (goal `fix`: every re-placed pod passes kube-scheduler's filters
+on its node, which covers node affinity, taints, required anti-affinity and DoNotSchedule spread) plus
+`PolicyGoals`, the params.extra hook of the target model:
+- LowNodeUtilization: every node's requests within targetThresholds (a soft level, OUTSIDE, minimised before
+  the moves: the nodes left outside when the goal cannot be met are the plan's answer to "which and why");
+- RemoveDuplicates: at most ceil(replicas / nodes it may run on) pods of an owner per node (hard);
+- maxNoOfPodsToEvictPerNode / PerNamespace / Total: hard caps on the target's moves.
+Only pods the policy's DefaultEvictor may evict move. Large clusters re-place only the pods that can help: the
+evictable pods on nodes outside the thresholds, in violation, or duplicates (the target is then optimal among
+plans that evict only those)."""
+from __future__ import annotations
+
+import math
+import time
+from collections import defaultdict
+from dataclasses import dataclass, replace
+from typing import Any
+
+from ...models.objects import Cluster, Pod
+from ..disruption import pod_ready
+from ..rebalance.budgets import PdbIndex
+from ..rebalance.metrics import metrics
+from ..rebalance.movable import MovePolicy, who_moves
+from ..rebalance.plan import Blocked, Note, RebalanceParams, RebalancePlan
+from ..rebalance.states import state_of, violations_by_pod
+from ..rebalance.target import FOCUS_LIMIT, find_target, solve_target
+from ..rebalance.waves import waves_to
+from ..runner import Status
+from .cycle import Verdict, nodes_of, verdict
+from .evictor import Counts, Evictor
+from .plugins import Snapshot, _capped, _target_nodes, utilization_thresholds
+from .policy import DUPLICATES, LOW, SPREAD, DeschedulerPolicy
+
+
+RECEIVERS_FROM = 60  # nodes above which the re-placed pods may go only to their own and the least used nodes
+RECEIVERS_MIN = 30
+TARGET_SHARE = 0.45  # of the optimum's time, the target's; the waves (landing simulated per wave) get the rest
+
+
+@dataclass
+class PolicyGoals:
+    caps: dict[str, dict[str, int]]  # node -> resource -> the most it may hold (targetThresholds)
+    dup_upper: dict[tuple, int]  # owner key -> the most pods of it per node
+    per_node: int | None = None
+    per_namespace: int | None = None
+
+    def constrain(self, built: Any) -> Any:
+        model, problem = built.model, built.problem
+        outside = []
+        for n, node in enumerate(problem.nodes):
+            cap = self.caps.get(node.name)
+            if not cap:
+                continue
+            info = problem.state.nodes[node.name]
+            xs = built.x_on.get(n, [])
+            over = None
+            for r, limit in cap.items():
+                base = len(info.pods) if r == "pods" else info.requested.get(r, 0)
+                terms = [(x, 1 if r == "pods" else req.get(r, 0)) for x, req in xs]
+                terms = [(x, q) for x, q in terms if q]
+                hi = base + sum(q * _ub(x) for x, q in terms)
+                if hi <= limit:
+                    continue
+                if over is None:
+                    over = model.new_bool_var(f"outside[{node.name}]")
+                    outside.append(over)
+                model.add(base + sum(q * x for x, q in terms) <= limit + (hi - limit) * over)
+        if self.dup_upper:
+            for ctx in built.ctx_list:
+                by_owner_node: dict[tuple, list[Any]] = defaultdict(list)
+                for (c, n), x in ctx.x.items():
+                    key = owner_key(problem.classes[c].rep)
+                    if key in self.dup_upper:
+                        by_owner_node[(key, n)].append(x)
+                for (key, n), xs in by_owner_node.items():
+                    info = problem.state.nodes[problem.nodes[n].name]
+                    have = sum(1 for p in info.pods.values() if owner_key(p) == key)
+                    model.add(sum(xs) + have <= max(self.dup_upper[key], have))
+        if self.per_node is not None or self.per_namespace is not None:
+            node_moves: dict[int, list[Any]] = defaultdict(list)
+            ns_moves: dict[str, list[Any]] = defaultdict(list)
+            for (c, n), k in built.here.items():
+                s = built.stays.get((c, n))
+                term = k - s if s is not None else k
+                node_moves[n].append(term)
+                ns_moves[problem.classes[c].rep.namespace].append(term)
+            if self.per_node is not None:
+                for terms in node_moves.values():
+                    model.add(sum(terms) <= self.per_node)
+            if self.per_namespace is not None:
+                for terms in ns_moves.values():
+                    model.add(sum(terms) <= self.per_namespace)
+        return sum(outside) if outside else 0
+
+    def value(self, state: Any) -> int:
+        count = 0
+        for name, cap in self.caps.items():
+            info = state.nodes.get(name)
+            if info is None:
+                continue
+            if any((len(info.pods) if r == "pods" else info.requested.get(r, 0)) > limit for r, limit in cap.items()):
+                count += 1
+        return count
+
+
+def _ub(x: Any) -> int:
+    d = x.proto.domain
+    return int(d[len(d) - 1])
+
+
+def owner_key(pod: Pod) -> tuple:
+    return tuple(sorted((pod.namespace, o.kind, o.name) for o in pod.owner_refs))
+
+
+def goals_of(cluster: Cluster, policy: DeschedulerPolicy) -> PolicyGoals:
+    nodes = nodes_of(cluster, policy)
+    snap = Snapshot.of(cluster, nodes)
+    caps: dict[str, dict[str, int]] = {}
+    low = policy.plugin(LOW)
+    if low is not None:
+        bounds = utilization_thresholds(low, snap)
+        for n in nodes:
+            full = _capped(n, bounds[n.name][1])
+            caps[n.name] = {r: full[r] for r in low.target_thresholds}
+    dup_upper: dict[tuple, int] = {}
+    dups = policy.plugin(DUPLICATES)
+    if dups is not None:
+        by_owner: dict[tuple, list[Pod]] = defaultdict(list)
+        for p in cluster.pods:
+            if p.owner_refs and dups.namespaces.admits(p.namespace) and not any(
+                    o.kind in dups.exclude_owner_kinds for o in p.owner_refs):
+                by_owner[owner_key(p)].append(p)
+        for key, pods in by_owner.items():
+            targets = _target_nodes(pods, nodes)
+            if len(targets) >= 2:
+                dup_upper[key] = math.ceil(len(pods) / len(targets))
+    per_node = policy.max_per_node
+    return PolicyGoals(caps, dup_upper, per_node, policy.max_per_namespace)
+
+
+@dataclass(frozen=True)
+class Optimum:
+    plan: RebalancePlan
+    verdict: Verdict  # the policy's verdict on the plan's end state
+    unmet: tuple[str, ...]  # per goal not met: which, and why (blocking pods and nodes)
+    free: int  # the pods the target could re-place
+
+
+def optimum(cluster: Cluster, policy: DeschedulerPolicy, base_params: RebalanceParams, deadline: float,
+            initial: Verdict) -> Optimum:
+    started = time.perf_counter()
+    base = replace(cluster, pending=())
+    nodes = nodes_of(base, policy)
+    snap = Snapshot.of(base, nodes)
+    evictor = Evictor(policy.profiles[0].evictor, base, Counts(policy), nodes, snap.pods_on) if policy.profiles \
+        else None
+    goals = goals_of(base, policy)
+    scope = (lambda p: not evictor.why_not(p) and not evictor.pre_eviction(p)) if evictor else (lambda p: False)
+    params = replace(base_params, goal="fix", extra=goals, max_moves=policy.max_total,
+                     move_policy=MovePolicy(True, True, scope))
+    healthy = {p.key: pod_ready(p) for p in base.pods}
+    initial_bad = violations_by_pod(state_of(base, {}), params.profile)
+    pdbs = PdbIndex.of(base)
+    movers = who_moves(base, params.move_policy, set(), healthy, pdbs.budgets(healthy), initial_bad)
+    notes: list[Note] = []
+    free = movers.free
+    if len(free) > FOCUS_LIMIT:
+        # the pods that can help: on nodes outside the thresholds, in violation, or duplicates
+        helpful = set(initial.outside)
+        want = set(initial.violations) | set(initial_bad)
+        over_dup = {k for k, up in goals.dup_upper.items()}
+        free = [p for p in free if p.node_name in helpful or p.key in want or owner_key(p) in over_dup]
+        notes.append(Note(f"{len(movers.free)} evictable pods: only the {len(free)} on nodes outside the thresholds, "
+                          "in violation or duplicated were re-placed (optimal among plans that evict only those)"))
+    target_end = started + (deadline - started) * TARGET_SHARE
+    restricted = len(free) < len(movers.free)
+    nodes_allowed = None
+    if len(base.nodes) > RECEIVERS_FROM:
+        # the free pods may end on their own nodes and on the least used nodes (twice as many, at least
+        # RECEIVERS_MIN): a 500-node model is not built and solved in seconds on a loaded machine
+        nodes_allowed = _receivers(base, free, goals)
+        restricted = True
+        notes.append(Note(f"the re-placed pods could go to {len(nodes_allowed)} of {len(base.nodes)} nodes: their "
+                          "own and the least used (optimal among those plans, not proven against all)"))
+    if nodes_allowed is not None:
+        target = solve_target(base, free, params, target_end, movers.guarded, nodes=nodes_allowed)
+    elif len(free) <= FOCUS_LIMIT:
+        found = find_target(base, free, params, target_end, movers.guarded, initial_bad)
+        restricted = restricted or len(found.free) < len(free)
+        target, free = found.target, found.free
+        notes.extend(Note(n) for n in found.notes)
+        for key, why in found.unrepaired.items():
+            notes.append(Note(f"{key} {why}"))
+    else:
+        target = solve_target(base, free, params, target_end, movers.guarded)
+    where0 = {p.key: p.node_name for p in base.pods}
+    before = metrics(base, where0, (), (), params.policy, params.profile)
+    if target is None:
+        plan = RebalancePlan("fix", (), False, (Blocked("-", "no target state meets the policy's hard limits"),), (),
+                             before, before, Status.NO_TARGET, (), tuple(notes), time.perf_counter() - started,
+                             where0)
+        return Optimum(plan, initial, ("no plan: " + "; ".join(_unmet_reasons(base, policy, initial, evictor)),),
+                       len(free))
+    waves, stuck, final = waves_to(base, target, free, params, healthy, initial_bad, deadline=deadline, pdbs=pdbs)
+    moved = {m.key for w in waves for m in w.moves}
+    after = metrics(base, final, moved, (), params.policy, params.profile)
+    status, levels = target.status, target.levels
+    if restricted and status == Status.OPTIMAL:
+        # proven within the restriction only: OPTIMAL is kept for a proof against every plan
+        status = Status.FEASIBLE
+        levels = tuple((name, value, False) for name, value, _ in levels)
+    plan = RebalancePlan("fix", (), not stuck, tuple(stuck), tuple(waves), before, after, status,
+                         levels, tuple(notes) + tuple(Note(n) for n in target.notes),
+                         time.perf_counter() - started, final)
+    end_cluster = end_state(base, final)
+    v = verdict(end_cluster, policy)
+    return Optimum(plan, v, tuple(_unmet_reasons(end_cluster, policy, v, evictor)), len(free))
+
+
+def _receivers(cluster: Cluster, free: list[Pod], goals: PolicyGoals) -> list[str]:
+    """The free pods' own nodes, then the nodes with the most room under their caps (or allocatable)."""
+    own = list(dict.fromkeys(p.node_name for p in free))
+    state = state_of(cluster, {})
+
+    def room(name: str) -> float:
+        info = state.nodes[name]
+        cap = goals.caps.get(name, {})
+        alloc = info.node.allocatable
+        shares = [(cap.get(r, alloc.get(r, 0)) - info.requested.get(r, 0)) / alloc[r]
+                  for r in ("cpu", "memory") if alloc.get(r, 0) > 0]
+        return min(shares) if shares else 0.0
+
+    others = sorted((n.name for n in cluster.nodes if n.name not in own and not n.unschedulable),
+                    key=lambda n: (-room(n), n))
+    return own + others[:max(RECEIVERS_MIN, 2 * len(own))]
+
+
+def end_state(cluster: Cluster, final: dict[str, str]) -> Cluster:
+    return replace(cluster, pods=tuple(replace(p, node_name=final.get(p.key, p.node_name)) for p in cluster.pods),
+                   pending=())
+
+
+def _unmet_reasons(cluster: Cluster, policy: DeschedulerPolicy, v: Verdict, evictor: Evictor | None) -> list[str]:
+    out = []
+    on: dict[str, list[Pod]] = defaultdict(list)
+    for p in cluster.pods:
+        on[p.node_name].append(p)
+    for n in v.outside:
+        stuck = [p.key for p in on[n] if evictor is None or evictor.why_not(p)]
+        why = (f"its pods the evictor keeps ({', '.join(stuck[:5])}{' ...' if len(stuck) > 5 else ''}) already "
+               "hold it above targetThresholds, or no other node has room within the thresholds") if stuck else \
+            "no other node has room for its pods within the thresholds (or the eviction limits stop the plan)"
+        out.append(f"{n} stays above targetThresholds: {why}")
+    for key, plugin in zip(v.violations, v.plugins or ("",) * len(v.violations)):
+        pod = next((p for p in cluster.pods if p.key == key), None)
+        where = pod.node_name if pod else "?"
+        if plugin == SPREAD:
+            out.append(f"{key} on {where}: {SPREAD} still picks it; the plugin counts only the pods the evictor "
+                       "may evict in each domain, while kube-scheduler counts every matching pod: the plan meets "
+                       "kube-scheduler's spread rule, and evicting for the plugin's count only repeats")
+            continue
+        reason = evictor.why_not(pod) if evictor is not None and pod is not None else ""
+        out.append(f"{key} still violates the policy ({plugin or 'a violation plugin'}) on {where}"
+                   + (f": {reason}" if reason else ": no valid node takes it within the policy's limits"))
+    return out
