@@ -765,5 +765,69 @@ def capacity(files: Sequence[str], pod_files: Sequence[str], each: bool, ratio: 
     finish(interrupt)
 
 
+@main.command("provision")
+@files_argument
+@click.option("--node-types", "node_types_file", metavar="FILE", type=click.Path(allow_dash=True), default=None,
+              help="A NodeTypes file (types with price, max, zones, limits and a node template); default: one type "
+                   "per existing instance type at price 1.")
+@click.option("--priority-at-least", type=int, default=None, metavar="N",
+              help="Only pending pods of priority N or more must be placed; the others stay pending.")
+@click.option("--zones", metavar="Z1,Z2,...", default=None,
+              help="Offer every type in each of these zones (instead of the types' own zones).")
+@output_option
+@click.option("--emit", "emit_kind", type=click.Choice(["plan", "state", "nodes"]), default="plan", show_default=True,
+              help="plan: the answer; state: the grown cluster with every pod placed, as manifests that `podplan "
+                   "verify` reads; nodes: the new Node manifests.")
+@click.option("--time-limit", type=click.FloatRange(min=0.1), default=60.0, show_default=True,
+              help="Wall seconds for the whole command.")
+@click.option("--workers", type=click.IntRange(min=1), default=2, show_default=True, help="CP-SAT search workers.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of CP-SAT and of the greedy tie-break.")
+@scheduler_config_option
+def provision(files: Sequence[str], node_types_file: str | None, priority_at_least: int | None, zones: str | None,
+              output: str, emit_kind: str, time_limit: float, workers: int, seed: int,
+              scheduler_config: str | None) -> None:
+    """The cheapest new nodes with which every pending pod is placed, proven; beside it cluster-autoscaler's.
+
+    Exit 0: answered; 1: a pending pod no node type can hold (or none within the limits); 2: bad input; 3: a bug."""
+    from .models.nodetypes import default_node_types, load_node_types
+    from .optimizer.pipeline import Deadline
+    from .optimizer.runner import SolverParams
+    from .optimizer.provision import Impossible, provision as answer, verify_answer
+    from .optimizer.provision.render import provision_document, provision_table
+    from .optimizer.render.plans import dump, state_manifests
+
+    check_emit(output, emit_kind)
+    deadline = Deadline.start(time_limit)
+    profiles = load_profiles(scheduler_config)
+    cluster = load_input(files)
+    types = load_node_types(node_types_file) if node_types_file else default_node_types(cluster)
+    if not types.types:
+        refuse("no node types: the input has no nodes to copy; give --node-types FILE")
+    zone_list = [z for z in (zones or "").split(",") if z] or None
+    batch, held = held_back(cluster, profiles)
+    profile = profiles.for_batch(batch.pending)
+    params = SolverParams(time_limit=time_limit, workers=workers, seed=seed, strategy=profiles.strategy(profile))
+    with Interrupt().install() as interrupt:
+        try:
+            result = answer(batch, types, params, deadline=deadline, profile=profile,
+                            priority_at_least=priority_at_least, zones=zone_list, interrupt=interrupt)
+        except Impossible as exc:
+            for pod, why in exc.reasons.items():
+                click.echo(f"error: {pod} fits on no node type: {why}", err=True)
+            sys.exit(EXIT_VIOLATIONS)
+    with timed("verify"):
+        verify_answer(result, profile=profile)
+    fmt = "json" if output == "json" else "yaml"
+    if emit_kind == "state":
+        emit(dump(state_manifests(result.grown, result.placements), fmt))
+    elif emit_kind == "nodes":
+        emit(dump([dict(n.raw) for n in result.nodes if n.raw is not None], fmt))
+    elif output == "table":
+        emit(provision_table(result, types))
+    else:
+        emit(dump(provision_document(result, types), output))
+    finish(interrupt)
+
+
 if __name__ == "__main__":
     main()

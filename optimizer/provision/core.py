@@ -1,0 +1,332 @@
+"""`podplan provision`: the cheapest set of new nodes with which every pending pod is placed, proven minimal.
+
+How the answer is made (input -> Cluster -> Problem -> CP-SAT -> Plan -> verify, on the grown cluster):
+1. Offers: each node type in each of its zones (`zones`, or `--zones`), or zoneless.
+2. cluster-autoscaler's answer (optimizer.provision.estimator) comes first: it is the comparison, the hint,
+   and its price P_E bounds how many nodes of a type an optimal answer can use (floor(P_E / price)).
+3. Candidate nodes: for each offer as many copies of the type's template as any optimal answer could use
+   (the type's `max`, its `limits` and the overall `limits` over its capacity, floor(P_E / price), one per
+   required pod). The grown cluster (existing + candidates) is solve's Problem and model
+   (optimizer.problem / optimizer.model: every rule, final-state semantics), with the required pods' classes
+   held at "all placed". Added here: open[j] per candidate (its pods only when open, open only with pods,
+   candidates of one offer opened in order), the type's max and the resource limits over open nodes, and
+   the objective: minimise the sum of open prices (integer micro-units).
+4. The open candidates become new nodes named `<type>-<zone>-<i>` with the type's labels, its zone label and
+   their own hostname; the plan is verified on the grown cluster. OPTIMAL: CP-SAT proved no cheaper set of
+   new nodes exists (among at most the candidates listed, which every optimal answer fits in).
+5. Never worse than the estimator: if the search ends above its price, the estimator's nodes and placement
+   are the answer (GREEDY_FALLBACK) when they pass the verifier.
+
+One difference from the grown cluster, stated where it matters: a candidate left unopened still counts as a
+topology domain in the model. For a DoNotSchedule spread constraint over a key whose values only candidates
+carry (typically kubernetes.io/hostname when every existing node already holds a matching pod), the model is
+stricter than the grown cluster: the answer stays valid but is not proven minimal (status FEASIBLE, a note).
+"""
+from __future__ import annotations
+
+import math
+import time
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+
+from ...models.nodetypes import ZONE_LABEL, NodeTypes, new_node, node_name_part
+from ...models.objects import Cluster, Node, Pod
+from ..framework import Profile, Reads
+from ..model import build
+from ..pipeline import Deadline, check
+from ..plan import Plan
+from ..policy import Policy
+from ..problem import build_problem
+from ..registry import DEFAULT_PROFILE
+from ..runner import NEVER, Interrupt, SolverParams, Status, _integral, run
+from ..state import ClusterState
+from .estimator import Estimate, Offer, estimate, fits
+
+MICRO = 1_000_000  # prices are integers of a millionth in the model
+ESTIMATOR_SHARE = 0.3  # of the time left: cluster-autoscaler's loops (they stop where they are when it is used)
+
+
+class Impossible(Exception):
+    """A required pod no node type (nor any existing node, emptied) can hold: exit 1 with the reasons."""
+
+    def __init__(self, reasons: dict[str, str]) -> None:
+        self.reasons = reasons
+        super().__init__("; ".join(f"{k}: {v}" for k, v in reasons.items()))
+
+
+@dataclass(frozen=True)
+class Added:
+    type: str
+    zone: str | None
+    count: int
+    price: float  # per node
+
+
+@dataclass(frozen=True)
+class ProvisionAnswer:
+    status: Status
+    add: tuple[Added, ...]
+    cost: float
+    bound: float
+    nodes: tuple[Node, ...]  # the new nodes
+    placements: dict[str, str]
+    pending: dict[str, str]  # pods left pending (below --priority-at-least, or impossible within limits)
+    grown: Cluster  # existing + new nodes, every pending pod pending: the verifier's and --emit state's input
+    estimator: Estimate
+    wall_seconds: float
+    notes: tuple[str, ...] = ()
+
+    @property
+    def gap(self) -> float:
+        return self.cost - self.bound
+
+    @property
+    def relative_gap(self) -> float:
+        return 0.0 if self.cost <= 0 else self.gap / self.cost
+
+
+def offers_of(node_types: NodeTypes, zones: Sequence[str] | None = None) -> list[Offer]:
+    """Each type in each zone: the type's own zones, or `zones` (--zones) for every type."""
+    out = []
+    for t in node_types.types:
+        for z in (tuple(zones) if zones else t.zones) or (None,):
+            out.append(Offer(t, z))
+    return out
+
+
+def rooms(node_types: NodeTypes, pods: int) -> dict[str, int]:
+    """Most new nodes of each type: its max, its own limits and the overall limits over its capacity, and never
+    more than one per pod (an optimal answer opens no empty node)."""
+    out = {}
+    for t in node_types.types:
+        room = pods if t.max is None else min(t.max, pods)
+        for limits in (t.limits, node_types.limits):
+            for r, cap in limits.items():
+                per = t.capacity.get(r, 0)
+                if per > 0:
+                    room = min(room, cap // per)
+        out[t.name] = max(0, room)
+    return out
+
+
+def impossible(cluster: Cluster, required: Sequence[Pod], offers: Sequence[Offer], profile: Profile
+               ) -> dict[str, str]:
+    """Required pods that fit neither a new node of any offer nor any existing node emptied, by the rules that
+    read only the node and its own pods; with the FitError message on the offers' template nodes."""
+    local = replace(profile, plugins=tuple(p for p in profile.plugins
+                                           if p.filter is None or p.filter_reads is not Reads.CLUSTER))
+    templates = [new_node(o.type, f"template-{i}", o.zone) for i, o in enumerate(offers)]
+    empty = replace(cluster, nodes=tuple(cluster.nodes) + tuple(templates), pods=(), pending=())
+    state = ClusterState.from_cluster(empty)
+    names = list(state.nodes)
+    out: dict[str, str] = {}
+    seen: dict[tuple, str | None] = {}
+    from ..greedy import Scheduler
+    from ..problem import pod_signature
+
+    for p in required:
+        sig = pod_signature(p, frozenset(p.labels))
+        if sig not in seen:
+            if fits(p, names, state, local) is not None:
+                seen[sig] = None
+            else:
+                only = replace(empty, nodes=tuple(templates))
+                _, message = Scheduler(ClusterState.from_cluster(only), profile=local).schedule(p)
+                seen[sig] = message
+        if seen[sig] is not None:
+            out[p.key] = seen[sig]  # type: ignore[assignment]
+    return out
+
+
+def _stricter_domains(problem, candidates: set[int]) -> list[str]:
+    """Spread keys (DoNotSchedule) whose values only candidates carry: the model's domains exceed the grown
+    cluster's there."""
+    keys = {c.topology_key for cls in problem.classes for c in cls.rep.spread_constraints
+            if c.when_unsatisfiable == "DoNotSchedule"}
+    out = []
+    for key in sorted(keys):
+        values, _ = problem.domains(key)
+        existing = {v for i, v in enumerate(values) if i not in candidates and v is not None}
+        if any(values[i] is not None and values[i] not in existing for i in candidates):
+            out.append(key)
+    return out
+
+
+def provision(cluster: Cluster, node_types: NodeTypes, params: SolverParams, policy: Policy | None = None, *,
+              deadline: Deadline, profile: Profile = DEFAULT_PROFILE, priority_at_least: int | None = None,
+              zones: Sequence[str] | None = None, interrupt: Interrupt = NEVER) -> ProvisionAnswer:
+    policy = policy or Policy()
+    started = deadline.started
+    notes: list[str] = []
+    required = [p for p in cluster.pending if priority_at_least is None or p.priority >= priority_at_least]
+    below = {p.key: f"priority {p.priority} is below --priority-at-least {priority_at_least}"
+             for p in cluster.pending if priority_at_least is not None and p.priority < priority_at_least}
+    offers = offers_of(node_types, zones)
+    bad = impossible(cluster, required, offers, profile)
+    if bad:
+        raise Impossible(bad)
+    room = rooms(node_types, len(required))
+    end = deadline.at - max(0.05 * deadline.limit, 2.5e-4 * (len(cluster.pods) + len(cluster.pending)))
+    # cluster-autoscaler's answer on the required pods (the others stay where kube-scheduler puts them)
+    base = replace(cluster, pending=tuple(required))
+    est = estimate(base, required, offers, profile, room, params.seed,
+                   deadline=time.perf_counter() + max(0.0, end - time.perf_counter()) * ESTIMATOR_SHARE,
+                   interrupt=interrupt)
+    if est.stopped:
+        notes.append(f"the estimator stopped early ({est.stopped}): its answer is partial")
+    est_cost = est.cost() if not est.pending else math.inf
+    # candidates per offer
+    taken = {n.name for n in cluster.nodes}
+    cand: list[tuple[Offer, Node]] = []
+    per_type_cap: dict[str, int] = {}
+    for t in node_types.types:
+        cap = room[t.name]
+        if math.isfinite(est_cost) and t.price > 0:
+            cap = min(cap, int(math.floor(est_cost / t.price + 1e-9)))
+        per_type_cap[t.name] = cap
+    for o in offers:
+        for i in range(per_type_cap[o.type.name]):
+            name = f"{node_name_part(o.type.name)}" + (f"-{node_name_part(o.zone)}" if o.zone else "") + \
+                f"-candidate-{i + 1}"
+            cand.append((o, new_node(o.type, name, o.zone)))
+    grown = replace(base, nodes=tuple(cluster.nodes) + tuple(n for _, n in cand))
+    problem = build_problem(grown, profile, decompose=False)
+    first_cand = len(cluster.nodes)
+    cand_idx = set(range(first_cand, first_cand + len(cand)))
+    comp = problem.components[0] if problem.components else None
+    result_values = None
+    status = Status.OPTIMAL
+    bound_micro = 0
+    if comp is not None and not interrupt.is_set():
+        built = build(problem, comp, policy, params.strategy)
+        ctx = built.ctx
+        m = ctx.model
+        for c in ctx.classes:
+            m.add(ctx.placed[c] == problem.classes[c].size)
+        opened: dict[int, object] = {}
+        by_offer: dict[Offer, list[int]] = defaultdict(list)
+        by_type: dict[str, list[int]] = defaultdict(list)
+        for j, (o, node) in enumerate(cand):
+            n = first_cand + j
+            y = m.new_bool_var(f"open[{node.name}]")
+            opened[n] = y
+            xs = [ctx.x[(c, n)] for c in ctx.by_node.get(n, [])]
+            for c in ctx.by_node.get(n, []):
+                m.add(ctx.x[(c, n)] <= ctx.ub[(c, n)] * y)
+            if xs:
+                m.add(sum(xs) >= y)
+            else:
+                m.add(y == 0)
+            by_offer[o].append(n)
+            by_type[o.type.name].append(n)
+        for nodes in by_offer.values():
+            for a, b in zip(nodes, nodes[1:]):
+                m.add(opened[a] >= opened[b])
+        for t in node_types.types:
+            ys = [opened[n] for n in by_type.get(t.name, [])]
+            if ys and t.max is not None:
+                m.add(sum(ys) <= t.max)
+            for r, lim in t.limits.items():
+                if ys:
+                    m.add(sum(y * t.capacity.get(r, 0) for y in ys) <= lim)
+        for r, lim in node_types.limits.items():
+            terms = [opened[n] * cand[n - first_cand][0].type.capacity.get(r, 0) for n in opened]
+            if terms:
+                m.add(sum(terms) <= lim)
+        price = {n: round(cand[n - first_cand][0].type.price * MICRO) for n in opened}
+        cost = sum(price[n] * y for n, y in opened.items())
+        m.minimize(cost)
+        # the estimator's answer as the hint: its nodes on the first candidates of their offer
+        hint_node: dict[str, int] = {n.name: i for i, n in enumerate(cluster.nodes)}
+        used: dict[Offer, int] = defaultdict(int)
+        est_names = iter(est.nodes)
+        for o, count in est.add:
+            for _ in range(count):
+                node = next(est_names)
+                k = used[o]
+                used[o] += 1
+                if k < len(by_offer[o]):
+                    hint_node[node.name] = by_offer[o][k]
+        counts: dict[tuple[int, int], int] = defaultdict(int)
+        for key, node_name in est.placements.items():
+            c = problem.class_of.get(key)
+            n = hint_node.get(node_name)
+            if c is not None and n is not None:
+                counts[(c, n)] += 1
+        for key, var in ctx.x.items():
+            m.add_hint(var, counts.get(key, 0))
+        for n, y in opened.items():
+            m.add_hint(y, int(any(counts.get((c, n), 0) for c in ctx.by_node.get(n, []))))
+        res = run(m, params, max(0.05, end - time.perf_counter()), interrupt=interrupt)
+        if res.values is not None:
+            result_values = res.values
+            value = sum(price[n] * res.values[y.index] for n, y in opened.items())
+            bound_micro = value if res.status is Status.OPTIMAL else int(_integral(res.bound, False))
+            status = Status.OPTIMAL if res.status is Status.OPTIMAL else Status.FEASIBLE
+        else:
+            status = Status.INFEASIBLE if res.status is Status.INFEASIBLE else Status.UNKNOWN
+            bound_micro = int(_integral(res.bound, False)) if res.status is not Status.UNKNOWN else 0
+    placements: dict[str, str] = {}
+    new_nodes: list[tuple[Offer, Node]] = []
+    if result_values is not None:
+        rename: dict[int, str] = {}
+        seq: dict[Offer, int] = defaultdict(int)
+        for j, (o, node) in enumerate(cand):
+            n = first_cand + j
+            if result_values[opened[n].index]:  # type: ignore[union-attr]
+                seq[o] += 1
+                base_name = node_name_part(o.type.name) + (f"-{node_name_part(o.zone)}" if o.zone else "")
+                i = seq[o]
+                while f"{base_name}-{i}" in taken:
+                    i += 1
+                name = f"{base_name}-{i}"
+                taken.add(name)
+                rename[n] = name
+                new_nodes.append((o, new_node(o.type, name, o.zone)))
+        wanted: dict[int, list[Pod]] = {c.index: list(c.pods) for c in problem.classes}
+        for (c, n), var in sorted(ctx.x.items()):
+            for _ in range(result_values[var.index]):
+                placements[wanted[c].pop(0).key] = rename.get(n, problem.nodes[n].name)
+    model_cost = sum(o.type.price for o, _ in new_nodes)
+    if math.isfinite(est_cost) and (result_values is None or model_cost > est_cost + 1e-9):
+        est_offers = [o for o, k in est.add for _ in range(k)]
+        new_nodes = list(zip(est_offers, est.nodes))
+        required_keys = {p.key for p in required}
+        placements = {k: v for k, v in est.placements.items() if k in required_keys}
+        status = Status.GREEDY_FALLBACK
+        notes.append("the search found no cheaper answer than the estimator's within the time limit")
+    elif result_values is None:
+        raise Impossible({"(all)": "no set of new nodes within the types' max and limits places every required pod"
+                          if status is Status.INFEASIBLE else "no answer found within the time limit"})
+    if status is Status.OPTIMAL:
+        stricter = _stricter_domains(problem, cand_idx)
+        if stricter:
+            status = Status.FEASIBLE
+            notes.append(f"not proven minimal: unopened candidate nodes count as empty {', '.join(stricter)} "
+                         "domains for DoNotSchedule spread constraints, which the grown cluster does not have")
+    grown_final = replace(cluster, nodes=tuple(cluster.nodes) + tuple(n for _, n in new_nodes))
+    add = summary(new_nodes, node_types)
+    cost = sum(a.price * a.count for a in add)
+    bound = min(cost, bound_micro / MICRO)
+    if status is Status.OPTIMAL:
+        bound = cost
+    return ProvisionAnswer(status, tuple(add), cost, bound, tuple(n for _, n in new_nodes), placements, dict(below),
+                           grown_final, est, time.perf_counter() - started, tuple(notes))
+
+
+def summary(nodes: Sequence[tuple[Offer, Node]], node_types: NodeTypes) -> list[Added]:
+    """Per type and zone: how many, at what price; in the node types' order, then by zone."""
+    counts: dict[tuple[str, str | None], int] = defaultdict(int)
+    for o, _ in nodes:
+        counts[(o.type.name, o.zone)] += 1
+    out = []
+    for t in node_types.types:
+        for (name, zone), k in sorted(counts.items(), key=lambda kv: kv[0][1] or ""):
+            if name == t.name:
+                out.append(Added(t.name, zone, k, t.price))
+    return out
+
+
+def verify_answer(a: ProvisionAnswer, policy: Policy | None = None, profile: Profile = DEFAULT_PROFILE) -> None:
+    check(a.grown, Plan(placements=a.placements, pending=a.pending, status=a.status), policy, profile)
