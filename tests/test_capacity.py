@@ -215,3 +215,23 @@ def test_a_ratio_that_does_not_match_the_templates_is_exit_2(tmp_path: Path) -> 
     r = runner().invoke(main, ["capacity", cluster_file(tmp_path), "--pod", a, "--pod", b, "--ratio", "1:x"])
     assert r.exit_code == 2
     assert r.stderr.strip() == "error: --ratio: expected 2 positive integers separated by ':' (one per template), got '1:x'"
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(instances())
+def test_greedys_one_step_count_equals_copies_scheduled_one_at_a_time(instance) -> None:
+    """For templates only per-node rules place, greedy's count is computed in one step: it must be the count
+    the simulator reaches scheduling copies one at a time, with the same stop message."""
+    import time
+    from podplan.optimizer.capacity.core import _node_local, copy_bounds, greedy
+    from podplan.optimizer.registry import DEFAULT_PROFILE
+    from dataclasses import replace
+    cluster, templates = instance
+    for t in (replace(t, ratio=1) for t in templates):
+        if not _node_local(cluster, t):
+            continue
+        (limit,) = copy_bounds(cluster, [t], DEFAULT_PROFILE)
+        fast = greedy(cluster, [t], [limit], DEFAULT_PROFILE, 0, time.perf_counter() + 60)
+        slow = greedy(cluster, [t], [limit], DEFAULT_PROFILE, 0, time.perf_counter() + 60, shortcut=False)
+        assert (fast.count, fast.stopped_by) == (slow.count, slow.stopped_by)
+        assert sorted(fast.placements.values()) == sorted(slow.placements.values())

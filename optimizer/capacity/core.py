@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from ...models.objects import Cluster, Pod
+from ...models.selectors import selector_matches
 from ..framework import Profile, Reads
 from ..model import build
 from ..pipeline import Deadline, check, optimal_plan, reserve
@@ -164,10 +165,49 @@ def copy_bounds(filled: Cluster, templates: Sequence[Template], profile: Profile
     return out
 
 
+def _node_local(filled: Cluster, t: Template) -> bool:
+    """Only per-node rules decide where copies of `t` go: no pod affinity, anti-affinity or spread of its own, and
+    no running pod's required term or spread constraint selects it."""
+    pod = t.pod
+    a = pod.affinity
+    if a.pod_required or a.anti_required or pod.spread_constraints:
+        return False
+    for p in filled.pods:
+        terms = [x.label_selector for x in p.affinity.pod_required + p.affinity.anti_required]
+        terms += [c.label_selector for c in p.spread_constraints]
+        if any(selector_matches(sel, pod.labels) for sel in terms if sel is not None):
+            return False
+    return True
+
+
+def _fill(filled: Cluster, t: Template, limit: int, profile: Profile, seed: int) -> Greedy:
+    """Greedy's count when only per-node rules apply: whatever order kube-scheduler picks nodes in, copies go
+    until no node takes one more, i.e. every node holds its per-node bound (the count is that sum); the stop
+    message is the FitError of one more copy on the filled state."""
+    problem = build_problem(replace(filled, pending=(t.copies(1)[0],)), profile)
+    c = problem.classes[0]
+    big = PodClass(c.index, c.name, [c.rep] * max(1, limit), c.gang)
+    ub = upper_bound_vector(problem, big)
+    for enc in profile.encodings:
+        if enc.static_mask is not None:
+            m = enc.static_mask(problem, big)
+            if m is not None:
+                ub[~m] = 0
+    copies = iter(t.copies(int(ub.sum())))
+    placements = {next(copies).key: problem.nodes[n].name
+                  for n in range(len(problem.nodes)) for _ in range(int(ub[n]))}
+    state = ClusterState.from_cluster(filled, [(p, p.node_name) for p in filled.pods] +
+                                      [(p, placements[p.key]) for p in t.copies(len(placements))])
+    _, message = _scheduler(state, profile, seed).schedule(replace(t.copies(1)[0], name=f"{t.name}-capacity-next"))
+    return Greedy(len(placements), message, placements, {t.name: len(placements)}, t.name)
+
+
 def greedy(filled: Cluster, templates: Sequence[Template], limits: Sequence[int], profile: Profile, seed: int,
-           deadline: float, interrupt: Interrupt = NEVER) -> Greedy:
+           deadline: float, interrupt: Interrupt = NEVER, shortcut: bool = True) -> Greedy:
     """cluster-capacity's count: copies scheduled one at a time (round by round with several templates) until
-    the first fits nowhere."""
+    the first fits nowhere. One template that only per-node rules place: the count in one step (_fill)."""
+    if shortcut and len(templates) == 1 and templates[0].ratio == 1 and _node_local(filled, templates[0]):
+        return _fill(filled, templates[0], limits[0], profile, seed)
     sched = _scheduler(ClusterState.from_cluster(filled), profile, seed)
     pools = [t.copies(lim) for t, lim in zip(templates, limits)]
     used = [0] * len(templates)
@@ -289,6 +329,9 @@ def capacity(cluster: Cluster, templates: Sequence[Template], params: SolverPara
                        "interrupted: greedy's count is the best found so far")
         else:
             ex = exact(filled, group, lim, g, profile, policy, params, my_end, interrupt)
+        if not g.stopped_by and not interrupt.is_set():
+            notes.append(f"{', '.join(t.name for t in group)}: kube-scheduler's greedy count stopped at its share of "
+                         f"the time limit ({g.count}); the real count may be higher")
         if ex.note:
             notes.append(f"{', '.join(t.name for t in group)}: {ex.note}")
         placements = ex.placements
