@@ -328,7 +328,10 @@ def capacity(cluster: Cluster, templates: Sequence[Template], params: SolverPara
             ex = Exact(g.count, max(g.count, min(x // t.ratio for t, x in zip(group, lim))), Status.FEASIBLE, {}, 0.0,
                        "interrupted: greedy's count is the best found so far")
         else:
-            ex = exact(filled, group, lim, g, profile, policy, params, my_end, interrupt)
+            # the search keeps at least a tenth of the limit, as solve's does: a loaded machine may have spent the
+            # rest on reading the input
+            ex = exact(filled, group, lim, g, profile, policy, params,
+                       max(my_end, time.perf_counter() + 0.1 * deadline.limit / len(groups)), interrupt)
         if not g.stopped_by and not interrupt.is_set():
             notes.append(f"{', '.join(t.name for t in group)}: kube-scheduler's greedy count stopped at its share of "
                          f"the time limit ({g.count}); the real count may be higher")
