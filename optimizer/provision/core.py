@@ -37,7 +37,7 @@ from ..model import build
 from ..pipeline import Deadline, check
 from ..plan import Plan
 from ..policy import Policy
-from ..problem import build_problem
+from ..problem import PodClass, build_problem, pod_signature, upper_bound_vector
 from ..registry import DEFAULT_PROFILE
 from ..runner import NEVER, Interrupt, SolverParams, Status, _integral, run
 from ..state import ClusterState
@@ -190,6 +190,10 @@ def provision(cluster: Cluster, node_types: NodeTypes, params: SolverParams, pol
             name = f"{node_name_part(o.type.name)}" + (f"-{node_name_part(o.zone)}" if o.zone else "") + \
                 f"-candidate-{i + 1}"
             cand.append((o, new_node(o.type, name, o.zone)))
+    n_classes = len({pod_signature(p, frozenset(p.labels)) for p in required})
+    if n_classes * (len(cluster.nodes) + len(cand)) > params.full_model_variables:
+        return _large(cluster, base, required, below, offers, node_types, est, est_cost, profile, policy, params,
+                      end, started, notes, interrupt)
     grown = replace(base, nodes=tuple(cluster.nodes) + tuple(n for _, n in cand))
     problem = build_problem(grown, profile, decompose=False)
     first_cand = len(cluster.nodes)
@@ -311,6 +315,195 @@ def provision(cluster: Cluster, node_types: NodeTypes, params: SolverParams, pol
     bound = min(cost, bound_micro / MICRO)
     if status is Status.OPTIMAL:
         bound = cost
+    return ProvisionAnswer(status, tuple(add), cost, bound, tuple(n for _, n in new_nodes), placements, dict(below),
+                           grown_final, est, time.perf_counter() - started, tuple(notes))
+
+
+def _relaxation(base: Cluster, offers: Sequence[Offer], node_types: NodeTypes, profile: Profile,
+                params: SolverParams, limit: float, interrupt: Interrupt) -> tuple[int, dict[int, int]]:
+    """A lower bound on the cheapest new nodes (micro-units), and the relaxation's node counts per offer index.
+
+    The relaxation forgets which node a pod is on: the existing nodes' free cpu, memory and pod slots are one
+    pool (each class within what its own feasible nodes could take), and the new nodes of an offer one pool of
+    y copies of the type, each class at most its per-node bound per copy. Every real answer is a solution of
+    it, so its optimum (and CP-SAT's bound on it) is a lower bound for provision's."""
+    from ortools.sat.python import cp_model
+
+    problem = build_problem(base, profile)
+    classes = problem.classes
+    probes = [new_node(o.type, f"probe-{i}", o.zone) for i, o in enumerate(offers)]
+    probe_problem = build_problem(replace(base, nodes=tuple(probes), pods=()), profile)
+    masks = [enc.static_mask for enc in profile.encodings if enc.static_mask is not None]
+    m = cp_model.CpModel()
+    resources = ("cpu", "memory")
+    free = {r: sum(max(0, n.allocatable.get(r, 0) - problem.state.nodes[n.name].requested.get(r, 0))
+                   for n in problem.nodes) for r in resources}
+    free["pods"] = sum(max(0, n.allocatable.get("pods", 0) - len(problem.state.nodes[n.name].pods))
+                       for n in problem.nodes)
+    total = sum(c.size for c in classes)
+    ys = [m.new_int_var(0, min(total, o.type.max if o.type.max is not None else total), f"y[{o.name}]")
+          for o in offers]
+    on_existing = []
+    x: dict[tuple[int, int], cp_model.IntVar] = {}
+    for c in classes:
+        e = m.new_int_var(0, min(c.size, int(problem.ub.matrix[c.index].sum())), f"e[{c.name}]")
+        on_existing.append(e)
+        pc = probe_problem.classes[probe_problem.class_of[c.rep.key]]
+        big = PodClass(pc.index, pc.name, [pc.rep] * c.size, pc.gang)
+        ub = upper_bound_vector(probe_problem, big)
+        for mask in masks:
+            mk = mask(probe_problem, big)
+            if mk is not None:
+                ub[~mk] = 0
+        parts = [e]
+        for i, o in enumerate(offers):
+            if ub[i] > 0:
+                v = x[(c.index, i)] = m.new_int_var(0, c.size, f"x[{c.name},{o.name}]")
+                m.add(v <= int(ub[i]) * ys[i])
+                parts.append(v)
+        m.add(sum(parts) == c.size)
+    for r in (*resources, "pods"):
+        m.add(sum(e * (1 if r == "pods" else c.rep.requests.get(r, 0)) for e, c in zip(on_existing, classes))
+              <= free[r])
+        for i, o in enumerate(offers):
+            terms = [v * (1 if r == "pods" else classes[c].rep.requests.get(r, 0)) for (c, j), v in x.items() if j == i]
+            if terms:
+                m.add(sum(terms) <= ys[i] * o.type.allocatable.get(r, 0))
+    for t in node_types.types:
+        mine = [ys[i] for i, o in enumerate(offers) if o.type is t]
+        for r, lim in t.limits.items():
+            m.add(sum(y * t.capacity.get(r, 0) for y in mine) <= lim)
+    for r, lim in node_types.limits.items():
+        m.add(sum(y * o.type.capacity.get(r, 0) for y, o in zip(ys, offers)) <= lim)
+    m.minimize(sum(round(o.type.price * MICRO) * y for y, o in zip(ys, offers)))
+    res = run(m, params, max(0.1, limit), interrupt=interrupt)
+    if res.values is None:
+        return (0 if res.status is not Status.INFEASIBLE else 10 ** 18), {}
+    return int(_integral(res.bound, False)), {i: res.values[y.index] for i, y in enumerate(ys)}
+
+
+def _large(cluster: Cluster, base: Cluster, required: Sequence[Pod], below: dict[str, str], offers: Sequence[Offer],
+           node_types: NodeTypes, est: Estimate, est_cost: float, profile: Profile, policy: Policy,
+           params: SolverParams, end: float, started: float, notes: list[str], interrupt: Interrupt
+           ) -> ProvisionAnswer:
+    """Too many (class, node) pairs for the exact model: the bound comes from the relaxation (_relaxation); the
+    answer keeps kube-scheduler's placement on the existing nodes (as cluster-autoscaler does) and places the
+    pods left over on the fewest-cost candidates of the offers the relaxation or the estimator uses, by CP-SAT
+    (the estimator's nodes are among them: never worse than it)."""
+    lb, relaxed = _relaxation(base, offers, node_types, profile, params,
+                              (end - time.perf_counter()) * 0.4, interrupt)
+    existing_names = {n.name for n in cluster.nodes}
+    on_existing = {k: v for k, v in est.placements.items() if v in existing_names}
+    est_count: dict[int, int] = defaultdict(int)
+    for o, k in est.add:
+        est_count[offers.index(o)] += k
+    left = [p for p in required if p.key not in on_existing]
+    placed = [replace(p, node_name=on_existing[p.key]) for p in required if p.key in on_existing]
+    bound_cluster = replace(base, pods=base.pods + tuple(placed), pending=tuple(left))
+    cand: list[tuple[Offer, Node]] = []
+    for i, o in enumerate(offers):
+        k = max(relaxed.get(i, 0) + (1 if relaxed.get(i, 0) else 0), est_count.get(i, 0))
+        for j in range(k):
+            cand.append((o, new_node(o.type, f"{node_name_part(o.type.name)}" +
+                                     (f"-{node_name_part(o.zone)}" if o.zone else "") + f"-candidate-{j + 1}", o.zone)))
+    status = Status.FEASIBLE
+    new_nodes: list[tuple[Offer, Node]] = []
+    placements: dict[str, str] = dict(on_existing)
+    values = None
+    if left and cand and not interrupt.is_set():
+        grown = replace(bound_cluster, nodes=tuple(cluster.nodes) + tuple(n for _, n in cand))
+        problem = build_problem(grown, profile, decompose=False)
+        if problem.components:
+            built = build(problem, problem.components[0], policy, params.strategy)
+            ctx = built.ctx
+            mdl = ctx.model
+            for c in ctx.classes:
+                mdl.add(ctx.placed[c] == problem.classes[c].size)
+            first_cand = len(cluster.nodes)
+            opened = {}
+            by_offer: dict[Offer, list[int]] = defaultdict(list)
+            for j, (o, node) in enumerate(cand):
+                n = first_cand + j
+                y = mdl.new_bool_var(f"open[{node.name}]")
+                opened[n] = y
+                cs = ctx.by_node.get(n, [])
+                for c in cs:
+                    mdl.add(ctx.x[(c, n)] <= ctx.ub[(c, n)] * y)
+                if cs:
+                    mdl.add(sum(ctx.x[(c, n)] for c in cs) >= y)
+                else:
+                    mdl.add(y == 0)
+                by_offer[o].append(n)
+            for ns in by_offer.values():
+                for a, b in zip(ns, ns[1:]):
+                    mdl.add(opened[a] >= opened[b])
+            for t in node_types.types:
+                mine = [opened[n] for o, ns in by_offer.items() if o.type is t for n in ns]
+                if mine and t.max is not None:
+                    mdl.add(sum(mine) <= t.max)
+                for r, lim in t.limits.items():
+                    if mine:
+                        mdl.add(sum(y * t.capacity.get(r, 0) for y in mine) <= lim)
+            for r, lim in node_types.limits.items():
+                mdl.add(sum(y * cand[n - first_cand][0].type.capacity.get(r, 0) for n, y in opened.items()) <= lim)
+            price = {n: round(cand[n - first_cand][0].type.price * MICRO) for n in opened}
+            mdl.minimize(sum(price[n] * y for n, y in opened.items()))
+            # hint: the estimator's nodes on the first candidates of their offers
+            where: dict[str, int] = {}
+            used: dict[Offer, int] = defaultdict(int)
+            it = iter(est.nodes)
+            for o, k in est.add:
+                for _ in range(k):
+                    node = next(it)
+                    if used[o] < len(by_offer[o]):
+                        where[node.name] = by_offer[o][used[o]]
+                    used[o] += 1
+            counts: dict[tuple[int, int], int] = defaultdict(int)
+            for key, node_name in est.placements.items():
+                c = problem.class_of.get(key)
+                if c is not None and node_name in where:
+                    counts[(c, where[node_name])] += 1
+            for key, var in ctx.x.items():
+                mdl.add_hint(var, counts.get(key, 0))
+            res = run(mdl, params, max(0.1, end - time.perf_counter()), interrupt=interrupt)
+            values = res.values
+            if values is not None:
+                seq: dict[Offer, int] = defaultdict(int)
+                rename: dict[int, str] = {}
+                taken = set(existing_names)
+                for j, (o, node) in enumerate(cand):
+                    n = first_cand + j
+                    if values[opened[n].index]:
+                        seq[o] += 1
+                        base_name = node_name_part(o.type.name) + (f"-{node_name_part(o.zone)}" if o.zone else "")
+                        i = seq[o]
+                        while f"{base_name}-{i}" in taken:
+                            i += 1
+                        taken.add(f"{base_name}-{i}")
+                        rename[n] = f"{base_name}-{i}"
+                        new_nodes.append((o, new_node(o.type, rename[n], o.zone)))
+                wanted = {c.index: list(c.pods) for c in problem.classes}
+                for (c, n), var in sorted(ctx.x.items()):
+                    for _ in range(values[var.index]):
+                        placements[wanted[c].pop(0).key] = rename.get(n, problem.nodes[n].name)
+    model_cost = sum(o.type.price for o, _ in new_nodes)
+    if left and (values is None or (math.isfinite(est_cost) and model_cost > est_cost + 1e-9)):
+        if not math.isfinite(est_cost):
+            raise Impossible({"(all)": "no answer found within the time limit"})
+        est_offers = [o for o, k in est.add for _ in range(k)]
+        new_nodes = list(zip(est_offers, est.nodes))
+        keys = {p.key for p in required}
+        placements = {k: v for k, v in est.placements.items() if k in keys}
+        status = Status.GREEDY_FALLBACK
+        notes.append("the search found no cheaper answer than the estimator's within the time limit")
+    notes.append("large input: the bound is the relaxation's (pods pooled per node type); the answer keeps "
+                 "kube-scheduler's placement on the existing nodes and searches the new nodes for the rest")
+    add = summary(new_nodes, node_types)
+    cost = sum(a.price * a.count for a in add)
+    bound = min(cost, lb / MICRO)
+    if status is Status.FEASIBLE and cost - bound <= 1e-9:
+        status = Status.OPTIMAL
+    grown_final = replace(cluster, nodes=tuple(cluster.nodes) + tuple(n for _, n in new_nodes))
     return ProvisionAnswer(status, tuple(add), cost, bound, tuple(n for _, n in new_nodes), placements, dict(below),
                            grown_final, est, time.perf_counter() - started, tuple(notes))
 
