@@ -321,33 +321,32 @@ def provision(cluster: Cluster, node_types: NodeTypes, params: SolverParams, pol
 
 def _relaxation(base: Cluster, offers: Sequence[Offer], node_types: NodeTypes, profile: Profile,
                 params: SolverParams, limit: float, interrupt: Interrupt) -> tuple[int, dict[int, int]]:
-    """A lower bound on the cheapest new nodes (micro-units), and the relaxation's node counts per offer index.
+    """A lower bound on the cheapest new nodes (micro-units), and the relaxation's node counts per offer index
+    (rounded up).
 
-    The relaxation forgets which node a pod is on: the existing nodes' free cpu, memory and pod slots are one
-    pool (each class within what its own feasible nodes could take), and the new nodes of an offer one pool of
-    y copies of the type, each class at most its per-node bound per copy. Every real answer is a solution of
-    it, so its optimum (and CP-SAT's bound on it) is a lower bound for provision's."""
-    from ortools.sat.python import cp_model
+    The relaxation forgets which node a pod is on and that nodes come whole: the existing nodes' free cpu,
+    memory and pod slots are one pool (each class within what its own feasible nodes could take), the new
+    nodes of an offer a pool of y (fractional) copies of the type, each class at most its per-node bound per
+    copy. Every real answer is a solution of it, so its optimum (a linear program, scipy's HiGHS) is a lower
+    bound for provision's."""
+    import numpy as np
+    from scipy.optimize import linprog
+    from scipy.sparse import coo_matrix
 
     problem = build_problem(base, profile)
     classes = problem.classes
     probes = [new_node(o.type, f"probe-{i}", o.zone) for i, o in enumerate(offers)]
     probe_problem = build_problem(replace(base, nodes=tuple(probes), pods=()), profile)
     masks = [enc.static_mask for enc in profile.encodings if enc.static_mask is not None]
-    m = cp_model.CpModel()
-    resources = ("cpu", "memory")
+    resources = ("cpu", "memory", "pods")
     free = {r: sum(max(0, n.allocatable.get(r, 0) - problem.state.nodes[n.name].requested.get(r, 0))
-                   for n in problem.nodes) for r in resources}
+                   for n in problem.nodes) for r in resources[:2]}
     free["pods"] = sum(max(0, n.allocatable.get("pods", 0) - len(problem.state.nodes[n.name].pods))
                        for n in problem.nodes)
-    total = sum(c.size for c in classes)
-    ys = [m.new_int_var(0, min(total, o.type.max if o.type.max is not None else total), f"y[{o.name}]")
-          for o in offers]
-    on_existing = []
-    x: dict[tuple[int, int], cp_model.IntVar] = {}
+    n_off = len(offers)
+    cols: list[tuple[str, int, int]] = [("y", i, -1) for i in range(n_off)] + [("e", -1, c.index) for c in classes]
+    ub_co: dict[tuple[int, int], int] = {}
     for c in classes:
-        e = m.new_int_var(0, min(c.size, int(problem.ub.matrix[c.index].sum())), f"e[{c.name}]")
-        on_existing.append(e)
         pc = probe_problem.classes[probe_problem.class_of[c.rep.key]]
         big = PodClass(pc.index, pc.name, [pc.rep] * c.size, pc.gang)
         ub = upper_bound_vector(probe_problem, big)
@@ -355,31 +354,79 @@ def _relaxation(base: Cluster, offers: Sequence[Offer], node_types: NodeTypes, p
             mk = mask(probe_problem, big)
             if mk is not None:
                 ub[~mk] = 0
-        parts = [e]
-        for i, o in enumerate(offers):
+        for i in range(n_off):
             if ub[i] > 0:
-                v = x[(c.index, i)] = m.new_int_var(0, c.size, f"x[{c.name},{o.name}]")
-                m.add(v <= int(ub[i]) * ys[i])
-                parts.append(v)
-        m.add(sum(parts) == c.size)
-    for r in (*resources, "pods"):
-        m.add(sum(e * (1 if r == "pods" else c.rep.requests.get(r, 0)) for e, c in zip(on_existing, classes))
-              <= free[r])
-        for i, o in enumerate(offers):
-            terms = [v * (1 if r == "pods" else classes[c].rep.requests.get(r, 0)) for (c, j), v in x.items() if j == i]
-            if terms:
-                m.add(sum(terms) <= ys[i] * o.type.allocatable.get(r, 0))
+                ub_co[(c.index, i)] = int(ub[i])
+                cols.append(("x", i, c.index))
+    col = {k: j for j, k in enumerate(cols)}
+
+    def req(c: int, r: str) -> float:
+        return 1.0 if r == "pods" else float(classes[c].rep.requests.get(r, 0))
+
+    rows, cs, vals, rhs = [], [], [], []
+    eq_rows, eq_cs, eq_vals, eq_rhs = [], [], [], []
+    row = 0
+    for c in classes:  # every pod placed somewhere
+        eq_rows.append(c.index); eq_cs.append(col[("e", -1, c.index)]); eq_vals.append(1.0)
+        for i in range(n_off):
+            if (c.index, i) in ub_co:
+                eq_rows.append(c.index); eq_cs.append(col[("x", i, c.index)]); eq_vals.append(1.0)
+        eq_rhs.append(float(c.size))
+    for r in resources:  # the existing nodes' free room
+        for c in classes:
+            rows.append(row); cs.append(col[("e", -1, c.index)]); vals.append(req(c.index, r) / max(1.0, free[r] or 1.0))
+        rhs.append(1.0 if free[r] > 0 else 0.0)
+        row += 1
+    for i, o in enumerate(offers):  # each offer's pool of nodes
+        for r in resources:
+            cap = float(o.type.allocatable.get(r, 0))
+            members = [c.index for c in classes if (c.index, i) in ub_co and req(c.index, r) > 0]
+            if not members:
+                continue
+            scale = max(cap, 1.0)
+            for c in members:
+                rows.append(row); cs.append(col[("x", i, c)]); vals.append(req(c, r) / scale)
+            rows.append(row); cs.append(col[("y", i, -1)]); vals.append(-cap / scale)
+            rhs.append(0.0)
+            row += 1
+        for c in classes:
+            if (c.index, i) in ub_co:
+                rows += [row, row]; cs += [col[("x", i, c.index)], col[("y", i, -1)]]
+                vals += [1.0, -float(ub_co[(c.index, i)])]
+                rhs.append(0.0)
+                row += 1
     for t in node_types.types:
-        mine = [ys[i] for i, o in enumerate(offers) if o.type is t]
+        mine = [i for i, o in enumerate(offers) if o.type is t]
+        if t.max is not None and mine:
+            for i in mine:
+                rows.append(row); cs.append(col[("y", i, -1)]); vals.append(1.0)
+            rhs.append(float(t.max)); row += 1
         for r, lim in t.limits.items():
-            m.add(sum(y * t.capacity.get(r, 0) for y in mine) <= lim)
+            for i in mine:
+                rows.append(row); cs.append(col[("y", i, -1)]); vals.append(t.capacity.get(r, 0) / max(lim, 1))
+            rhs.append(1.0); row += 1
     for r, lim in node_types.limits.items():
-        m.add(sum(y * o.type.capacity.get(r, 0) for y, o in zip(ys, offers)) <= lim)
-    m.minimize(sum(round(o.type.price * MICRO) * y for y, o in zip(ys, offers)))
-    res = run(m, params, max(0.1, limit), interrupt=interrupt)
-    if res.values is None:
-        return (0 if res.status is not Status.INFEASIBLE else 10 ** 18), {}
-    return int(_integral(res.bound, False)), {i: res.values[y.index] for i, y in enumerate(ys)}
+        for i, o in enumerate(offers):
+            rows.append(row); cs.append(col[("y", i, -1)]); vals.append(o.type.capacity.get(r, 0) / max(lim, 1))
+        rhs.append(1.0); row += 1
+    cost = np.zeros(len(cols))
+    for i, o in enumerate(offers):
+        cost[col[("y", i, -1)]] = o.type.price
+    bounds = [(0, None)] * len(cols)
+    for c in classes:
+        bounds[col[("e", -1, c.index)]] = (0, float(min(c.size, int(problem.ub.matrix[c.index].sum()))))
+    a_ub = coo_matrix((vals, (rows, cs)), shape=(row, len(cols))).tocsr()
+    a_eq = coo_matrix((eq_vals, (eq_rows, eq_cs)), shape=(len(classes), len(cols))).tocsr()
+    res = linprog(cost, A_ub=a_ub, b_ub=rhs, A_eq=a_eq, b_eq=eq_rhs, bounds=bounds, method="highs",
+                  options={"time_limit": max(1.0, limit)})
+    if res.status == 2:  # infeasible: no set of new nodes places every pod
+        return 10 ** 18, {}
+    if res.status != 0:
+        return 0, {}
+    lb = getattr(res, "fun", 0.0) or 0.0
+    # HiGHS's optimum to a millionth, rounded down after a margin for its tolerance: a valid bound
+    lb_micro = max(0, int(math.floor(lb * MICRO * (1 - 1e-7) - 1)))
+    return lb_micro, {i: int(math.ceil(res.x[col[("y", i, -1)]] - 1e-9)) for i in range(n_off)}
 
 
 def _large(cluster: Cluster, base: Cluster, required: Sequence[Pod], below: dict[str, str], offers: Sequence[Offer],
