@@ -272,7 +272,8 @@ def exact(filled: Cluster, templates: Sequence[Template], limits: Sequence[int],
         ctx.model.add_hint(var, hint.get(key, 0))
     ctx.model.add_hint(k, start.count)
     ctx.model.maximize(k)
-    result = run(ctx.model, params, max(0.05, deadline - time.perf_counter()), interrupt=interrupt)
+    # at least a second of search once the model is built: building it on a loaded machine may have used the rest
+    result = run(ctx.model, params, max(1.0, deadline - time.perf_counter()), interrupt=interrupt)
     if result.values is None or result.values[k.index] < start.count:
         bound = int(_integral(result.bound, True)) if result.status is not Status.UNKNOWN else k_max
         return Exact(start.count, max(bound, start.count), Status.GREEDY_FALLBACK, {}, time.perf_counter() - started,
