@@ -208,6 +208,8 @@ def greedy(filled: Cluster, templates: Sequence[Template], limits: Sequence[int]
     the first fits nowhere. One template that only per-node rules place: the count in one step (_fill)."""
     if shortcut and len(templates) == 1 and templates[0].ratio == 1 and _node_local(filled, templates[0]):
         return _fill(filled, templates[0], limits[0], profile, seed)
+    if time.perf_counter() > deadline or interrupt.is_set():
+        return Greedy(0, "", {}, {t.name: 0 for t in templates})  # no time for it: building the scheduler costs seconds
     sched = _scheduler(ClusterState.from_cluster(filled), profile, seed)
     pools = [t.copies(lim) for t, lim in zip(templates, limits)]
     used = [0] * len(templates)
