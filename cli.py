@@ -11,6 +11,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from typing import Any
 
 import click
@@ -775,6 +776,7 @@ def diff_command(a: str, b: str, output: str) -> None:
     emit(render_table(d) if output == "table" else dump(document(d), output))
 
 
+
 @main.command("whatif")
 @files_argument
 @click.option("--scenarios", "scenarios_file", required=True, type=click.Path(dir_okay=False),
@@ -855,6 +857,8 @@ def whatif(files: Sequence[str], scenarios_file: str, fleet: Sequence[str], engi
         click.echo(f"interrupted: {len(rows)} of {len(tasks)} scenario(s) finished and printed", err=True)
         sys.exit(EXIT_INTERRUPTED)
     if any(r.get("status") == "ERROR" for r in rows):
+        sys.exit(EXIT_VIOLATIONS)
+
 
 
 @main.command("deschedule")
@@ -927,6 +931,134 @@ def deschedule(files: Sequence[str], policy_file: str, time_limit: float, worker
         emit(dump(doc, output))
     if result.optimal.unmet:
         sys.exit(EXIT_VIOLATIONS)
+
+
+
+# ------------------------------------------------------------------------------------------- capacity answers
+
+
+@main.command("capacity")
+@files_argument
+@click.option("--pod", "pod_files", metavar="FILE", multiple=True, required=True, type=click.Path(allow_dash=True),
+              help="A Pod or a workload (Deployment, ReplicaSet, StatefulSet, Job) whose pod template is copied; "
+                   "repeat for several templates (every Pod or workload of a file is one).")
+@click.option("--each", is_flag=True, help="Several templates: each one's own maximum, instead of the largest k "
+                                           "with k copies of every template together.")
+@click.option("--ratio", metavar="A:B:...", default=None,
+              help="Several templates: copies of each per unit of scale, in --pod order (default 1:1:...).")
+@output_option
+@click.option("--emit", "emit_kind", type=click.Choice(["plan", "state"]), default="plan", show_default=True,
+              help="plan: the answer; state: the filled cluster (input, its pending pods placed, the copies) as "
+                   "manifests that `podplan verify` reads.")
+@click.option("--time-limit", type=click.FloatRange(min=0.1), default=30.0, show_default=True,
+              help="Wall seconds for the whole command.")
+@click.option("--workers", type=click.IntRange(min=1), default=2, show_default=True, help="CP-SAT search workers.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of CP-SAT and of the greedy tie-break.")
+@scheduler_config_option
+def capacity(files: Sequence[str], pod_files: Sequence[str], each: bool, ratio: str | None, output: str,
+             emit_kind: str, time_limit: float, workers: int, seed: int, scheduler_config: str | None) -> None:
+    """How many more copies of a pod (or of a set of pods) fit, proven; beside it kube-scheduler's greedy count.
+
+    Exit 0: answered; 1: a template fits on no node even of the empty cluster; 2: bad input; 3: a bug."""
+    from .optimizer.capacity import NeverFits, capacity as answer, load_templates, parse_ratio, verify_answer
+    from .optimizer.capacity.render import capacity_document, capacity_table
+    from .optimizer.pipeline import Deadline
+    from .optimizer.render.plans import dump, state_manifests
+    from .optimizer.runner import SolverParams
+
+    check_emit(output, emit_kind)
+    deadline = Deadline.start(time_limit)
+    profiles = load_profiles(scheduler_config)
+    cluster = load_input(files)
+    templates = load_templates(pod_files, cluster)
+    if ratio is not None:
+        if each or len(templates) < 2:
+            refuse("--ratio needs several templates and no --each")
+        templates = [replace(t, ratio=r) for t, r in zip(templates, parse_ratio(ratio, len(templates)))]
+    batch, held = held_back(cluster, profiles)
+    profile = profiles.for_batch(batch.pending + tuple(t.pod for t in templates))
+    params = SolverParams(time_limit=time_limit, workers=workers, seed=seed, strategy=profiles.strategy(profile))
+    with Interrupt().install() as interrupt:
+        try:
+            result = answer(batch, templates, params, deadline=deadline, profile=profile, each=each,
+                            interrupt=interrupt)
+        except NeverFits as exc:
+            for name, why in exc.reasons.items():
+                click.echo(f"error: template {name} fits on no node, even with the cluster empty: {why}", err=True)
+            sys.exit(EXIT_VIOLATIONS)
+    with timed("verify"):
+        verify_answer(result, profile=profile)
+    if emit_kind == "state":
+        emit(dump(state_manifests(result.final, result.placements), "json" if output == "json" else "yaml"))
+    elif output == "table":
+        emit(capacity_table(result))
+    else:
+        emit(dump(capacity_document(result), output))
+    finish(interrupt)
+
+
+@main.command("provision")
+@files_argument
+@click.option("--node-types", "node_types_file", metavar="FILE", type=click.Path(allow_dash=True), default=None,
+              help="A NodeTypes file (types with price, max, zones, limits and a node template); default: one type "
+                   "per existing instance type at price 1.")
+@click.option("--priority-at-least", type=int, default=None, metavar="N",
+              help="Only pending pods of priority N or more must be placed; the others stay pending.")
+@click.option("--zones", metavar="Z1,Z2,...", default=None,
+              help="Offer every type in each of these zones (instead of the types' own zones).")
+@output_option
+@click.option("--emit", "emit_kind", type=click.Choice(["plan", "state", "nodes"]), default="plan", show_default=True,
+              help="plan: the answer; state: the grown cluster with every pod placed, as manifests that `podplan "
+                   "verify` reads; nodes: the new Node manifests.")
+@click.option("--time-limit", type=click.FloatRange(min=0.1), default=60.0, show_default=True,
+              help="Wall seconds for the whole command.")
+@click.option("--workers", type=click.IntRange(min=1), default=2, show_default=True, help="CP-SAT search workers.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of CP-SAT and of the greedy tie-break.")
+@scheduler_config_option
+def provision(files: Sequence[str], node_types_file: str | None, priority_at_least: int | None, zones: str | None,
+              output: str, emit_kind: str, time_limit: float, workers: int, seed: int,
+              scheduler_config: str | None) -> None:
+    """The cheapest new nodes with which every pending pod is placed, proven; beside it cluster-autoscaler's.
+
+    Exit 0: answered; 1: a pending pod no node type can hold (or none within the limits); 2: bad input; 3: a bug."""
+    from .models.nodetypes import default_node_types, load_node_types
+    from .optimizer.pipeline import Deadline
+    from .optimizer.runner import SolverParams
+    from .optimizer.provision import Impossible, provision as answer, verify_answer
+    from .optimizer.provision.render import provision_document, provision_table
+    from .optimizer.render.plans import dump, state_manifests
+
+    check_emit(output, emit_kind)
+    deadline = Deadline.start(time_limit)
+    profiles = load_profiles(scheduler_config)
+    cluster = load_input(files)
+    types = load_node_types(node_types_file) if node_types_file else default_node_types(cluster)
+    if not types.types:
+        refuse("no node types: the input has no nodes to copy; give --node-types FILE")
+    zone_list = [z for z in (zones or "").split(",") if z] or None
+    batch, held = held_back(cluster, profiles)
+    profile = profiles.for_batch(batch.pending)
+    params = SolverParams(time_limit=time_limit, workers=workers, seed=seed, strategy=profiles.strategy(profile))
+    with Interrupt().install() as interrupt:
+        try:
+            result = answer(batch, types, params, deadline=deadline, profile=profile,
+                            priority_at_least=priority_at_least, zones=zone_list, interrupt=interrupt)
+        except Impossible as exc:
+            for pod, why in exc.reasons.items():
+                click.echo(f"error: {pod} fits on no node type: {why}", err=True)
+            sys.exit(EXIT_VIOLATIONS)
+    with timed("verify"):
+        verify_answer(result, profile=profile)
+    fmt = "json" if output == "json" else "yaml"
+    if emit_kind == "state":
+        emit(dump(state_manifests(result.grown, result.placements), fmt))
+    elif emit_kind == "nodes":
+        emit(dump([dict(n.raw) for n in result.nodes if n.raw is not None], fmt))
+    elif output == "table":
+        emit(provision_table(result, types))
+    else:
+        emit(dump(provision_document(result, types), output))
+    finish(interrupt)
 
 
 if __name__ == "__main__":

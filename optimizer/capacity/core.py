@@ -1,0 +1,378 @@
+"""`podplan capacity`: how many more copies of a pod (or of a set of pods) fit, proven.
+
+How an answer is made (one data path: input -> Cluster -> Problem -> greedy | CP-SAT -> Plan -> verify):
+1. The input's pending pods are placed first, as `solve` places them (optimizer.pipeline.optimal_plan, a share
+   of the time limit); the pods it places are bound, the ones it leaves pending stay out of the question.
+2. A template that no node of the cluster could hold even with every pod gone ("never fits") is reported with
+   kube-scheduler's FitError message (the simulator on the nodes alone) and the command exits 1.
+3. kube-scheduler's answer as cluster-capacity computes it: copies are scheduled one at a time by podplan's
+   simulator (the same filters and scores as `simulate`) until the first one fits nowhere; its FitError
+   message is the greedy answer's `stopped_by`. With several templates the copies go round by round (r_t copies
+   of template t per round, in --pod order) and the greedy scale is the number of whole rounds placed.
+4. The exact answer: each template's copies are ONE pod class of optimizer.problem (identical pods share one
+   count variable per node), with as many copies as the per-node upper bounds of every rule allow in total
+   (N_t: resources, pods, host ports, required anti-affinity to itself...). On solve's model of the filled
+   cluster (optimizer.model.build: every rule, final-state semantics) one variable `k` is added, each class
+   places exactly r_t·k pods, and CP-SAT maximises k. Greedy's whole rounds are the hint; the answer is never
+   below greedy's (if the search ends below it, greedy's placement is the answer, status GREEDY_FALLBACK).
+   OPTIMAL means k's bound equals k: no placement of more copies exists under the rules.
+5. The copies placed go through the verifier with the filled cluster as the final state.
+"""
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+
+from ...models.objects import Cluster, Pod
+from ...models.selectors import selector_matches
+from ..framework import Profile, Reads
+from ..model import build
+from ..pipeline import Deadline, check, optimal_plan, reserve
+from ..plan import Plan
+from ..policy import Policy
+from ..problem import PodClass, build_problem, upper_bound_vector
+from ..registry import DEFAULT_PROFILE
+from ..render.plans import pod_manifest
+from ..runner import NEVER, Interrupt, SolverParams, Status, _integral, run
+from ..state import ClusterState
+from .templates import Template
+
+# Share of the time left that placing the input's own pending pods may use, and the greedy count's share.
+INPUT_SHARE = 0.35
+GREEDY_SHARE = 0.3
+# A copy count no cluster reaches: the per-node bounds of the rules cap it (pods per node at the least).
+UNBOUNDED = 10 ** 7
+
+
+class NeverFits(Exception):
+    """A template no node can hold even on the empty cluster: the answer is 0 for every cluster state."""
+
+    def __init__(self, reasons: dict[str, str]) -> None:
+        self.reasons = reasons
+        super().__init__("; ".join(f"{name}: {why}" for name, why in reasons.items()))
+
+
+@dataclass(frozen=True)
+class Greedy:
+    count: int  # copies (one template) or whole rounds (several)
+    stopped_by: str  # the FitError message of the first copy that fit nowhere ("" if it was not reached)
+    placements: dict[str, str]  # copy key -> node, in scheduling order
+    per_template: dict[str, int] = field(default_factory=dict)  # copies of each placed before the stop
+    stopped_template: str = ""  # whose copy fit nowhere
+
+
+@dataclass(frozen=True)
+class Exact:
+    k: int
+    bound: int
+    status: Status
+    placements: dict[str, str]
+    wall_seconds: float
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class TemplateAnswer:
+    name: str
+    ratio: int
+    count: int
+    bound: int
+    greedy: Greedy
+
+
+@dataclass(frozen=True)
+class CapacityAnswer:
+    status: Status
+    templates: tuple[TemplateAnswer, ...]
+    scale: int | None  # several templates together: k
+    scale_bound: int | None
+    greedy_scale: int | None
+    placements: dict[str, str]  # the copies placed (the answer printed; `--each`: the first template's)
+    final: Cluster  # filled cluster with the placed copies pending: the verifier's and --emit state's input
+    input_plan: Plan | None
+    checks: tuple[tuple[Cluster, dict[str, str]], ...] = ()  # every group's final state and placements
+    each: bool = False
+    wall_seconds: float = 0.0
+    notes: tuple[str, ...] = ()
+
+    @property
+    def bound(self) -> int:
+        return self.scale_bound if self.scale_bound is not None else sum(t.bound for t in self.templates)
+
+    @property
+    def count(self) -> int:
+        return self.scale if self.scale is not None else sum(t.count for t in self.templates)
+
+    @property
+    def gap(self) -> int:
+        return self.bound - self.count
+
+
+# --------------------------------------------------------------------------------------------------- steps
+
+
+def bind(cluster: Cluster, placements: dict[str, str]) -> tuple[Cluster, tuple[Pod, ...]]:
+    """The cluster with the placed pending pods bound (their manifests say where), and the pods left pending."""
+    placed = [replace(p, node_name=placements[p.key], raw=pod_manifest(p, placements[p.key]))
+              for p in cluster.pending if p.key in placements]
+    left = tuple(p for p in cluster.pending if p.key not in placements)
+    return replace(cluster, pods=cluster.pods + tuple(placed), pending=()), left
+
+
+def _scheduler(state: ClusterState, profile: Profile, seed: int):
+    from ..greedy import Scheduler
+    from ..vectorized import VectorScheduler
+
+    vector = all(p.vector is not None for p in profile.plugins if p.filter or p.score)
+    make = VectorScheduler if vector else Scheduler
+    return make(state, seed, profile.percentage_of_nodes_to_score, profile)
+
+
+def never_fits(cluster: Cluster, templates: Sequence[Template], profile: Profile, seed: int = 0) -> dict[str, str]:
+    """template name -> kube-scheduler's FitError on the nodes with no pod at all, for templates that fit nowhere
+    by the rules that read only the node and its own pods (resources, ports, taints, node affinity, cordons):
+    the rules that read other pods (pod affinity, spread) may let a template in once other pods run, so an
+    empty cluster proves nothing about them."""
+    out: dict[str, str] = {}
+    empty = replace(cluster, pods=(), pending=())
+    local = replace(profile, plugins=tuple(p for p in profile.plugins
+                                           if p.filter is None or p.filter_reads is not Reads.CLUSTER))
+    for t in templates:
+        node, message = _scheduler(ClusterState.from_cluster(empty), local, seed).schedule(t.copies(1)[0])
+        if node is None:
+            out[t.name] = message
+    return out
+
+
+def copy_bounds(filled: Cluster, templates: Sequence[Template], profile: Profile) -> list[int]:
+    """Per template: most copies the filled cluster can take, by every rule's per-node bound (N_t)."""
+    cluster = replace(filled, pending=tuple(t.copies(1)[0] for t in templates))
+    problem = build_problem(cluster, profile)
+    masks = [enc.static_mask for enc in profile.encodings if enc.static_mask is not None]
+    out = []
+    for t in templates:
+        c = problem.classes[problem.class_of[t.copies(1)[0].key]]
+        big = PodClass(c.index, c.name, [c.rep] * min(UNBOUNDED, 1 + sum(n.allocatable.get("pods", 0)
+                                                                       for n in filled.nodes)), c.gang)
+        ub = upper_bound_vector(problem, big)
+        for mask in masks:
+            m = mask(problem, big)
+            if m is not None:
+                ub[~m] = 0
+        out.append(int(ub.sum()))
+    return out
+
+
+def _node_local(filled: Cluster, t: Template) -> bool:
+    """Only per-node rules decide where copies of `t` go: no pod affinity, anti-affinity or spread of its own, and
+    no running pod's required term or spread constraint selects it."""
+    pod = t.pod
+    a = pod.affinity
+    if a.pod_required or a.anti_required or pod.spread_constraints:
+        return False
+    for p in filled.pods:
+        terms = [x.label_selector for x in p.affinity.pod_required + p.affinity.anti_required]
+        terms += [c.label_selector for c in p.spread_constraints]
+        if any(selector_matches(sel, pod.labels) for sel in terms if sel is not None):
+            return False
+    return True
+
+
+def _fill(filled: Cluster, t: Template, limit: int, profile: Profile, seed: int) -> Greedy:
+    """Greedy's count when only per-node rules apply: whatever order kube-scheduler picks nodes in, copies go
+    until no node takes one more, i.e. every node holds its per-node bound (the count is that sum); the stop
+    message is the FitError of one more copy on the filled state."""
+    problem = build_problem(replace(filled, pending=(t.copies(1)[0],)), profile)
+    c = problem.classes[0]
+    big = PodClass(c.index, c.name, [c.rep] * max(1, limit), c.gang)
+    ub = upper_bound_vector(problem, big)
+    for enc in profile.encodings:
+        if enc.static_mask is not None:
+            m = enc.static_mask(problem, big)
+            if m is not None:
+                ub[~m] = 0
+    copies = iter(t.copies(int(ub.sum())))
+    placements = {next(copies).key: problem.nodes[n].name
+                  for n in range(len(problem.nodes)) for _ in range(int(ub[n]))}
+    state = ClusterState.from_cluster(filled, [(p, p.node_name) for p in filled.pods] +
+                                      [(p, placements[p.key]) for p in t.copies(len(placements))])
+    _, message = _scheduler(state, profile, seed).schedule(replace(t.copies(1)[0], name=f"{t.name}-capacity-next"))
+    return Greedy(len(placements), message, placements, {t.name: len(placements)}, t.name)
+
+
+def greedy(filled: Cluster, templates: Sequence[Template], limits: Sequence[int], profile: Profile, seed: int,
+           deadline: float, interrupt: Interrupt = NEVER, shortcut: bool = True) -> Greedy:
+    """cluster-capacity's count: copies scheduled one at a time (round by round with several templates) until
+    the first fits nowhere. One template that only per-node rules place: the count in one step (_fill)."""
+    if shortcut and len(templates) == 1 and templates[0].ratio == 1 and _node_local(filled, templates[0]):
+        return _fill(filled, templates[0], limits[0], profile, seed)
+    if time.perf_counter() > deadline or interrupt.is_set():
+        return Greedy(0, "", {}, {t.name: 0 for t in templates})  # no time for it: building the scheduler costs seconds
+    sched = _scheduler(ClusterState.from_cluster(filled), profile, seed)
+    pools = [t.copies(lim) for t, lim in zip(templates, limits)]
+    used = [0] * len(templates)
+    placements: dict[str, str] = {}
+    rounds = 0
+    while True:
+        for i, t in enumerate(templates):
+            for _ in range(t.ratio):
+                if used[i] >= len(pools[i]):
+                    # the per-node bounds say no further copy fits: the next one would stop here
+                    return Greedy(rounds, _stop_message(sched, t), placements, _per(templates, used), t.name)
+                if interrupt.is_set() or time.perf_counter() > deadline:
+                    return Greedy(rounds, "", placements, _per(templates, used))
+                pod = pools[i][used[i]]
+                node, message = sched.schedule(pod)
+                if node is None:
+                    return Greedy(rounds, message, placements, _per(templates, used), t.name)
+                placements[pod.key] = node
+                used[i] += 1
+        rounds += 1
+
+
+def _per(templates: Sequence[Template], used: list[int]) -> dict[str, int]:
+    return {t.name: u for t, u in zip(templates, used)}
+
+
+def _stop_message(sched, t: Template) -> str:
+    node, message = sched.schedule(replace(t.copies(1)[0], name=f"{t.name}-capacity-next"))
+    return message if node is None else ""
+
+
+def exact(filled: Cluster, templates: Sequence[Template], limits: Sequence[int], start: Greedy, profile: Profile,
+          policy: Policy, params: SolverParams, deadline: float, interrupt: Interrupt = NEVER) -> Exact:
+    """The largest k with r_t·k copies of every template placed together, by CP-SAT on solve's model."""
+    started = time.perf_counter()
+    k_max = min(lim // t.ratio for t, lim in zip(templates, limits)) if templates else 0
+    if k_max == 0:
+        return Exact(0, 0, Status.OPTIMAL, {}, 0.0)
+    copies = {t.name: t.copies(t.ratio * k_max) for t in templates}
+    cluster = replace(filled, pending=tuple(p for t in templates for p in copies[t.name]))
+    problem = build_problem(cluster, profile, decompose=False)
+    need: dict[int, int] = defaultdict(int)
+    for t in templates:
+        need[problem.class_of[copies[t.name][0].key]] += t.ratio
+    comp = problem.components[0]
+    built = build(problem, comp, policy, params.strategy)
+    ctx = built.ctx
+    k = ctx.new_int(0, k_max, "k")
+    for c, r in need.items():
+        ctx.model.add(ctx.placed[c] == r * k)
+    # greedy's whole rounds as the hint
+    hint: dict[tuple[int, int], int] = defaultdict(int)
+    taken: dict[str, int] = defaultdict(int)
+    names = {n.name: i for i, n in enumerate(problem.nodes)}
+    for key, node in start.placements.items():
+        name = key.split("/", 1)[1].rsplit("-capacity-", 1)[0]
+        t = next(t for t in templates if t.name == name)
+        if taken[name] < t.ratio * start.count:
+            taken[name] += 1
+            hint[(problem.class_of[key], names[node])] += 1
+    for key, var in ctx.x.items():
+        ctx.model.add_hint(var, hint.get(key, 0))
+    ctx.model.add_hint(k, start.count)
+    ctx.model.maximize(k)
+    # at least a second of search once the model is built: building it on a loaded machine may have used the rest
+    result = run(ctx.model, params, max(1.0, deadline - time.perf_counter()), interrupt=interrupt)
+    if result.values is None or result.values[k.index] < start.count:
+        bound = int(_integral(result.bound, True)) if result.status is not Status.UNKNOWN else k_max
+        return Exact(start.count, max(bound, start.count), Status.GREEDY_FALLBACK, {}, time.perf_counter() - started,
+                     "the search found no better placement than greedy's within the time limit")
+    value = result.values[k.index]
+    bound = value if result.status is Status.OPTIMAL else max(value, int(_integral(result.bound, True)))
+    # counts -> copies: per class, the first r_t·k copies of each of its templates, node by node
+    wanted: dict[int, list[Pod]] = defaultdict(list)
+    for t in templates:
+        wanted[problem.class_of[copies[t.name][0].key]].extend(copies[t.name][:t.ratio * value])
+    placements: dict[str, str] = {}
+    for (c, n), var in sorted(ctx.x.items()):
+        for _ in range(result.values[var.index]):
+            placements[wanted[c].pop(0).key] = problem.nodes[n].name
+    return Exact(value, bound, Status.OPTIMAL if bound == value else Status.FEASIBLE, placements,
+                 time.perf_counter() - started)
+
+
+# --------------------------------------------------------------------------------------------------- answer
+
+
+def capacity(cluster: Cluster, templates: Sequence[Template], params: SolverParams, policy: Policy | None = None, *,
+             deadline: Deadline, profile: Profile = DEFAULT_PROFILE, each: bool = False,
+             interrupt: Interrupt = NEVER) -> CapacityAnswer:
+    """The answer to `podplan capacity` (see the module docstring). Raises NeverFits."""
+    policy = policy or Policy()
+    impossible = never_fits(cluster, templates, profile, params.seed)
+    if impossible:
+        raise NeverFits(impossible)
+    notes: list[str] = []
+    end = deadline.at - reserve(cluster, deadline.limit)
+    input_plan = None
+    filled, left = cluster, ()
+    if cluster.pending:
+        share = Deadline(time.perf_counter(), max(0.1, (end - time.perf_counter()) * INPUT_SHARE))
+        input_plan, _ = optimal_plan(cluster, params, policy, deadline=share, profile=profile, interrupt=interrupt)
+        check(cluster, input_plan, policy, profile)
+        filled, left = bind(cluster, input_plan.placements)
+        notes.append(f"the input's pending pods were placed first, as solve places them: {len(input_plan.placements)}"
+                     f"/{len(cluster.pending)} ({input_plan.status})")
+    limits = copy_bounds(filled, templates, profile)
+    groups = [[t] for t in templates] if each or len(templates) == 1 else [list(templates)]
+    answers: list[TemplateAnswer] = []
+    checks: list[tuple[Cluster, dict[str, str]]] = []
+    scale = scale_bound = greedy_scale = None
+    statuses = []
+    for gi, group in enumerate(groups):
+        lim = [limits[templates.index(t)] for t in group]
+        now = time.perf_counter()
+        my_end = now + max(0.0, end - now) / (len(groups) - gi)
+        g = greedy(filled, group, lim, profile, params.seed, now + (my_end - now) * GREEDY_SHARE, interrupt)
+        if interrupt.is_set():
+            ex = Exact(g.count, max(g.count, min(x // t.ratio for t, x in zip(group, lim))), Status.FEASIBLE, {}, 0.0,
+                       "interrupted: greedy's count is the best found so far")
+        else:
+            # the search keeps at least a tenth of the limit, as solve's does: a loaded machine may have spent the
+            # rest on reading the input
+            ex = exact(filled, group, lim, g, profile, policy, params,
+                       max(my_end, time.perf_counter() + 0.1 * deadline.limit / len(groups)), interrupt)
+        if not g.stopped_by and not interrupt.is_set():
+            notes.append(f"{', '.join(t.name for t in group)}: kube-scheduler's greedy count stopped at its share of "
+                         f"the time limit ({g.count}); the real count may be higher")
+        if ex.note:
+            notes.append(f"{', '.join(t.name for t in group)}: {ex.note}")
+        placements = ex.placements
+        if ex.status is Status.GREEDY_FALLBACK or interrupt.is_set() and not placements:
+            keep = {t.name: t.ratio * g.count for t in group}
+            placements = {}
+            for key, node in g.placements.items():
+                name = key.split("/", 1)[1].rsplit("-capacity-", 1)[0]
+                if keep[name] > 0:
+                    keep[name] -= 1
+                    placements[key] = node
+        statuses.append(ex.status)
+        for t in group:
+            # several together: greedy's whole rounds, and the stop message on the template that stopped them
+            tg = g if len(group) == 1 else replace(g, count=t.ratio * g.count,
+                                                    stopped_by=g.stopped_by if g.stopped_template == t.name else "")
+            answers.append(TemplateAnswer(t.name, t.ratio, t.ratio * ex.k, t.ratio * ex.bound, tg))
+        if len(group) > 1:
+            scale, scale_bound, greedy_scale = ex.k, ex.bound, g.count
+        placed = [p for t in group for p in t.copies(limits[templates.index(t)]) if p.key in placements]
+        checks.append((replace(filled, pending=tuple(placed) + tuple(left)), placements))
+    status = Status.OPTIMAL if all(s is Status.OPTIMAL for s in statuses) else \
+        Status.GREEDY_FALLBACK if any(s is Status.GREEDY_FALLBACK for s in statuses) else Status.FEASIBLE
+    if interrupt.is_set():
+        notes.append("interrupted: the best answer found so far")
+        if status is Status.OPTIMAL and any(a.count < a.bound for a in answers):
+            status = Status.FEASIBLE
+    if each and len(templates) > 1:
+        notes.append(f"--each: each template's own maximum; the placements shown are {templates[0].name}'s")
+    final, first = checks[0]
+    return CapacityAnswer(status, tuple(answers), scale, scale_bound, greedy_scale, first, final, input_plan,
+                          tuple(checks), each, time.perf_counter() - deadline.started, tuple(notes))
+
+
+def verify_answer(answer: CapacityAnswer, policy: Policy | None = None, profile: Profile = DEFAULT_PROFILE) -> None:
+    """The verify gate on the final state: PlanInvalidError (a bug) if a copy breaks a rule."""
+    for final, placements in answer.checks:
+        check(final, Plan(placements=placements, pending={}, status=answer.status), policy, profile)
