@@ -35,6 +35,7 @@ from .policy import Policy
 from .problem import pod_signature, visible_label_keys
 from .registry import DEFAULT_PROFILE
 from .defaultpreemption import after_preemption
+from .disruption import budget, guards, pod_ready, spends
 from .defaultpreemption.batch import solve_preempt
 from .pipeline import Deadline, greedy_plan, optimal_plan, reserve
 from .runner import NEVER, Interrupt, SolverParams, Status
@@ -176,6 +177,11 @@ class Column:
     wall_seconds: float | None = None
     notes: tuple[str, ...] = ()
     victims: int = 0  # running pods the plan's preemptions evict (compare --preempt)
+    # the batch's pods placed per priority: every column counts the same pods (the input's pending ones), so a
+    # column whose preemption recreated evicted pods is not judged on a larger denominator
+    placed_batch: dict[int, int] = field(default_factory=dict)
+    recreated: tuple[int, int] = (0, 0)  # evicted pods' replacements: (placed, made)
+    pdb_broken: tuple[str, ...] = ()  # PodDisruptionBudgets the plan's preemptions evict past, in words
 
     @property
     def title(self) -> str:
@@ -210,6 +216,8 @@ def judge_column(name: str, cluster: Cluster, plan: Plan, m: Policy, *, must_ver
                  profile: Profile = DEFAULT_PROFILE) -> Column:
     """Verify `plan` on `cluster` and collect the column's numbers from the verifier's final state (after the
     plan's preemptions, if any: their victims gone, their controllers' new pods pending)."""
+    batch = {p.key: p.priority for p in cluster.pending}
+    broken = pdb_overruns(cluster, plan.removed)
     cluster = after_preemption(cluster, plan)
     report = verify(cluster, plan.placements, m, profile)
     if must_verify and not report.ok:
@@ -218,7 +226,9 @@ def judge_column(name: str, cluster: Cluster, plan: Plan, m: Policy, *, must_ver
                                f"violation(s), first: {bad[0].pod} on {bad[0].node}: {bad[0].plugin}: {bad[0].reason}")
     placed = {k: n for k, n in plan.placements.items() if n}
     state = final_state(cluster, placed)
-    to_place: Counter[int] = Counter(p.priority for p in cluster.pending)
+    to_place: Counter[int] = Counter(batch.values())
+    placed_batch: Counter[int] = Counter(batch[k] for k in placed if k in batch)
+    made = [p.key for p in plan.recreated]
     nodes_used = sum(1 for info in state.nodes.values() if info.pods)
     apps = sum(1 for info in state.nodes.values() if any(not _is_daemon(p) for p in info.pods.values()))
     return Column(
@@ -226,7 +236,25 @@ def judge_column(name: str, cluster: Cluster, plan: Plan, m: Policy, *, must_ver
         placements=placed, pending=dict(plan.pending), usage=usage(state), skew=tuple(schedule_anyway_groups(state)),
         nodes_used=nodes_used, nodes_used_apps=apps, running=len(state.node_of), bound=dict(plan.bound),
         gap=plan.gap, wall_seconds=None if name == CURRENT else plan.wall_seconds, notes=plan.notes,
-        victims=len(plan.removed))
+        victims=len(plan.removed),
+        placed_batch={q: placed_batch.get(q, 0) for q in sorted(to_place, reverse=True)},
+        recreated=(sum(1 for k in made if k in placed), len(made)), pdb_broken=broken)
+
+
+def pdb_overruns(cluster: Cluster, victims: frozenset[str]) -> tuple[str, ...]:
+    """The PodDisruptionBudgets that evicting `victims` breaks (more evictions spending the budget than its
+    disruptionsAllowed), in words. kube-scheduler's preemption breaks one when no other choice is left; solve
+    --preempt never does (without --allow-pdb-violations)."""
+    if not victims or not cluster.pdbs:
+        return ()
+    healthy = [(p, pod_ready(p)) for p in cluster.pods]
+    out = []
+    for pdb in cluster.pdbs:
+        b = budget(pdb, healthy, cluster.workloads)
+        spent = sum(1 for p, ok in healthy if p.key in victims and guards(pdb, p) and spends(p, ok, b))
+        if spent > b.allowed:
+            out.append(f"{pdb.key}: {spent} evicted, {b.allowed} allowed")
+    return tuple(out)
 
 
 def differences(pods: Sequence[Pod], a: Mapping[str, str], b: Mapping[str, str]) -> tuple[Difference, ...]:

@@ -1,0 +1,100 @@
+"""`--time-limit`: a number of wall seconds, or `auto` (the default), which scales with the input.
+
+The limit is a promise for the whole command (reading, greedy, search, verification, output). `auto` is
+resolved once the input is read, from its size, by one formula per command (docs/time-limits.md):
+
+    solve, explain --why-pending:  clamp(10 + 1.0e-6 x nodes x pods,  10 s, 300 s)
+    compare:                       2 x solve's (it solves twice when running pods can move), at most 600 s
+    rebalance:                     clamp(10 + 4.0e-6 x nodes x pods,  10 s, 600 s)
+
+where pods counts every pod of the input, running and pending. The coefficients are measured, not guessed:
+on 2 busy cores kube-scheduler's greedy places 3,408 pods on 1,000 nodes in about 6 s, building the search's
+model of 1,000 nodes x 10,000 pods takes 10-20 s more, and rebalance's target search at 1,000 nodes needs
+about 30 s before its first complete plan.
+
+Also here: when greedy alone takes the time a search would need, the words that say so
+(optimizer.pipeline computes the limit a search needs).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+AUTO = "auto"
+
+# (base seconds, seconds per node x pod, floor, ceiling) per command
+FORMULAS: dict[str, tuple[float, float, float, float]] = {
+    "solve": (10.0, 1.0e-6, 10.0, 300.0),
+    "explain": (10.0, 1.0e-6, 10.0, 300.0),
+    "compare": (20.0, 2.0e-6, 20.0, 600.0),
+    "rebalance": (10.0, 4.0e-6, 10.0, 600.0),
+}
+
+# A search after greedy needs at least this long, and at least this multiple of greedy's own time (building
+# the search's problem and model costs about what greedy did, measured at 1,000 and 5,000 nodes).
+MIN_SEARCH_SECONDS = 1.0
+SEARCH_PER_GREEDY = 1.0
+
+
+class TimeLimitError(ValueError):
+    """A --time-limit that is neither a positive finite number nor `auto`."""
+
+
+def parse(value: object) -> float | None:
+    """`auto` -> None; a positive finite number of seconds -> float; anything else -> TimeLimitError."""
+    if value is None:
+        return None
+    if isinstance(value, str) and value.strip().lower() == AUTO:
+        return None
+    try:
+        seconds = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise TimeLimitError(f"--time-limit {value}: not a number of seconds nor 'auto'") from None
+    if math.isnan(seconds) or math.isinf(seconds):
+        raise TimeLimitError(f"--time-limit {value}: must be a finite number of seconds (or 'auto')")
+    if seconds <= 0:
+        raise TimeLimitError(f"--time-limit {value}: must be more than 0 seconds (or 'auto')")
+    return seconds
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """The limit a command runs with, and how it was chosen (for the notes and -o json)."""
+
+    seconds: float
+    auto: bool
+    formula: str = ""  # the formula with the input's numbers, when auto
+
+    def note(self) -> str:
+        if not self.auto:
+            return f"time limit: {self.seconds:g}s (--time-limit)"
+        return f"time limit: auto, {self.seconds:g}s ({self.formula})"
+
+
+def auto_limit(command: str, nodes: int, pods: int) -> Resolved:
+    """The `auto` limit of `command` for an input of `nodes` nodes and `pods` pods (running + pending)."""
+    base, per, floor, ceiling = FORMULAS[command]
+    raw = base + per * nodes * pods
+    seconds = float(round(min(ceiling, max(floor, raw))))
+    formula = (f"{base:g} + {per:.1e} x {nodes} nodes x {pods} pods, between {floor:g} and {ceiling:g} "
+               f"seconds")
+    return Resolved(seconds, True, formula)
+
+
+def resolve(command: str, given: float | None, nodes: int, pods: int) -> Resolved:
+    """`given` seconds (not auto), else the auto limit for this input."""
+    if given is not None:
+        return Resolved(given, False)
+    return auto_limit(command, nodes, pods)
+
+
+def greedy_kept_note(greedy_seconds: float, elapsed: float, limit: float, needed: float) -> str:
+    """Plain words for a plan that is greedy's because greedy left no time to search."""
+    over = elapsed - limit
+    where = (f"{over:.1f}s past the {limit:g}s limit" if over > 0
+             else f"leaving {limit - elapsed:.1f}s of the {limit:g}s limit, too little to search")
+    return (f"greedy's plan kept, not searched: kube-scheduler's greedy took {greedy_seconds:.1f}s "
+            f"({elapsed:.1f}s since the command started, {where}); a search needs --time-limit {needed:g} or more")
+
+
+KEPT_PREFIX = "greedy's plan kept, not searched"
