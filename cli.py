@@ -569,14 +569,21 @@ def explain(files: Sequence[str], output: str, pod_patterns: Sequence[str], per_
         if per_node is None:
             per_node = len(asked or cluster.pending) <= SUMMARY_PODS and len(cluster.nodes) <= SUMMARY_NODES
         full = output != "table" or per_node
+        if output != "table":
+            # written one pod at a time: every node of every pod does not fit in memory as one document
+            from .optimizer.explain import iter_explain
+            from .optimizer.render.inputs import stream_explain_document
+
+            with timed("judge and write: every node for each asked pod"):
+                stream_explain_document(iter_explain(final, profiles, pods=asked, placements=plan.placements),
+                                        lambda: plan.preemptions, output,
+                                        lambda text: click.echo(text, nl=False))
+            return
         with timed("judge: every node for each asked pod"):
             pods = run(final, profiles, pods=asked, placements=plan.placements, scores=full)
-        if output != "table":
-            emit(dump(explain_document(pods, plan.preemptions), output))
-        else:
-            emit(explain_table(pods) if full else explain_summary(pods))
-            for p in plan.preemptions:
-                emit(f"preemption: {p.preemptor} on {p.node} evicts {', '.join(p.victims)}")
+        emit(explain_table(pods) if full else explain_summary(pods))
+        for p in plan.preemptions:
+            emit(f"preemption: {p.preemptor} on {p.node} evicts {', '.join(p.victims)}")
         return
     from .optimizer.pipeline import Deadline, check, optimal_plan
     from .optimizer.runner import SolverParams

@@ -194,3 +194,37 @@ def test_a_fallback_plan_reports_its_own_objective_and_gap_not_the_searchs(gener
     if len(greedy.placements) == len(cluster.pending):
         assert fixed.gaps["placed"]["absolute"] == 0 and fixed.gap is None  # placed met; P has no bound
     assert all("placed 73" not in n for n in fixed.notes)
+
+
+# ------------------------------------------------------------------------------------ explain, validate
+
+
+@pytest.mark.parametrize("fmt", ["json", "yaml"])
+@pytest.mark.parametrize("instance", ["web-store.yaml", "preemption.yaml"])
+def test_explain_streams_the_same_document_it_would_print_whole(fmt: str, instance: str) -> None:
+    from podplan.models.loader import load_paths
+    from podplan.optimizer.defaultpreemption import after_preemption
+    from podplan.optimizer.explain import explain
+    from podplan.optimizer.pipeline import greedy_plan
+    from podplan.optimizer.render.inputs import explain_document
+    from podplan.optimizer.render.plans import dump
+
+    path = str(ROOT / "instances" / instance)
+    result = run("explain", path, "-o", fmt)
+    assert result.exit_code == 0
+    cluster = load_paths([path])
+    plan = greedy_plan(cluster, preemption=True)
+    whole = dump(explain_document(explain(after_preemption(cluster, plan), placements=plan.placements),
+                                  plan.preemptions), fmt)
+    assert result.stdout.rstrip("\n") == whole.rstrip("\n")
+
+
+def test_validate_counts_each_workloads_pending_pods(generated: Path) -> None:
+    doc = json.loads(run("validate", str(generated), "-o", "json").stdout)
+    from podplan.models.loader import load_paths
+
+    cluster = load_paths([str(generated)])
+    expected = Counter(p.workload for p in cluster.pending)
+    assert {w["workload"]: w["pending"] for w in doc["workloads"]} == \
+        {w.key: expected.get(w.key, 0) for w in cluster.workloads}
+    assert sum(w["pending"] for w in doc["workloads"]) > 0
