@@ -244,11 +244,13 @@ TIME_LIMIT = TimeLimit()
 AUTO_HELP = " Default auto: scaled to the input's nodes x pods (docs/time-limits.md), shown in the notes."
 
 
-def resolve_limit(command: str, given_seconds: float | None, cluster: Cluster) -> Any:
-    """The --time-limit this command runs with (optimizer.timelimit.Resolved), from the input read."""
+def resolve_limit(command: str, given_seconds: float | None, cluster: Cluster, started: float) -> Any:
+    """The --time-limit this command runs with (optimizer.timelimit.Resolved), from the input read; `started`:
+    the command's start (perf_counter), so that auto adds the time reading took."""
     from .optimizer.timelimit import resolve
 
-    limit = resolve(command, given_seconds, len(cluster.nodes), len(cluster.pods) + len(cluster.pending))
+    limit = resolve(command, given_seconds, len(cluster.nodes), len(cluster.pods) + len(cluster.pending),
+                    reading=time.perf_counter() - started)
     progress(limit.note())
     return limit
 
@@ -469,7 +471,7 @@ def solve(ctx: click.Context, files: Sequence[str], output: str, emit_kind: str,
     profiles = load_profiles(scheduler_config)
     cluster = load_input(files)
     batch, held = held_back(cluster, profiles)
-    limit = resolve_limit("solve", time_limit, batch)
+    limit = resolve_limit("solve", time_limit, batch, started)
     time_limit = limit.seconds
     deadline = Deadline(started, time_limit)
     profile = profiles.for_batch(batch.pending)
@@ -590,7 +592,7 @@ def explain(files: Sequence[str], output: str, pod_patterns: Sequence[str], per_
     from .optimizer.solve import why_pending as blockers_of
 
     profile = profiles.for_batch(cluster.pending)
-    limit = resolve_limit("explain", time_limit, cluster)
+    limit = resolve_limit("explain", time_limit, cluster, time.perf_counter())
     params = SolverParams(time_limit=limit.seconds, gang=gang, strategy=profiles.strategy(profile))
     with timed("solve"):
         plan, _ = optimal_plan(cluster, params, deadline=Deadline.start(limit.seconds), profile=profile)
@@ -645,7 +647,7 @@ def compare(files: Sequence[str], time_limit: float, workers: int, seed: int, ga
     note = held.note()
     if note is not None:
         click.echo(f"note: {note}", err=True)
-    limit = resolve_limit("compare", time_limit, cluster)
+    limit = resolve_limit("compare", time_limit, cluster, started)
     time_limit = limit.seconds
     deadline = Deadline(started, time_limit)
     profile = profiles.for_batch(cluster.pending)
@@ -733,7 +735,7 @@ def rebalance(ctx: click.Context, files: Sequence[str], goal: str | None, drain:
     policy = load_policy(policy_file)
     profiles = load_profiles(scheduler_config)
     cluster = load_input(files, batch=False)  # the scope says which running pods may move
-    limit = resolve_limit("rebalance", time_limit, cluster)
+    limit = resolve_limit("rebalance", time_limit, cluster, started)
     time_limit = limit.seconds
     deadline = Deadline(started, time_limit)
     profile = profiles.for_batch(cluster.pods)  # the replacements are scheduled by their pods' profile

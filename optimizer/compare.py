@@ -310,7 +310,9 @@ def compare(cluster: Cluster, params: SolverParams | None = None, policy: Policy
     deadline = deadline or Deadline.start(params.time_limit)
     nodes = {n.name for n in cluster.nodes}
     moving = [p for p in movable(cluster, move_policy) if p.node_name in nodes] if not preempt else []
-    first = deadline if not moving else Deadline(time.perf_counter(), deadline.left() / 2)
+    # the first half keeps the command's start, so that what it reports (time spent, limit needed) is the command's
+    first = deadline if not moving else Deadline(deadline.started,
+                                                 time.perf_counter() - deadline.started + deadline.left() / 2)
     if preempt:
         greedy = greedy_plan(cluster, params.seed, gang=params.gang, profile=profile, interrupt=interrupt,
                              preemption=True)

@@ -153,11 +153,14 @@ def _no_time_to_search(cluster: Cluster, params: SolverParams, policy: Policy, d
     GREEDY_FALLBACK, every figure computed from greedy's plan, and a note that says how long greedy took
     and what limit a search needs."""
     end = deadline.at - reserve(cluster, deadline.limit)
-    if end - time.perf_counter() >= max(MIN_SEARCH_SECONDS, SEARCH_PER_GREEDY * greedy.wall_seconds):
+    left = end - time.perf_counter()
+    if left >= max(MIN_SEARCH_SECONDS, SEARCH_PER_GREEDY * greedy.wall_seconds):
         return None
     needed = search_needs(cluster, deadline, greedy.wall_seconds)
-    elapsed = time.perf_counter() - deadline.started
-    note = greedy_kept_note(greedy.wall_seconds, elapsed, deadline.limit, needed)
+    if 0 < deadline.limit < params.time_limit:
+        # this search has a share of the command's limit (compare's first half): the command needs as much more
+        needed = float(math.ceil(needed * params.time_limit / deadline.limit))
+    note = greedy_kept_note(greedy.wall_seconds, left, params.time_limit, needed)
     return restate(cluster, replace(greedy, status=Status.GREEDY_FALLBACK, workers=params.workers,
                                     seed=params.seed, wall_seconds=greedy.wall_seconds,
                                     notes=greedy.notes + (note,)), policy)

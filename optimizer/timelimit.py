@@ -1,7 +1,8 @@
 """`--time-limit`: a number of wall seconds, or `auto` (the default), which scales with the input.
 
 The limit is a promise for the whole command (reading, greedy, search, verification, output). `auto` is
-resolved once the input is read, from its size, by one formula per command (docs/time-limits.md):
+resolved once the input is read: the seconds reading took, plus one formula per command of the input's size
+(docs/time-limits.md):
 
     solve, explain --why-pending:  clamp(10 + 1.0e-6 x nodes x pods,  10 s, 300 s)
     compare:                       2 x solve's (it solves twice when running pods can move), at most 600 s
@@ -18,6 +19,7 @@ Also here: when greedy alone takes the time a search would need, the words that 
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 
 AUTO = "auto"
@@ -71,30 +73,39 @@ class Resolved:
         return f"time limit: auto, {self.seconds:g}s ({self.formula})"
 
 
-def auto_limit(command: str, nodes: int, pods: int) -> Resolved:
-    """The `auto` limit of `command` for an input of `nodes` nodes and `pods` pods (running + pending)."""
+def auto_limit(command: str, nodes: int, pods: int, reading: float = 0.0) -> Resolved:
+    """The `auto` limit of `command` for an input of `nodes` nodes and `pods` pods (running + pending), on top
+    of the `reading` seconds already spent reading it (the limit counts from the command's start, and how
+    long reading takes depends on the machine's load more than on anything podplan chooses)."""
     base, per, floor, ceiling = FORMULAS[command]
     raw = base + per * nodes * pods
-    seconds = float(round(min(ceiling, max(floor, raw))))
-    formula = (f"{base:g} + {per:.1e} x {nodes} nodes x {pods} pods, between {floor:g} and {ceiling:g} "
-               f"seconds")
+    work = float(round(min(ceiling, max(floor, raw))))
+    seconds = float(math.ceil(reading + work))
+    formula = (f"{reading:.0f}s reading + {work:g}s: {base:g} + {per:.1e} x {nodes} nodes x {pods} pods, "
+               f"between {floor:g} and {ceiling:g} seconds")
     return Resolved(seconds, True, formula)
 
 
-def resolve(command: str, given: float | None, nodes: int, pods: int) -> Resolved:
-    """`given` seconds (not auto), else the auto limit for this input."""
+def resolve(command: str, given: float | None, nodes: int, pods: int, reading: float = 0.0) -> Resolved:
+    """`given` seconds (not auto), else the auto limit for this input read in `reading` seconds."""
     if given is not None:
         return Resolved(given, False)
-    return auto_limit(command, nodes, pods)
+    return auto_limit(command, nodes, pods, reading)
 
 
-def greedy_kept_note(greedy_seconds: float, elapsed: float, limit: float, needed: float) -> str:
-    """Plain words for a plan that is greedy's because greedy left no time to search."""
-    over = elapsed - limit
-    where = (f"{over:.1f}s past the {limit:g}s limit" if over > 0
-             else f"leaving {limit - elapsed:.1f}s of the {limit:g}s limit, too little to search")
-    return (f"greedy's plan kept, not searched: kube-scheduler's greedy took {greedy_seconds:.1f}s "
-            f"({elapsed:.1f}s since the command started, {where}); a search needs --time-limit {needed:g} or more")
+def greedy_kept_note(greedy_seconds: float, left: float, limit: float, needed: float) -> str:
+    """Plain words for a plan that is greedy's because greedy left no time to search: greedy's time, what
+    the search had left of the command's --time-limit `limit`, and the limit a search needs."""
+    where = (f"{-left:.1f}s past the end of the {limit:g}s time limit" if left < 0
+             else f"leaving {left:.1f}s of the {limit:g}s time limit, too little to search")
+    return (f"{KEPT_PREFIX}: kube-scheduler's greedy took {greedy_seconds:.1f}s, {where}; "
+            f"a search needs --time-limit {needed:g} or more")
+
+
+def kept_in_short(note: str) -> str:
+    """compare's table cell for a kept-greedy note: greedy's time and the limit needed."""
+    m = re.search(r"greedy took ([\d.]+s).*--time-limit ([\d.]+)", note)
+    return f"greedy took {m[1]}; a search needs --time-limit {m[2]}" if m else note
 
 
 KEPT_PREFIX = "greedy's plan kept, not searched"

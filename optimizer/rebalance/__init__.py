@@ -18,6 +18,7 @@ are assumed to become Ready (the script waits for it).
 """
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import replace
 
@@ -75,7 +76,12 @@ def rebalance(cluster: Cluster, params: RebalanceParams, deadline: float | None 
     notes.extend(Note(n) for n in found.notes)
     target, free = found.target, found.free
     if target is None:
-        why = " within the time limit" if time.perf_counter() >= target_end else ""
+        # out of time: name the limit and what to try (the search had TARGET_SHARE of it; a target found at
+        # all is what the next limit buys, so at least twice as much)
+        had = target_end - started
+        why = (f" within the {params.time_limit:g}s time limit (the target search had {had:.0f}s of it); "
+               f"try --time-limit {math.ceil(2 * params.time_limit)} or more"
+               if time.perf_counter() >= target_end else "")
         blocked.append(Blocked("-", R_NO_TARGET.format(why=why)))
         where = {p.key: p.node_name for p in base.pods}
         before = metrics(base, where, (), params.drain, params.policy, params.profile)

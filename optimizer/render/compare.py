@@ -17,14 +17,14 @@ def _r(x: float) -> float:
 def searched(c: Column) -> str:
     """How far the column's plan was searched, in words, from its notes: every optimal column says when it is
     greedy's plan kept (never searched), in the table and the report, not only in -o json's notes."""
-    from ..timelimit import KEPT_PREFIX
+    from ..timelimit import KEPT_PREFIX, kept_in_short
 
     if c.name in ("greedy", "current"):
         return "-"  # kube-scheduler's plan, or the input: nothing to search
     notes = c.notes
     kept = next((n for n in notes if n.startswith(KEPT_PREFIX)), None)
     if kept is not None:
-        return "no: greedy's plan kept (" + kept.split(": ", 1)[1] + ")"
+        return "no: greedy's plan kept (" + kept_in_short(kept) + ")"
     if any(n.startswith("interrupted") for n in notes):
         return "interrupted: best plan so far"
     fallback = next((n for n in notes if n.startswith(("greedy fallback:", "warm start kept"))), None)
