@@ -19,6 +19,7 @@ are assumed to become Ready (the script waits for it).
 from __future__ import annotations
 
 import math
+import sys
 import time
 from dataclasses import replace
 
@@ -72,7 +73,11 @@ def rebalance(cluster: Cluster, params: RebalanceParams, deadline: float | None 
 
     reserve = RESERVE_PER_POD * len(base.pods)
     target_end = time.perf_counter() + max(0.0, end - reserve - time.perf_counter()) * TARGET_SHARE
+    _say(params, f"rebalance: {len(movers.free)} pod(s) may move, {len(blocked)} blocked; the target search has "
+                 f"{max(0.0, target_end - time.perf_counter()):.1f}s: {time.perf_counter() - started:.1f}s")
     found = find_target(base, movers.free, params, target_end, movers.guarded, initial_bad)
+    _say(params, f"rebalance: target {'found' if found.target is not None else 'not found'}: "
+                 f"{time.perf_counter() - started:.1f}s")
     notes.extend(Note(n) for n in found.notes)
     target, free = found.target, found.free
     if target is None:
@@ -97,6 +102,8 @@ def rebalance(cluster: Cluster, params: RebalanceParams, deadline: float | None 
 
     waves, stuck, final = waves_to(base, target, free, params, healthy, initial_bad, deadline=end - reserve,
                                    pdbs=pdbs)
+    _say(params, f"rebalance: {len(waves)} wave(s), {len(stuck)} move(s) left over: "
+                 f"{time.perf_counter() - started:.1f}s")
     blocked += stuck
     moved = {m.key for w in waves for m in w.moves}
     before = metrics(base, {p.key: p.node_name for p in base.pods}, (), params.drain, params.policy, params.profile)
@@ -105,3 +112,9 @@ def rebalance(cluster: Cluster, params: RebalanceParams, deadline: float | None 
     return RebalancePlan(params.goal, params.drain, not blocked, tuple(blocked), tuple(waves), before, after,
                          target.status, target.levels, tuple(notes), time.perf_counter() - started, final,
                          len(cluster.pending))
+
+
+def _say(params: RebalanceParams, line: str) -> None:
+    """A progress line on stderr (--verbose, or a terminal): a long rebalance is never silent."""
+    if params.log_progress:
+        print(line, file=sys.stderr, flush=True)
