@@ -63,6 +63,8 @@ def rebalance(cluster: Cluster, params: RebalanceParams, deadline: float | None 
     drained = set(params.drain)
 
     healthy = {p.key: pod_ready(p) for p in base.pods}
+    _say(params, f"rebalance: judging the current state's {len(base.pods)} pod(s): "
+                 f"{time.perf_counter() - started:.1f}s")
     initial_bad = violations_by_pod(state_of(base, {}), params.profile)
     pdbs = PdbIndex.of(base)
     start_budgets = pdbs.budgets(healthy)
