@@ -232,3 +232,4 @@ def test_validate_counts_each_workloads_pending_pods(generated: Path) -> None:
     assert {w["workload"]: w["pending"] for w in doc["workloads"]} == \
         {w.key: expected.get(w.key, 0) for w in cluster.workloads}
     assert sum(w["pending"] for w in doc["workloads"]) > 0
+
