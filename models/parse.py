@@ -197,7 +197,15 @@ def is_extended_resource(name: str) -> bool:
     return domain != "kubernetes.io" and not domain.endswith(".kubernetes.io")
 
 
+_UNITS: dict[tuple[str, bool], int] = {}  # (text, is cpu) -> podplan's integer unit, for valid quantities
+
+
 def _quantity(ctx: Ctx, name: str, value: Any, path: str) -> int:
+    cpu = name == "cpu"
+    if type(value) is str:
+        known = _UNITS.get((value, cpu))
+        if known is not None and not is_extended_resource(name):
+            return known  # checked before: valid, not negative (an extended resource is checked every time)
     try:
         exact = parse_quantity(value)
     except QuantityError as exc:
@@ -207,7 +215,10 @@ def _quantity(ctx: Ctx, name: str, value: Any, path: str) -> int:
     # Devices come whole: upstream validation rejects a fractional extended resource.
     if is_extended_resource(name) and exact.denominator != 1 and ctx.strict:
         raise ctx.fail(path, f"must be a whole number for extended resource {name}, got {value}")
-    return to_milli(exact) if name == "cpu" else to_int(exact)
+    unit = to_milli(exact) if cpu else to_int(exact)
+    if type(value) is str and len(_UNITS) < 100_000:
+        _UNITS[(value, cpu)] = unit
+    return unit
 
 
 def _resources(ctx: Ctx, value: Any, path: str) -> dict[str, int]:
