@@ -95,7 +95,7 @@ def test_auto_grows_with_nodes_times_pods_between_its_floor_and_ceiling() -> Non
 def test_solve_runs_with_auto_by_default_and_says_so_in_the_table_and_the_json(generated: Path) -> None:
     table = run("solve", str(generated))
     assert table.exit_code == 0
-    note = re.search(r"note: time limit: auto, (\d+)s \((\d+)s reading \+ 10s: 10 \+ 1.0e-06 x 50 nodes x \d+ pods",
+    note = re.search(r"note: time limit: auto, (\d+)s \((\d+)s reading \+ 10s: 10 \+ 3.0e-06 x 50 nodes x \d+ pods",
                      table.stdout)
     assert note is not None, table.stdout
     assert int(note[1]) >= 10 + int(note[2])  # the time reading took comes on top of the formula
