@@ -242,11 +242,51 @@ def output_option(f: Callable[..., Any]) -> Callable[..., Any]:
                         callback=wide_as_table, help="Output format (wide: the table, with node details).")(f)
 
 
+class TimeLimit(click.ParamType):
+    """--time-limit: seconds (a positive finite number) or `auto` -> float, or None for auto (resolved from the
+    input's size once it is read: optimizer.timelimit). nan, inf, 0 and negative numbers are refused in one
+    line, exit 2."""
+
+    name = "SECONDS|auto"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float | None:
+        from .optimizer.timelimit import TimeLimitError, parse
+
+        if value is None or isinstance(value, float):
+            return value
+        try:
+            return parse(value)
+        except TimeLimitError as exc:
+            raise PodplanError(str(exc)) from None
+
+
+TIME_LIMIT = TimeLimit()
+AUTO_HELP = " Default auto: scaled to the input's nodes x pods (docs/time-limits.md), shown in the notes."
+
+
+def resolve_limit(command: str, given_seconds: float | None, cluster: Cluster, started: float) -> Any:
+    """The --time-limit this command runs with (optimizer.timelimit.Resolved), from the input read; `started`:
+    the command's start (perf_counter), so that auto adds the time reading took."""
+    from .optimizer.timelimit import resolve
+
+    limit = resolve(command, given_seconds, len(cluster.nodes), len(cluster.pods) + len(cluster.pending),
+                    reading=time.perf_counter() - started)
+    progress(limit.note())
+    return limit
+
+
+def with_limit_note(plan: Any, limit: Any) -> Any:
+    """The plan with the time limit it ran with as its first note (-o table and -o json show notes)."""
+    from dataclasses import replace
+
+    return replace(plan, notes=(limit.note(), *plan.notes))
+
+
 def solver_options(time_limit: float, time_help: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """--time-limit, --workers, --seed, --gang, --strategy, --policy (solve, compare)."""
     options = [
-        click.option("--time-limit", type=click.FloatRange(min=0.1), default=time_limit, show_default=True,
-                     help=time_help),
+        click.option("--time-limit", type=TIME_LIMIT, default="auto", show_default=True,
+                     help=time_help + AUTO_HELP),
         click.option("--workers", type=click.IntRange(min=1), default=2, show_default=True,
                      help="CP-SAT search workers."),
         click.option("--seed", type=int, default=0, show_default=True,
@@ -428,7 +468,7 @@ def simulate(files: Sequence[str], output: str, emit_kind: str, seed: int, perce
 @files_argument
 @output_option
 @emit_option
-@solver_options(30.0, "Wall seconds for the whole command: reading, greedy warm start, search, output.")
+@solver_options(0.0, "Wall seconds for the whole command: reading, greedy warm start, search, output.")
 @scheduler_config_option
 @click.option("--preempt", is_flag=True,
               help="Running pods of lower priority than a pending pod may be evicted to place it (optimal batch "
@@ -450,11 +490,14 @@ def solve(ctx: click.Context, files: Sequence[str], output: str, emit_kind: str,
     if not preempt and (allow_pdb_violations or emit_kind == "evictions"):
         refuse(f"{'--allow-pdb-violations' if allow_pdb_violations else '--emit evictions'} needs --preempt "
                "(without it solve evicts nobody)")
-    deadline = Deadline.start(time_limit)
+    started = Deadline.start(0.0).started  # the limit is the whole command's: reading the input included
     policy = load_policy(policy_file)
     profiles = load_profiles(scheduler_config)
     cluster = load_input(files)
     batch, held = held_back(cluster, profiles)
+    limit = resolve_limit("solve", time_limit, batch, started)
+    time_limit = limit.seconds
+    deadline = Deadline(started, time_limit)
     profile = profiles.for_batch(batch.pending)
     params = SolverParams(time_limit=time_limit, workers=workers, seed=seed, gang=gang,
                           strategy=strategy or profiles.strategy(profile),
@@ -471,6 +514,7 @@ def solve(ctx: click.Context, files: Sequence[str], output: str, emit_kind: str,
                 if note.startswith("warm start:"):
                     progress(note)
     progress(f"search: {plan.status}, {len(plan.placements)} placed: {plan.wall_seconds:.2f}s")
+    plan = with_limit_note(plan, limit)
     # with --preempt the final state has no victims and holds their controllers' new pods
     print_plan(after_preemption(cluster, plan), held.into(plan), output, emit_kind, policy, profile,
                evictions_from=cluster)
@@ -517,8 +561,8 @@ def verify(files: Sequence[str], output: str, policy_file: str | None, scheduler
 @click.option("--summary", "summary_flag", is_flag=True, help="One line per pod, whatever the input's size.")
 @click.option("--why-pending", is_flag=True,
               help="Solve first, then name the rules (object and field) that keep each pod the optimum leaves pending.")
-@click.option("--time-limit", type=click.FloatRange(min=0.1), default=30.0, show_default=True,
-              help="With --why-pending: wall seconds for the solve.")
+@click.option("--time-limit", type=TIME_LIMIT, default="auto", show_default=True,
+              help="With --why-pending: wall seconds for the solve." + AUTO_HELP)
 @click.option("--gang", is_flag=True, help="With --why-pending: every workload all-or-nothing.")
 @scheduler_config_option
 def explain(files: Sequence[str], output: str, pod_patterns: Sequence[str], nodes_flag: bool, summary_flag: bool,
@@ -559,23 +603,31 @@ def explain(files: Sequence[str], output: str, pod_patterns: Sequence[str], node
         if per_node is None:
             per_node = len(asked or cluster.pending) <= SUMMARY_PODS and len(cluster.nodes) <= SUMMARY_NODES
         full = output != "table" or per_node
+        if output != "table":
+            # written one pod at a time: every node of every pod does not fit in memory as one document
+            from .optimizer.explain import iter_explain
+            from .optimizer.render.inputs import stream_explain_document
+
+            with timed("judge and write: every node for each asked pod"):
+                stream_explain_document(iter_explain(final, profiles, pods=asked, placements=plan.placements),
+                                        lambda: plan.preemptions, output,
+                                        lambda text: click.echo(text, nl=False))
+            return
         with timed("judge: every node for each asked pod"):
             pods = run(final, profiles, pods=asked, placements=plan.placements, scores=full)
-        if output != "table":
-            emit(dump(explain_document(pods, plan.preemptions), output))
-        else:
-            emit(explain_table(pods) if full else explain_summary(pods))
-            for p in plan.preemptions:
-                emit(f"preemption: {p.preemptor} on {p.node} evicts {', '.join(p.victims)}")
+        emit(explain_table(pods) if full else explain_summary(pods))
+        for p in plan.preemptions:
+            emit(f"preemption: {p.preemptor} on {p.node} evicts {', '.join(p.victims)}")
         return
     from .optimizer.pipeline import Deadline, check, optimal_plan
     from .optimizer.runner import SolverParams
     from .optimizer.solve import why_pending as blockers_of
 
     profile = profiles.for_batch(cluster.pending)
-    params = SolverParams(time_limit=time_limit, gang=gang, strategy=profiles.strategy(profile))
+    limit = resolve_limit("explain", time_limit, cluster, time.perf_counter())
+    params = SolverParams(time_limit=limit.seconds, gang=gang, strategy=profiles.strategy(profile))
     with timed("solve"):
-        plan, _ = optimal_plan(cluster, params, deadline=Deadline.start(time_limit), profile=profile)
+        plan, _ = optimal_plan(cluster, params, deadline=Deadline.start(limit.seconds), profile=profile)
         check(cluster, plan, profile=profile)  # the verify gate: its pending pods are printed
     with timed(f"why pending: {len(plan.pending)} pod(s)"):
         doc = why_pending_document(plan, blockers_of(cluster, plan, params, pods=asked, profile=profile))
@@ -610,7 +662,7 @@ def report_dir_writable(path: str) -> None:
 
 @main.command("compare")
 @files_argument
-@solver_options(10.0, "Wall seconds for the whole comparison (with movable pods: half for the optimum, half "
+@solver_options(0.0, "Wall seconds for the whole comparison (with movable pods: half for the optimum, half "
                       "for the re-placement, which starts from the optimum).")
 @output_option
 @click.option("--report", "report_dir", type=click.Path(file_okay=False), default=None,
@@ -637,13 +689,16 @@ def compare(files: Sequence[str], time_limit: float, workers: int, seed: int, ga
         refuse("--allow-pdb-violations needs --preempt (without it compare evicts nobody)")
     if report_dir is not None:
         report_dir_writable(report_dir)
-    deadline = Deadline.start(time_limit)
+    started = Deadline.start(0.0).started  # the limit is the whole command's: reading the input included
     policy = load_policy(policy_file)
     profiles = load_profiles(scheduler_config)
     cluster, held = held_back(load_input(files), profiles)
     note = held.note()
     if note is not None:
         click.echo(f"note: {note}", err=True)
+    limit = resolve_limit("compare", time_limit, cluster, started)
+    time_limit = limit.seconds
+    deadline = Deadline(started, time_limit)
     profile = profiles.for_batch(cluster.pending)
     params = SolverParams(time_limit=time_limit, workers=workers, seed=seed, gang=gang,
                           strategy=strategy or profiles.strategy(profile),
@@ -653,6 +708,7 @@ def compare(files: Sequence[str], time_limit: float, workers: int, seed: int, ga
         doc = to_dict(run(cluster, params, policy, MovePolicy(scope=movable_scope()), deadline=deadline,
                           interrupt=interrupt, profile=profile, preempt=preempt,
                           allow_pdb_violations=allow_pdb_violations))
+    doc["time_limit"] = {"seconds": limit.seconds, "auto": limit.auto, "formula": limit.formula or None}
     if report_dir is not None:
         from .optimizer.render.report import write_report
 
@@ -692,9 +748,9 @@ def generate(nodes: int, pods: int, seed: int, profile: str, utilization: float)
 @click.option("--drain", multiple=True, metavar="NODE",
               help="What-if: the node must end empty of movable pods (repeatable, emptied in this order).")
 @click.option("--max-moves", type=click.IntRange(min=0), default=None, help="At most this many evictions.")
-@click.option("--time-limit", type=click.FloatRange(min=0.1), default=10.0, show_default=True,
+@click.option("--time-limit", type=TIME_LIMIT, default="auto", show_default=True,
               help="Wall seconds for the whole command (load, target, waves, output); Ctrl-C prints the best "
-                   "plan so far.")
+                   "plan so far." + AUTO_HELP)
 @click.option("--workers", type=click.IntRange(min=1), default=2, show_default=True, help="CP-SAT search workers.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of CP-SAT and of the landing simulation.")
 @click.option("--evict-local-storage", is_flag=True, help="Pods with emptyDir/hostPath volumes may move.")
@@ -729,10 +785,13 @@ def rebalance(ctx: click.Context, files: Sequence[str], goal: str | None, drain:
         raise RebalanceError(f"--emit script prints a bash script: -o {output} does not apply")
     if emit_kind == "evictions" and output == "table":
         raise RebalanceError("--emit evictions prints manifests: -o yaml or -o json, not -o table")
-    deadline = Deadline.start(time_limit)  # the whole command, loading and printing included
+    started = Deadline.start(0.0).started  # the whole command, loading and printing included
     policy = load_policy(policy_file)
     profiles = load_profiles(scheduler_config)
     cluster = load_input(files, batch=False)  # the scope says which running pods may move
+    limit = resolve_limit("rebalance", time_limit, cluster, started)
+    time_limit = limit.seconds
+    deadline = Deadline(started, time_limit)
     profile = profiles.for_batch(cluster.pods)  # the replacements are scheduled by their pods' profile
     params = RebalanceParams(goal=goal or (DRAIN if drain else "fix"), drain=tuple(drain), max_moves=max_moves,
                              time_limit=time_limit, workers=workers, seed=seed,

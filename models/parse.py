@@ -199,7 +199,15 @@ def is_extended_resource(name: str) -> bool:
     return domain != "kubernetes.io" and not domain.endswith(".kubernetes.io")
 
 
+_UNITS: dict[tuple[str, bool], int] = {}  # (text, is cpu) -> podplan's integer unit, for valid quantities
+
+
 def _quantity(ctx: Ctx, name: str, value: Any, path: str) -> int:
+    cpu = name == "cpu"
+    if type(value) is str:
+        known = _UNITS.get((value, cpu))
+        if known is not None and not is_extended_resource(name):
+            return known  # checked before: valid, not negative (an extended resource is checked every time)
     try:
         exact = parse_quantity(value)
     except QuantityError as exc:
@@ -209,11 +217,13 @@ def _quantity(ctx: Ctx, name: str, value: Any, path: str) -> int:
     # Devices come whole: upstream validation rejects a fractional extended resource.
     if is_extended_resource(name) and exact.denominator != 1 and ctx.strict:
         raise ctx.fail(path, f"must be a whole number for extended resource {name}, got {value}")
-    amount = to_milli(exact) if name == "cpu" else to_int(exact)
+    amount = to_milli(exact) if cpu else to_int(exact)
     if amount > MAX_AMOUNT:
         # Node arrays and CP-SAT hold 64-bit integers: sums of such amounts would overflow them.
         raise ctx.fail(path, f"{quote(str(value))} is out of range: podplan reads at most {MAX_AMOUNT} "
-                             f"{'millicores' if name == 'cpu' else 'units'}")
+                             f"{'millicores' if cpu else 'units'}")
+    if type(value) is str and len(_UNITS) < 100_000:
+        _UNITS[(value, cpu)] = amount
     return amount
 
 

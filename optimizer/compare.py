@@ -35,6 +35,7 @@ from .policy import Policy
 from .problem import pod_signature, visible_label_keys
 from .registry import DEFAULT_PROFILE
 from .defaultpreemption import after_preemption
+from .disruption import budget, guards, pod_ready, spends
 from .defaultpreemption.batch import solve_preempt
 from .pipeline import Deadline, greedy_plan, optimal_plan, placed_pod_rules, reserve
 from .runner import NEVER, Interrupt, SolverParams, Status
@@ -176,6 +177,11 @@ class Column:
     wall_seconds: float | None = None
     notes: tuple[str, ...] = ()
     victims: int = 0  # running pods the plan's preemptions evict (compare --preempt)
+    # the batch's pods placed per priority: every column counts the same pods (the input's pending ones), so a
+    # column whose preemption recreated evicted pods is not judged on a larger denominator
+    placed_batch: dict[int, int] = field(default_factory=dict)
+    recreated: tuple[int, int] = (0, 0)  # evicted pods' replacements: (placed, made)
+    pdb_broken: tuple[str, ...] = ()  # PodDisruptionBudgets the plan's preemptions evict past, in words
 
     @property
     def title(self) -> str:
@@ -211,6 +217,8 @@ def judge_column(name: str, cluster: Cluster, plan: Plan, m: Policy, *, must_ver
     """Verify `plan` on `cluster` and collect the column's numbers from the verifier's final state (after the
     plan's preemptions, if any: their victims gone, their controllers' new pods pending). kube: the plan is
     kube-scheduler's, whose final state may break placed pods' rules (counted in `violations`, not refused)."""
+    batch = {p.key: p.priority for p in cluster.pending}
+    broken = pdb_overruns(cluster, plan.removed)
     cluster = after_preemption(cluster, plan)
     report = verify(cluster, plan.placements, m, profile)
     allowed = placed_pod_rules(profile) if kube else frozenset()
@@ -220,7 +228,9 @@ def judge_column(name: str, cluster: Cluster, plan: Plan, m: Policy, *, must_ver
                                f"violation(s), first: {bad[0].pod} on {bad[0].node}: {bad[0].plugin}: {bad[0].reason}")
     placed = {k: n for k, n in plan.placements.items() if n}
     state = final_state(cluster, placed)
-    to_place: Counter[int] = Counter(p.priority for p in cluster.pending)
+    to_place: Counter[int] = Counter(batch.values())
+    placed_batch: Counter[int] = Counter(batch[k] for k in placed if k in batch)
+    made = [p.key for p in plan.recreated]
     nodes_used = sum(1 for info in state.nodes.values() if info.pods)
     apps = sum(1 for info in state.nodes.values() if any(not _is_daemon(p) for p in info.pods.values()))
     return Column(
@@ -228,7 +238,25 @@ def judge_column(name: str, cluster: Cluster, plan: Plan, m: Policy, *, must_ver
         placements=placed, pending=dict(plan.pending), usage=usage(state), skew=tuple(schedule_anyway_groups(state)),
         nodes_used=nodes_used, nodes_used_apps=apps, running=len(state.node_of), bound=dict(plan.bound),
         gap=plan.gap, wall_seconds=None if name == CURRENT else plan.wall_seconds, notes=plan.notes,
-        victims=len(plan.removed))
+        victims=len(plan.removed),
+        placed_batch={q: placed_batch.get(q, 0) for q in sorted(to_place, reverse=True)},
+        recreated=(sum(1 for k in made if k in placed), len(made)), pdb_broken=broken)
+
+
+def pdb_overruns(cluster: Cluster, victims: frozenset[str]) -> tuple[str, ...]:
+    """The PodDisruptionBudgets that evicting `victims` breaks (more evictions spending the budget than its
+    disruptionsAllowed), in words. kube-scheduler's preemption breaks one when no other choice is left; solve
+    --preempt never does (without --allow-pdb-violations)."""
+    if not victims or not cluster.pdbs:
+        return ()
+    healthy = [(p, pod_ready(p)) for p in cluster.pods]
+    out = []
+    for pdb in cluster.pdbs:
+        b = budget(pdb, healthy, cluster.workloads)
+        spent = sum(1 for p, ok in healthy if p.key in victims and guards(pdb, p) and spends(p, ok, b))
+        if spent > b.allowed:
+            out.append(f"{pdb.key}: {spent} evicted, {b.allowed} allowed")
+    return tuple(out)
 
 
 def greedy_breaks(greedy: Column, optimal: Column) -> str:
@@ -298,7 +326,9 @@ def compare(cluster: Cluster, params: SolverParams | None = None, policy: Policy
     deadline = deadline or Deadline.start(params.time_limit)
     nodes = {n.name for n in cluster.nodes}
     moving = [p for p in movable(cluster, move_policy) if p.node_name in nodes] if not preempt else []
-    first = deadline if not moving else Deadline(time.perf_counter(), deadline.left() / 2)
+    # the first half keeps the command's start, so that what it reports (time spent, limit needed) is the command's
+    first = deadline if not moving else Deadline(deadline.started,
+                                                 time.perf_counter() - deadline.started + deadline.left() / 2)
     if preempt:
         greedy = greedy_plan(cluster, params.seed, gang=params.gang, profile=profile, interrupt=interrupt,
                              preemption=True, kube=True)

@@ -9,7 +9,7 @@ that the other pending pods change it.
 """
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from ..models.objects import Cluster, Pod
@@ -69,6 +69,12 @@ def explain_pod(pod: Pod, state: ClusterState, candidates: Sequence[str] | None 
 
 def explain(cluster: Cluster, profile: Profile | Profiles = DEFAULT_PROFILE, pods: Sequence[str] | None = None,
             placements: Mapping[str, str] | None = None, scores: bool = True) -> list[PodExplanation]:
+    """Every asked pod's explanation (iter_explain, as a list)."""
+    return list(iter_explain(cluster, profile, pods, placements, scores))
+
+
+def iter_explain(cluster: Cluster, profile: Profile | Profiles = DEFAULT_PROFILE, pods: Sequence[str] | None = None,
+                 placements: Mapping[str, str] | None = None, scores: bool = True) -> Iterator[PodExplanation]:
     """The pending pods `pods` (keys; default: all) judged against the final state of `placements` (the
     batch's plan; default: none placed, i.e. the existing pods only), each without itself. scores=False
     skips the Score plugins (the summary reads filter verdicts only). Each pod is judged with its own profile
@@ -80,7 +86,6 @@ def explain(cluster: Cluster, profile: Profile | Profiles = DEFAULT_PROFILE, pod
                                                 *((by_key[k], n) for k, n in placements.items() if k in by_key)])
     alone = ClusterState.from_cluster(cluster) if placements else None
     none: Sequence[str] | None = None if scores else ()
-    out = []
     for pod in wanted:
         own = profile.judge_with(pod) if isinstance(profile, Profiles) else profile
         planned = placements.get(pod.key, "")
@@ -95,8 +100,7 @@ def explain(cluster: Cluster, profile: Profile | Profiles = DEFAULT_PROFILE, pod
             verdicts = run_filters(pod, alone, own.filters)
             if {v.node for v in verdicts if v.feasible} != feasible:
                 note = _message(verdicts)
-        out.append(replace(e, planned=planned, alone=note))
-    return out
+        yield replace(e, planned=planned, alone=note)
 
 
 def _message(verdicts: Sequence[NodeVerdict]) -> str:

@@ -4,15 +4,18 @@ compare (both optimal columns), explain --why-pending and the benchmarks all go 
 `simulate` goes through `greedy_plan`.
 
 Time: `Deadline` starts when the command starts (before the input is read), so `--time-limit` is a promise
-for the whole command: loading, greedy, search, verification and output. The greedy warm start gets a share of
-what is left; when it cannot finish, it hands its partial plan to the search, which completes it. A reserve
-proportional to the input's size is kept for verifying and printing the plan.
+for the whole command: loading, greedy, search, verification and output. The greedy warm start always runs to
+the end (kube-scheduler's plan is the floor of every answer: no answer places fewer pods per priority than
+`simulate`); when it leaves too little time to search, greedy's plan is returned as it is, with a note that
+says how long greedy took and what --time-limit a search needs (optimizer.timelimit). A reserve proportional
+to the input's size is kept for verifying and printing the plan.
 
 Every plan leaves through the verify gate: a plan the verifier rejects is a bug (PlanInvalidError, exit 3),
 never printed.
 """
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, replace
 
@@ -30,15 +33,17 @@ from .registry import DEFAULT_PROFILE
 from .runner import NEVER, Interrupt, SolverParams, Status
 from .solve import solve
 from .verify import Report, verify
+from .figures import restate
+from .timelimit import MIN_SEARCH_SECONDS, SEARCH_PER_GREEDY, greedy_kept_note
 from .warmstart import placed_by_priority, preference, preference_led
 
-GREEDY_SHARE = 0.5  # of the time left when greedy starts; the search gets the rest (and what greedy leaves)
 # Of the time left after greedy, what the preference-led pass may take (measured: 45 s of 300 at 5,000 nodes,
 # 4 s of 60 at 1,000); stopped short, its partial plan places fewer pods than greedy's and is not used.
 PREFERENCE_SHARE = 0.5
 # Kept for the verifier and the output, per pod of the input (measured: 10,000 pods verify and print in ≈ 2.5 s
-# on 2 busy cores), and never less than this share of the limit.
-RESERVE_PER_POD = 2.5e-4
+# on 2 busy cores; the verifier alone took 4.4 s of CPU for 10,000 pods at 1,000 nodes and 7 s of wall on a
+# shared machine), and never less than this share of the limit.
+RESERVE_PER_POD = 6e-4
 RESERVE_SHARE = 0.05
 
 
@@ -118,23 +123,63 @@ def optimal_plan(cluster: Cluster, params: SolverParams, policy: Policy | None =
     end = deadline.at - reserve(cluster, deadline.limit)
     name = "the given warm start"
     if warm_start is None:
-        greedy_end = time.perf_counter() + max(0.0, end - time.perf_counter()) * GREEDY_SHARE
-        warm_start = greedy_plan(cluster, params.seed, gang=params.gang, profile=profile, interrupt=interrupt,
-                                 deadline=greedy_end)
+        # kube-scheduler's plan is the floor of every answer, so greedy always runs to the end (only Ctrl-C
+        # stops it): a plan stopped at a share of the limit placed fewer pods than `simulate` does
+        warm_start = greedy_plan(cluster, params.seed, gang=params.gang, profile=profile, interrupt=interrupt)
         name = "greedy's plan"
+        if not interrupt.is_set():
+            kept = _no_time_to_search(cluster, params, policy, deadline, warm_start)
+            if kept is not None:
+                return kept, warm_start
     start, note = _better_start(cluster, params, policy, profile, warm_start, name, end, interrupt)
     if interrupt.is_set():
         # Ctrl-C before the search: the warm start is the best plan there is (building the search's problem
         # alone takes 7 s at 5,000 nodes)
+        # no bound, gap or objective note of its own: nothing was proven, and the printed objective is the
+        # verifier's (scoring the plan once more here would cost seconds at 5,000 nodes after Ctrl-C)
         return replace(start, status=Status.FEASIBLE, wall_seconds=0.0, workers=params.workers, seed=params.seed,
-                       notes=start.notes + ("interrupted: best plan found so far (the search had not started)",)), \
-            warm_start
+                       bound={}, gap=None, gaps={}, notes=start.notes + (
+                           "interrupted: best plan found so far (the search had not started)",)), warm_start
     # the search gets what is left (CP-SAT keeps at least a tenth of the limit, so a tiny limit still searches)
     left = max(0.1 * deadline.limit, end - time.perf_counter())
     plan = solve(cluster, replace(params, time_limit=left), policy, start, profile, interrupt)
+    if plan.status is Status.GREEDY_FALLBACK and start is not warm_start:
+        # the plan returned is the preference-led pass's (the search's incumbent), not greedy's: say so
+        plan = replace(plan, notes=tuple(n.replace("greedy fallback: ", "warm start kept (the preference-led "
+                                                   "pass's plan): ", 1).replace("(greedy could not serve as the "
+                                                   "incumbent)", "(it could not serve as the incumbent)")
+                                         for n in plan.notes))
     if note:
         plan = replace(plan, notes=plan.notes + (note,))
     return plan, warm_start
+
+
+def search_needs(cluster: Cluster, deadline: Deadline, greedy_seconds: float) -> float:
+    """The --time-limit that leaves a search room after greedy on this input: the time spent so far, a search of
+    at least greedy's own time, and the output reserve (which grows with the limit)."""
+    elapsed = time.perf_counter() - deadline.started
+    search = max(MIN_SEARCH_SECONDS, SEARCH_PER_GREEDY * greedy_seconds)
+    per_pod = RESERVE_PER_POD * (len(cluster.pods) + len(cluster.pending))
+    return float(math.ceil(max(elapsed + search + per_pod, (elapsed + search) / (1 - RESERVE_SHARE))))
+
+
+def _no_time_to_search(cluster: Cluster, params: SolverParams, policy: Policy, deadline: Deadline,
+                       greedy: Plan) -> Plan | None:
+    """Greedy's plan, as it is, when greedy used the time a search needs (None when a search fits): status
+    GREEDY_FALLBACK, every figure computed from greedy's plan, and a note that says how long greedy took
+    and what limit a search needs."""
+    end = deadline.at - reserve(cluster, deadline.limit)
+    left = end - time.perf_counter()
+    if left >= max(MIN_SEARCH_SECONDS, SEARCH_PER_GREEDY * greedy.wall_seconds):
+        return None
+    needed = search_needs(cluster, deadline, greedy.wall_seconds)
+    if 0 < deadline.limit < params.time_limit:
+        # this search has a share of the command's limit (compare's first half): the command needs as much more
+        needed = float(math.ceil(needed * params.time_limit / deadline.limit))
+    note = greedy_kept_note(greedy.wall_seconds, left, params.time_limit, needed)
+    return restate(cluster, replace(greedy, status=Status.GREEDY_FALLBACK, workers=params.workers,
+                                    seed=params.seed, wall_seconds=greedy.wall_seconds,
+                                    notes=greedy.notes + (note,)), policy)
 
 
 def _better_start(cluster: Cluster, params: SolverParams, policy: Policy, profile: Profile, given: Plan, name: str,

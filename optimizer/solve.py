@@ -42,6 +42,7 @@ from .context import TERM_KINDS, Explain
 from .framework import Profile, Reason
 from .model import Built, build, existing_terms, term_vars
 from .explain import final_state_message
+from .figures import restate
 from .neighbourhood import candidates, focus, room_left, shortfall
 from .packing import packable, repair
 from .objective import preference_terms
@@ -57,6 +58,9 @@ from .runner import (NEVER, Interrupt, Level, LevelResult, Progress, SolverParam
 # variable (1,000 nodes / 350k variables: 46 s to build on 2 cores): a model is only built when it fits in
 # its time share; otherwise the incumbent is kept.
 SECONDS_PER_VARIABLE = 2.0e-4
+# A part's floor of time, whatever its share by size (enough to build and search a part of up to ~500 count
+# variables; the large part's share barely notices).
+MIN_PART_SECONDS = 1.0
 # A broad neighbourhood round's CP-SAT run: its bound proves nothing (optimizer.bound gives the bound), so the
 # LP relaxation only costs time. Measured on production 1,000 (25,000 variables, 2 interleaved workers): with
 # it, the default_lp and max_lp tasks took 16 s and 14 s each and no LNS task ran in a 20 s round. Focused
@@ -296,6 +300,10 @@ def solve(cluster: Cluster, params: SolverParams | None = None, policy: Policy |
     for comp in sorted(problem.components, key=lambda comp: (effective[comp.index], comp.index)):
         now = time.perf_counter()
         comp_deadline = now + max(0.0, deadline - now) * effective[comp.index] / max(1, left)
+        # a small part beside a large one gets at least a small floor of its own: by size alone, a 121-variable
+        # part beside 350,000 variables got 0 s and was never searched (it needs milliseconds)
+        comp_deadline = max(comp_deadline, min(deadline, now + min(MIN_PART_SECONDS, 10 * sizes[comp.index]
+                                                                    * SECONDS_PER_VARIABLE)))
         left -= effective[comp.index]
         gc = None
         if greedy_counts is not None:
@@ -672,8 +680,10 @@ def _assemble(problem: Problem, cluster: Cluster, params: SolverParams, policy: 
     if greedy_plan is not None:
         worse = _worse_than_greedy(problem, results, by_prio, preference, sum(const.values()), greedy_plan)
         if worse:
-            return Plan(dict(greedy_plan.placements), dict(greedy_plan.pending), Status.GREEDY_FALLBACK, bound, gap, wall,
-                        params.workers, params.seed, tuple(notes) + (f"greedy fallback: {worse}",), gaps)
+            # every figure is the returned plan's, not the search's incumbent's (optimizer.figures)
+            return restate(cluster, Plan(dict(greedy_plan.placements), dict(greedy_plan.pending),
+                                         Status.GREEDY_FALLBACK, bound, gap, wall, params.workers, params.seed,
+                                         tuple(notes) + (f"greedy fallback: {worse}",), gaps), policy)
     return plan
 
 

@@ -48,3 +48,10 @@ def test_bench_rebalance_prints_waves_moves_and_complete(goal: str, tmp_path: Pa
     (row,) = rows
     assert row[0] == goal and row[1] == "8" and int(row[2]) > 40, "the DaemonSet and workload pods are bound"
     assert row[8] in ("yes", "no") and int(row[7]) <= 2
+
+
+def test_bench_reading_prints_pyyaml_beside_podplans_reader() -> None:
+    header, *rows = table("bench_reading.py", str(ROOT / "instances" / "web-store.yaml"))
+    assert header == ["file", "MB", "PyYAML cpu s", "PyYAML wall s", "podplan cpu s", "podplan wall s", "parse cpu s",
+                      "parse wall s"]
+    assert [r[0] for r in rows] == ["web-store.yaml"]

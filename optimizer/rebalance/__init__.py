@@ -18,6 +18,8 @@ are assumed to become Ready (the script waits for it).
 """
 from __future__ import annotations
 
+import math
+import sys
 import time
 from dataclasses import replace
 
@@ -61,6 +63,8 @@ def rebalance(cluster: Cluster, params: RebalanceParams, deadline: float | None 
     drained = set(params.drain)
 
     healthy = {p.key: pod_ready(p) for p in base.pods}
+    _say(params, f"rebalance: judging the current state's {len(base.pods)} pod(s): "
+                 f"{time.perf_counter() - started:.1f}s")
     initial_bad = violations_by_pod(state_of(base, {}), params.profile)
     pdbs = PdbIndex.of(base)
     start_budgets = pdbs.budgets(healthy)
@@ -71,11 +75,20 @@ def rebalance(cluster: Cluster, params: RebalanceParams, deadline: float | None 
 
     reserve = RESERVE_PER_POD * len(base.pods)
     target_end = time.perf_counter() + max(0.0, end - reserve - time.perf_counter()) * TARGET_SHARE
+    _say(params, f"rebalance: {len(movers.free)} pod(s) may move, {len(blocked)} blocked; the target search has "
+                 f"{max(0.0, target_end - time.perf_counter()):.1f}s: {time.perf_counter() - started:.1f}s")
     found = find_target(base, movers.free, params, target_end, movers.guarded, initial_bad)
+    _say(params, f"rebalance: target {'found' if found.target is not None else 'not found'}: "
+                 f"{time.perf_counter() - started:.1f}s")
     notes.extend(Note(n) for n in found.notes)
     target, free = found.target, found.free
     if target is None:
-        why = " within the time limit" if time.perf_counter() >= target_end else ""
+        # out of time: name the limit and what to try (the search had TARGET_SHARE of it; a target found at
+        # all is what the next limit buys, so at least twice as much)
+        had = target_end - started
+        why = (f" within the {params.time_limit:g}s time limit (the target search had {had:.0f}s of it); "
+               f"try --time-limit {math.ceil(2 * params.time_limit)} or more"
+               if time.perf_counter() >= target_end else "")
         blocked.append(Blocked("-", R_NO_TARGET.format(why=why)))
         where = {p.key: p.node_name for p in base.pods}
         before = metrics(base, where, (), params.drain, params.policy, params.profile)
@@ -91,6 +104,8 @@ def rebalance(cluster: Cluster, params: RebalanceParams, deadline: float | None 
 
     waves, stuck, final = waves_to(base, target, free, params, healthy, initial_bad, deadline=end - reserve,
                                    pdbs=pdbs)
+    _say(params, f"rebalance: {len(waves)} wave(s), {len(stuck)} move(s) left over: "
+                 f"{time.perf_counter() - started:.1f}s")
     blocked += stuck
     moved = {m.key for w in waves for m in w.moves}
     before = metrics(base, {p.key: p.node_name for p in base.pods}, (), params.drain, params.policy, params.profile)
@@ -99,3 +114,9 @@ def rebalance(cluster: Cluster, params: RebalanceParams, deadline: float | None 
     return RebalancePlan(params.goal, params.drain, not blocked, tuple(blocked), tuple(waves), before, after,
                          target.status, target.levels, tuple(notes), time.perf_counter() - started, final,
                          len(cluster.pending))
+
+
+def _say(params: RebalanceParams, line: str) -> None:
+    """A progress line on stderr (--verbose, or a terminal): a long rebalance is never silent."""
+    if params.log_progress:
+        print(line, file=sys.stderr, flush=True)

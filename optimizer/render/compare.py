@@ -14,6 +14,30 @@ def _r(x: float) -> float:
     return round(x, 4)
 
 
+def searched(c: Column) -> str:
+    """How far the column's plan was searched, in words, from its notes: every optimal column says when it is
+    greedy's plan kept (never searched), in the table and the report, not only in -o json's notes."""
+    from ..timelimit import KEPT_PREFIX, kept_in_short
+
+    if c.name in ("greedy", "current"):
+        return "-"  # kube-scheduler's plan, or the input: nothing to search
+    notes = c.notes
+    kept = next((n for n in notes if n.startswith(KEPT_PREFIX)), None)
+    if kept is not None:
+        return "no: greedy's plan kept (" + kept_in_short(kept) + ")"
+    if any(n.startswith("interrupted") for n in notes):
+        return "interrupted: best plan so far"
+    fallback = next((n for n in notes if n.startswith(("greedy fallback:", "warm start kept"))), None)
+    if fallback is not None:
+        return "yes, ended below its warm start: " + ("greedy's" if fallback.startswith("greedy") else
+                                                         "the warm start's") + " plan kept"
+    parts = next((n for n in notes if "kept greedy's placement unsearched" in n), None)
+    if parts is not None:
+        k = parts.split("; ")[-1].split(" part(s)")[0].split()[-1]
+        return f"partly: {k} part(s) kept greedy's placement unsearched"
+    return "yes"
+
+
 def column_dict(c: Column) -> dict[str, Any]:
     r = c.report
     reasons = Counter(c.pending.values())
@@ -21,11 +45,14 @@ def column_dict(c: Column) -> dict[str, Any]:
         "name": c.name,
         "title": c.title,
         "status": c.status,
+        "searched": searched(c),
         "to_place": sum(c.to_place.values()),
-        "placed": r.placed,
-        "placed_by_priority": {str(p): {"placed": r.placed_by_priority.get(p, 0), "of": n}
+        "placed": sum(c.placed_batch.values()),
+        "placed_by_priority": {str(p): {"placed": c.placed_batch.get(p, 0), "of": n}
                                for p, n in c.to_place.items()},
-        "pending": sum(c.to_place.values()) - r.placed,
+        "pending": sum(c.to_place.values()) - sum(c.placed_batch.values()),
+        "recreated": {"placed": c.recreated[0], "of": c.recreated[1]},
+        "pdb_broken": list(c.pdb_broken),
         "pending_reasons": dict(reasons.most_common()),
         "pending_pods": [{"pod": k, "reason": v} for k, v in c.pending.items()],
         "placements": dict(c.placements),  # pod -> node, the pods this column had to place
@@ -98,6 +125,7 @@ def rows(doc: Mapping[str, Any]) -> list[tuple[str, list[str]]]:
         prios += [p for p in c["placed_by_priority"] if p not in prios]
     prios.sort(key=int, reverse=True)
     out: list[tuple[str, list[str]]] = [("status", [c["status"] for c in cols]),
+                                        ("searched", [c.get("searched", "-") for c in cols]),
                                         ("pods placed", [f"{c['placed']}/{c['to_place']}" for c in cols])]
     for p in prios:
         out.append((f"  priority {p}", [f"{c['placed_by_priority'][p]['placed']}/{c['placed_by_priority'][p]['of']}"
@@ -106,6 +134,11 @@ def rows(doc: Mapping[str, Any]) -> list[tuple[str, list[str]]]:
     out.append(("pods running (final state)", [str(c["running"]) for c in cols]))
     if any(c.get("victims") for c in cols):
         out.append(("pods evicted by preemption", [str(c.get("victims", 0)) for c in cols]))
+        out.append(("  their replacements placed", [f"{c['recreated']['placed']}/{c['recreated']['of']}"
+                                                   for c in cols]))
+        out.append(("  PodDisruptionBudgets broken", [
+            (f"{len(c['pdb_broken'])}: " + "; ".join(c["pdb_broken"])) if c.get("pdb_broken") else "0"
+            for c in cols]))
     out.append(("violations", [str(c["violations"]) for c in cols]))
     out.append(("preference score", [str(c["preference"]) for c in cols]))
     for t in TERMS:

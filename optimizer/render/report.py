@@ -215,6 +215,9 @@ def _verdict(doc: Mapping[str, Any]) -> str:
     more = o["placed"] - g["placed"]
     if more > 0:
         head = f"The optimum places <b>{more} more pod{'s' if more != 1 else ''}</b> than greedy scheduling"
+    elif more < 0 and g.get("pdb_broken"):
+        head = (f"Greedy places {-more} more pod{'s' if more != -1 else ''} than the optimum by breaking a "
+                f"PodDisruptionBudget ({_e('; '.join(g['pdb_broken']))}), which the optimum respects")
     elif more < 0:
         head = f"Greedy places {-more} more pods than the optimum (the solver fell back or ran out of time)"
     else:
@@ -224,6 +227,9 @@ def _verdict(doc: Mapping[str, Any]) -> str:
              f"greedy {g['preference']}, the optimum {o['preference']}.")
     if doc.get("greedy_breaks_rules"):
         head += f" Why fewer: {_e(doc['greedy_breaks_rules'])}."
+    if o.get("searched", "yes") != "yes":
+        # a column that was never (or only partly) searched is not "the optimum": say so where it is read
+        head += f" <b>The optimal column was not fully searched</b> ({_e(o['searched'])})."
     if "replacement" in cols:
         c, r = cols["current"], cols["replacement"]
         diff = next((d["pods"] for d in doc["differences"] if d["between"] == ["current", "replacement"]), [])

@@ -1,0 +1,112 @@
+"""`--time-limit`: a number of wall seconds, or `auto` (the default), which scales with the input.
+
+The limit is a promise for the whole command (reading, greedy, search, verification, output). `auto` is
+resolved once the input is read: the seconds reading took, plus one formula per command of the input's size
+(docs/time-limits.md):
+
+    solve, explain --why-pending:  clamp(10 + 3.0e-6 x nodes x pods,  10 s, 300 s)
+    compare:                       2 x solve's (it solves twice when running pods can move), at most 600 s
+    rebalance:                     clamp(10 + 4.0e-6 x nodes x pods,  10 s, 600 s)
+
+where pods counts every pod of the input, running and pending. The coefficients are measured, not guessed:
+on 2 busy cores kube-scheduler's greedy places 3,408 pods on 1,000 nodes in about 6 s, building the search's
+model of 1,000 nodes x 10,000 pods takes 10-20 s more (on the shared 2-core machine greedy alone took 15.6 s
+there, so 1.0e-6, 20 s, left no time to search), and rebalance's target search at 1,000 nodes needs
+about 30 s before its first complete plan.
+
+Also here: when greedy alone takes the time a search would need, the words that say so
+(optimizer.pipeline computes the limit a search needs).
+"""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+AUTO = "auto"
+
+# (base seconds, seconds per node x pod, floor, ceiling) per command
+FORMULAS: dict[str, tuple[float, float, float, float]] = {
+    "solve": (10.0, 3.0e-6, 10.0, 300.0),
+    "explain": (10.0, 3.0e-6, 10.0, 300.0),
+    "compare": (20.0, 6.0e-6, 20.0, 600.0),
+    "rebalance": (10.0, 4.0e-6, 10.0, 600.0),
+}
+
+# A search after greedy needs at least this long, and at least this multiple of greedy's own time (building
+# the search's problem and model costs about what greedy did, measured at 1,000 and 5,000 nodes).
+MIN_SEARCH_SECONDS = 1.0
+SEARCH_PER_GREEDY = 1.0
+
+
+class TimeLimitError(ValueError):
+    """A --time-limit that is neither a positive finite number nor `auto`."""
+
+
+def parse(value: object) -> float | None:
+    """`auto` -> None; a positive finite number of seconds -> float; anything else -> TimeLimitError."""
+    if value is None:
+        return None
+    if isinstance(value, str) and value.strip().lower() == AUTO:
+        return None
+    try:
+        seconds = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise TimeLimitError(f"--time-limit {value}: not a number of seconds nor 'auto'") from None
+    if math.isnan(seconds) or math.isinf(seconds):
+        raise TimeLimitError(f"--time-limit {value}: must be a finite number of seconds (or 'auto')")
+    if seconds <= 0:
+        raise TimeLimitError(f"--time-limit {value}: must be more than 0 seconds (or 'auto')")
+    return seconds
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """The limit a command runs with, and how it was chosen (for the notes and -o json)."""
+
+    seconds: float
+    auto: bool
+    formula: str = ""  # the formula with the input's numbers, when auto
+
+    def note(self) -> str:
+        if not self.auto:
+            return f"time limit: {self.seconds:g}s (--time-limit)"
+        return f"time limit: auto, {self.seconds:g}s ({self.formula})"
+
+
+def auto_limit(command: str, nodes: int, pods: int, reading: float = 0.0) -> Resolved:
+    """The `auto` limit of `command` for an input of `nodes` nodes and `pods` pods (running + pending), on top
+    of the `reading` seconds already spent reading it (the limit counts from the command's start, and how
+    long reading takes depends on the machine's load more than on anything podplan chooses)."""
+    base, per, floor, ceiling = FORMULAS[command]
+    raw = base + per * nodes * pods
+    work = float(round(min(ceiling, max(floor, raw))))
+    seconds = float(math.ceil(reading + work))
+    formula = (f"{reading:.0f}s reading + {work:g}s: {base:g} + {per:.1e} x {nodes} nodes x {pods} pods, "
+               f"between {floor:g} and {ceiling:g} seconds")
+    return Resolved(seconds, True, formula)
+
+
+def resolve(command: str, given: float | None, nodes: int, pods: int, reading: float = 0.0) -> Resolved:
+    """`given` seconds (not auto), else the auto limit for this input read in `reading` seconds."""
+    if given is not None:
+        return Resolved(given, False)
+    return auto_limit(command, nodes, pods, reading)
+
+
+def greedy_kept_note(greedy_seconds: float, left: float, limit: float, needed: float) -> str:
+    """Plain words for a plan that is greedy's because greedy left no time to search: greedy's time, what
+    the search had left of the command's --time-limit `limit`, and the limit a search needs."""
+    where = (f"{-left:.1f}s past the end of the {limit:g}s time limit" if left < 0
+             else f"leaving {left:.1f}s of the {limit:g}s time limit, too little to search")
+    return (f"{KEPT_PREFIX}: kube-scheduler's greedy took {greedy_seconds:.1f}s, {where}; "
+            f"a search needs --time-limit {needed:g} or more")
+
+
+def kept_in_short(note: str) -> str:
+    """compare's table cell for a kept-greedy note: greedy's time and the limit needed."""
+    m = re.search(r"greedy took ([\d.]+s).*--time-limit ([\d.]+)", note)
+    return f"greedy took {m[1]}; a search needs --time-limit {m[2]}" if m else note
+
+
+KEPT_PREFIX = "greedy's plan kept, not searched"
