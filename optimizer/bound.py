@@ -23,7 +23,6 @@ measured against relaxations of the full model, each an upper bound on every fea
 """
 from __future__ import annotations
 
-import time
 from collections import defaultdict
 from typing import Any
 
@@ -40,7 +39,7 @@ from .podtopologyspread.encoding import _targets as spread_targets
 from .podtopologyspread.encoding import eligible_nodes, hard_constraints
 from .policy import Policy
 from .problem import Component, Problem
-from .runner import NEVER, Interrupt, SolverParams, Status, run
+from .runner import NEVER, Interrupt, SolverParams, Status, now, run
 from .tainttoleration import count_intolerable_prefer_no_schedule, prefer_no_schedule_tolerations
 from .tainttoleration.filtering import PREFER_NO_SCHEDULE
 
@@ -65,7 +64,7 @@ def node_groups(problem: Problem, nodes: list[int]) -> list[np.ndarray]:
 def placed_bound(problem: Problem, comp: Component, time_limit: float, workers: int = 1,
                  interrupt: Interrupt = NEVER) -> tuple[dict[int, int], bool]:
     """Lexicographic bound on pods placed per priority in `comp` (see the module docstring)."""
-    started = time.perf_counter()
+    started = now()  # the search's deterministic clock when one is installed
     classes = comp.classes
     groups = node_groups(problem, comp.nodes)
     m = cp_model.CpModel()
@@ -119,7 +118,7 @@ def placed_bound(problem: Problem, comp: Component, time_limit: float, workers: 
             continue
         level = sum(placed[c] for c in classes if problem.classes[c].priority == q)
         m.maximize(level)
-        done = run(m, SolverParams(workers=max(1, workers)), max(0.05, time_limit - (time.perf_counter() - started)),
+        done = run(m, SolverParams(workers=max(1, workers)), max(0.05, time_limit - (now() - started)),
                    interrupt=interrupt)
         if done.status is Status.OPTIMAL:
             value = int(round(done.solver.objective_value))
