@@ -48,3 +48,19 @@ def test_bench_rebalance_prints_waves_moves_and_complete(goal: str, tmp_path: Pa
     (row,) = rows
     assert row[0] == goal and row[1] == "8" and int(row[2]) > 40, "the DaemonSet and workload pods are bound"
     assert row[8] in ("yes", "no") and int(row[7]) <= 2
+
+
+def test_bench_shapes_prints_a_row_per_shape_and_the_gap_distribution_per_size(tmp_path: Path) -> None:
+    out = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_shapes.py"), "--nodes", "9", "--shapes",
+                          "eks-default", "anti-host-50", "--time-limit", "4", "--inputs", str(tmp_path)],
+                         capture_output=True, text=True, check=True, timeout=300).stdout
+    assert "cores, load average" in out.splitlines()[0]
+    rows = [[c.strip() for c in line.strip().strip("|").split("|")] for line in out.splitlines()
+            if line.startswith("|") and not line.startswith("|---")]
+    per_shape, summary = rows[:3], rows[3:]
+    assert per_shape[0][:8] == ["shape", "set", "nodes", "pending", "status", "placed", "greedy", "gap"]
+    assert [(r[0], r[1], r[2], r[3]) for r in per_shape[1:]] == [("eks-default", "tune", "9", "90"),
+                                                                 ("anti-host-50", "held-out", "9", "90")]
+    assert all(r[4] in ("OPTIMAL", "FEASIBLE") and int(r[5]) >= int(r[6]) for r in per_shape[1:])
+    assert summary[0][:8] == ["nodes", "set", "shapes", "all placed", "proven", "median gap", "p90 gap", "max gap"]
+    assert [r[1] for r in summary[1:]] == ["tune", "held-out", "all"] and summary[-1][2] == "2"
