@@ -118,8 +118,9 @@ def placed_bound(problem: Problem, comp: Component, time_limit: float, workers: 
             continue
         level = sum(placed[c] for c in classes if problem.classes[c].priority == q)
         m.maximize(level)
+        # an aggregated model, small beside the search's: its work units count as seconds of the search's clock
         done = run(m, SolverParams(workers=max(1, workers)), max(0.05, time_limit - (now() - started)),
-                   interrupt=interrupt)
+                   interrupt=interrupt, det_per_second=1.0)
         if done.status is Status.OPTIMAL:
             value = int(round(done.solver.objective_value))
             out[q] = value

@@ -65,6 +65,6 @@ def test_a_larger_budget_searches_more_and_is_reproducible_too() -> None:
 def test_a_wall_clock_cut_is_said_in_the_notes() -> None:
     cluster = mixed_cluster()
     # a deterministic budget the wall clock cannot pay: 0.5 s of wall time for 200 s of search
-    p = SolverParams(time_limit=0.5, workers=1, seed=5, budget=3.0.0, full_model_variables=0)
+    p = SolverParams(time_limit=0.5, workers=1, seed=5, budget=400.0, full_model_variables=0)
     plan, _ = optimal_plan(cluster, p, deadline=Deadline.start(60))
     assert any(n.startswith(CUT) for n in plan.notes)
