@@ -94,3 +94,17 @@ def test_podplan_generate_prints_a_shape_and_names_the_shapes_when_it_does_not_k
     assert bad.exit_code == 2 and "unknown shape \"nope\"" in bad.output and "eks-default" in bad.output
     with pytest.raises(GeneratorError):
         shape_instance("eks-default", 2)
+
+
+def test_a_fresh_interpreter_with_another_hash_seed_prints_the_same_shape() -> None:
+    import hashlib
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = ("import hashlib, io; from models.generate import dump_yaml; from models.shapes import shape_instance; "
+            "out = io.StringIO(); dump_yaml(shape_instance('prefs-everywhere', 20, 3).manifests, out); "
+            "print(hashlib.sha256(out.getvalue().encode()).hexdigest())")
+    out = subprocess.run([sys.executable, "-c", code], cwd=Path(__file__).resolve().parents[1], capture_output=True,
+                         text=True, check=True, env={"PYTHONHASHSEED": "4242", "PATH": "/usr/bin:/bin"})
+    assert out.stdout.strip() == hashlib.sha256(yaml_text("prefs-everywhere", 20, 3).encode()).hexdigest()
