@@ -64,3 +64,11 @@ def test_bench_shapes_prints_a_row_per_shape_and_the_gap_distribution_per_size(t
     assert all(r[4] in ("OPTIMAL", "FEASIBLE") and int(r[5]) >= int(r[6]) for r in per_shape[1:])
     assert summary[0][:8] == ["nodes", "set", "shapes", "all placed", "proven", "median gap", "p90 gap", "max gap"]
     assert [r[1] for r in summary[1:]] == ["tune", "held-out", "all"] and summary[-1][2] == "2"
+
+
+def test_bench_determinism_prints_one_row_per_run_all_with_the_same_json(tmp_path: Path) -> None:
+    header, *rows = table("bench_determinism.py", "--nodes", "12", "--budget", "3", "--wall", "120", "--workers",
+                          "2", "1")
+    assert header[:4] == ["run", "workers", "load", "status"] and header[-1] == "same JSON as run 1"
+    assert [r[1] for r in rows] == ["2", "1"]
+    assert all(r[-2] == "no" and r[-1] == "yes" for r in rows), "not cut by the wall clock, and identical"
