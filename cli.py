@@ -722,8 +722,9 @@ def compare(files: Sequence[str], time_limit: float, workers: int, seed: int, ga
 
 @main.command("generate")
 @click.option("--nodes", type=int, required=True, help="Number of nodes.")
-@click.option("--pods", type=int, required=True,
-              help="Pods the input describes (existing + pending); production and gpu: pending pods only.")
+@click.option("--pods", type=int, default=None,
+              help="Pods the input describes (existing + pending); production, gpu and --shape: pending pods only "
+                   "(required, except with --shape: 10 per node).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Same arguments and seed, same manifests.")
 @click.option("--profile", type=click.Choice(["web", "batch", "mixed", "adversarial", "production", "gpu"]),
               default="mixed", show_default=True,
@@ -731,10 +732,20 @@ def compare(files: Sequence[str], time_limit: float, workers: int, seed: int, ga
                    "cluster of the scale goals; gpu: heterogeneous GPU packing at 98 % of the GPUs.")
 @click.option("--utilization", type=float, default=0.7, show_default=True,
               help="Fraction of allocatable cpu all pods together request.")
-def generate(nodes: int, pods: int, seed: int, profile: str, utilization: float) -> None:
+@click.option("--shape", default=None, metavar="NAME",
+              help="A shape of the benchmark family (docs/benchmark-family.md; its own mix and utilisation, "
+                   "--profile and --utilization do not apply).")
+def generate(nodes: int, pods: int | None, seed: int, profile: str, utilization: float, shape: str | None) -> None:
     """Print a realistic cluster as multi-document YAML (node pools, zones, DaemonSets, workloads)."""
     from .models.generate import dump_yaml, generate as make
 
+    if shape is not None:
+        from .models.shapes import shape_instance
+
+        dump_yaml(shape_instance(shape, nodes, seed, pods).manifests, sys.stdout)
+        return
+    if pods is None:
+        raise click.UsageError("Missing option '--pods' (required without --shape).")
     dump_yaml(make(nodes, pods, seed, profile, utilization), sys.stdout)
 
 

@@ -23,7 +23,6 @@ measured against relaxations of the full model, each an upper bound on every fea
 """
 from __future__ import annotations
 
-import time
 from collections import defaultdict
 from typing import Any
 
@@ -40,7 +39,7 @@ from .podtopologyspread.encoding import _targets as spread_targets
 from .podtopologyspread.encoding import eligible_nodes, hard_constraints
 from .policy import Policy
 from .problem import Component, Problem
-from .runner import NEVER, Interrupt, SolverParams, Status, run
+from .runner import NEVER, Interrupt, SolverParams, Status, now, run
 from .tainttoleration import count_intolerable_prefer_no_schedule, prefer_no_schedule_tolerations
 from .tainttoleration.filtering import PREFER_NO_SCHEDULE
 
@@ -65,7 +64,7 @@ def node_groups(problem: Problem, nodes: list[int]) -> list[np.ndarray]:
 def placed_bound(problem: Problem, comp: Component, time_limit: float, workers: int = 1,
                  interrupt: Interrupt = NEVER) -> tuple[dict[int, int], bool]:
     """Lexicographic bound on pods placed per priority in `comp` (see the module docstring)."""
-    started = time.perf_counter()
+    started = now()  # the search's deterministic clock when one is installed
     classes = comp.classes
     groups = node_groups(problem, comp.nodes)
     m = cp_model.CpModel()
@@ -119,8 +118,9 @@ def placed_bound(problem: Problem, comp: Component, time_limit: float, workers: 
             continue
         level = sum(placed[c] for c in classes if problem.classes[c].priority == q)
         m.maximize(level)
-        done = run(m, SolverParams(workers=max(1, workers)), max(0.05, time_limit - (time.perf_counter() - started)),
-                   interrupt=interrupt)
+        # an aggregated model, small beside the search's: its work units count as seconds of the search's clock
+        done = run(m, SolverParams(workers=max(1, workers)), max(0.05, time_limit - (now() - started)),
+                   interrupt=interrupt, det_per_second=1.0)
         if done.status is Status.OPTIMAL:
             value = int(round(done.solver.objective_value))
             out[q] = value
@@ -293,10 +293,126 @@ def _guaranteed_anti_violations(problem: Problem, c: int, t: PodAffinityTerm) ->
     return cls.size - free + (0 if domains & taken else 1)
 
 
+def _met_gains(problem: Problem, c: int, policy: Policy) -> np.ndarray | None:
+    """Per feasible node of class c: what its preferred pod-affinity terms pay one pod there for sure (a domain
+    holding an existing matching pod), when no pending pod can open another domain for any of them; None when
+    one can (then the class stays in the per-class bound)."""
+    cls = problem.classes[c]
+    feas = problem.feasible[c]
+    out = np.zeros(len(feas), dtype=np.int64)
+    for kind, i, w, t in _pref_terms(cls.rep):
+        if kind != PREF_AFF or not policy.pod_affinity:
+            continue
+        pred = pref_pred(problem, cls.rep, t)
+        if problem.classes_matching(pred, selector=t.label_selector):
+            return None
+        codes, names = problem.codes(t.topology_key)
+        existing = problem.existing_matching(("ipa.pref", t, cls.rep.namespace), pred, t.label_selector)
+        taken = np.zeros(len(names) + 1, dtype=bool)
+        for n, k in existing.items():
+            if k > 0 and codes[n] >= 0:
+                taken[codes[n]] = True
+        out += policy.pod_affinity * w * taken[codes[feas]]  # code -1 (no key) reads the last, False
+    return out
+
+
+def _joint_linear(problem: Problem, comp: Component, policy: Policy) -> tuple[float, set[int]] | None:
+    """(most the linear terms, preferred node affinity less untolerated PreferNoSchedule taints, and the preferred
+    pod-affinity terms met by existing pods, can pay over the classes that prefer some nodes to others, those
+    classes) when every pod is placed: an LP over node groups.
+
+    Each class's pods taken one class at a time may all sit on the best nodes (the per-class bound); together they
+    share those nodes' room. y[class, group] >= 0 pods of the class on the group's nodes, at most the sum of the
+    exact model's per-node upper bounds there; per group and resource, the classes' requests within the group's
+    summed free room; each class's pods all placed; maximise sum gain[class, group] y. Every plan that places every
+    pod gives a feasible y (the other classes are dropped: only more room), so the LP's optimum is a bound. Only
+    classes whose gain is the same on every feasible node of a group take part (a term on the hostname is not);
+    None when no class does, or the LP has no solution (then the per-class bound stands)."""
+    from scipy.optimize import linprog
+    from scipy.sparse import coo_matrix
+
+    every: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+    met_at = np.zeros(len(problem.nodes), dtype=bool)  # nodes where an affinity term pays for sure
+    for c in comp.classes:
+        gains, ub = linear_gains(problem, c, policy)
+        met = _met_gains(problem, c, policy)
+        if met is None:
+            continue
+        gains = gains + met
+        if not len(gains) or gains.max() == gains.min():
+            continue
+        every[c] = (gains, ub)
+        met_at[problem.feasible[c][met > 0]] = True
+    # node groups, the nodes where an affinity term is met each apart (the hostname is masked in the groups)
+    groups = []
+    for members in node_groups(problem, comp.nodes):
+        groups.append(members[~met_at[members]])
+        groups.extend(np.asarray([n]) for n in members[met_at[members]].tolist())
+    groups = [g for g in groups if len(g)]
+    group_of = np.full(len(problem.nodes), -1, dtype=np.int64)
+    for g, members in enumerate(groups):
+        group_of[members] = g
+    cols: list[tuple[int, int, float, int]] = []  # (class, group, gain, cap)
+    joint: set[int] = set()
+    for c, (gains, ub) in every.items():
+        feas = problem.feasible[c]
+        g_of = group_of[feas]
+        ok = True
+        mine = []
+        for g in np.unique(g_of).tolist():
+            at = g_of == g
+            if gains[at].min() != gains[at].max():
+                ok = False
+                break
+            cap = int(ub[at].sum())
+            if cap > 0:
+                mine.append((c, g, float(gains[at][0]), cap))
+        if ok and sum(cap for *_, cap in mine) >= problem.classes[c].size:
+            cols.extend(mine)
+            joint.add(c)
+    if not joint:
+        return None
+    rows_i, rows_j, vals, rhs = [], [], [], []
+    row = 0
+    by_group: dict[int, list[int]] = defaultdict(list)
+    for j, (c, g, _, _) in enumerate(cols):
+        by_group[g].append(j)
+    for g, js in sorted(by_group.items()):
+        members = groups[g]
+        resources = {PODS} | {r for j in js for r in checked(problem.classes[cols[j][0]].rep.requests)}
+        for r in sorted(resources):
+            room = int(np.maximum(free_vector(problem, r)[members], 0).sum())
+            for j in js:
+                q = 1 if r == PODS else problem.classes[cols[j][0]].rep.requests.get(r, 0)
+                if q > 0:
+                    rows_i.append(row)
+                    rows_j.append(j)
+                    vals.append(float(q))
+            rhs.append(float(room))
+            row += 1
+    eq_i, eq_j, eq_rhs = [], [], []
+    index = {c: k for k, c in enumerate(sorted(joint))}
+    for j, (c, *_rest) in enumerate(cols):
+        eq_i.append(index[c])
+        eq_j.append(j)
+    eq_rhs = [float(problem.classes[c].size) for c in sorted(joint)]
+    a_ub = coo_matrix((vals, (rows_i, rows_j)), shape=(row, len(cols))).tocsr()
+    a_eq = coo_matrix(([1.0] * len(eq_i), (eq_i, eq_j)), shape=(len(joint), len(cols))).tocsr()
+    res = linprog(c=[-gain for _, _, gain, _ in cols], A_ub=a_ub, b_ub=rhs, A_eq=a_eq, b_eq=eq_rhs,
+                  bounds=[(0, cap) for *_, cap in cols], method="highs")
+    if res.status != 0:
+        return None
+    return -float(res.fun), joint
+
+
 def preference_bound(problem: Problem, comp: Component, policy: Policy, all_placed: bool) -> int:
     """Upper bound on the component's part of P (see the module docstring)."""
     total = 0
     cls_set = set(comp.classes)
+    joint = _joint_linear(problem, comp, policy) if all_placed else None
+    # the joint form of the classes' own terms: the LP over node groups for the linear terms of the classes in it,
+    # plus their affinity caps, plus the per-class bound of the others; the smaller of the two forms is the bound
+    per_class_part, joint_part = 0, (joint[0] if joint is not None else 0.0)
     for c in comp.classes:
         cls = problem.classes[c]
         affinity = sum(policy.pod_affinity * w for kind, i, w, t in _pref_terms(cls.rep) if kind == PREF_AFF)
@@ -304,14 +420,16 @@ def preference_bound(problem: Problem, comp: Component, policy: Policy, all_plac
         # every placed pod at the best node it may use (as many as fit there alone), every preferred affinity met;
         # or, the two apart, each preferred affinity met only by as many pods as fit where a matching pod can be
         every_term = _best_fill(gains + affinity, room, cls.size, all_placed)
-        capped = _best_fill(gains, room, cls.size, all_placed) + sum(
-            policy.pod_affinity * w * min(cls.size, _affinity_room(problem, c, t))
-            for kind, i, w, t in _pref_terms(cls.rep) if kind == PREF_AFF)
-        total += min(every_term, capped)
+        affinity_cap = sum(policy.pod_affinity * w * min(cls.size, _affinity_room(problem, c, t))
+                           for kind, i, w, t in _pref_terms(cls.rep) if kind == PREF_AFF)
+        capped = _best_fill(gains, room, cls.size, all_placed) + affinity_cap
+        per_class_part += min(every_term, capped)
+        joint_part += 0 if joint is not None and c in joint[1] else min(every_term, capped)
         if all_placed and policy.pod_anti_affinity:
             for kind, i, w, t in _pref_terms(cls.rep):
                 if kind != PREF_AFF:
                     total -= policy.pod_anti_affinity * w * _guaranteed_anti_violations(problem, c, t)
+    total += min(per_class_part, int(np.floor(joint_part + 1e-6))) if joint is not None else per_class_part
     for h, kind, i, w, t, pred, targets in _holder_pref(problem):
         if kind != PREF_AFF or not any(c in cls_set for c in targets):
             continue

@@ -34,8 +34,9 @@ pod the incumbent placed (on the same or another node) and more, so the placed l
 grow; the preference level may change (it is searched afterwards by the caller's rounds).
 
 Same input and seed, same result: the rounds' CP-SAT runs use one worker, the seed, and a deterministic time
-limit (CP-SAT's work units, not seconds); only the number of rounds (and a round cut short by the deadline)
-depends on the wall clock.
+limit (CP-SAT's work units, not seconds); the deadline is the search's deterministic clock (optimizer.runner.
+Clock: each round is charged its CP-SAT work and ROUND_SECONDS), so the number of rounds does not depend on the
+machine either, unless the wall clock cuts the search short.
 """
 from __future__ import annotations
 
@@ -58,7 +59,7 @@ from .noderesources.filtering import PODS
 from .nodeunschedulable import NAME as NODE_UNSCHEDULABLE
 from .podtopologyspread import NAME as POD_TOPOLOGY_SPREAD
 from .problem import Component, Problem, has_terms
-from .runner import NEVER, Interrupt, SolverParams, run
+from .runner import NEVER, Interrupt, SolverParams, charge, now, run
 from .tainttoleration import NAME as TAINT_TOLERATION
 
 # Filters whose verdict for a pod without terms, host ports or gang depends only on the node and the existing
@@ -74,6 +75,7 @@ MAX_GROWTH = 12  # a seed that failed k rounds gets min(k, this) more targets, a
 BATCH = 12  # pending classes a round may place (the seed first)
 ROUND_WORK = 0.2  # CP-SAT deterministic time (work units) per round; a deep round k times that, k its tries
 GIVE_UP = 4 * MAX_GROWTH  # failed rounds after which a class is no longer a seed (it may still join a batch)
+ROUND_SECONDS = 0.02  # charged to the deterministic clock per round for its Python work (neighbourhood, fill)
 
 
 def packable(problem: Problem, comp: Component) -> bool:
@@ -297,8 +299,9 @@ def _round(problem: Problem, st: _State, seed: int, targets: list[int], movable:
                 m.add(cp_model.LinearExpr.weighted_sum([x[(c, n)] for c in us], [int(st.req[c, j]) for c in us])
                       <= max(0, int(base[j])))
     m.maximize(sum(y for y, _ in added))
+    # a small model: its work units are charged as seconds of the deterministic clock (they run about that fast)
     done = run(m, SolverParams(workers=1, seed=params.seed, deterministic=True), limit, interrupt=interrupt,
-               extra={"max_deterministic_time": work})
+               extra={"max_deterministic_time": work}, det_per_second=1.0)
     gain = int(round(done.solver.objective_value)) if done.values is not None else 0
     if gain <= 0 or done.values is None:
         return 0
@@ -327,11 +330,12 @@ def repair(problem: Problem, comp: Component, incumbent: Mapping[tuple[int, int]
         return dict(incumbent)
     started = time.perf_counter()
     gained = _fill(problem, st)
+    charge(ROUND_SECONDS)
     rng = np.random.default_rng(random.Random(params.seed).randrange(2 ** 32))
     failed: dict[int, int] = defaultdict(int)
     rounds = 0
     while st.pending and not interrupt.is_set():
-        left = deadline - time.perf_counter()
+        left = deadline - now()
         seeds = [c for c in _order(problem, st, failed) if failed[c] < GIVE_UP and (st.ub[c] > 0).any()]
         if left < 0.2 or not seeds:
             break  # out of time, or every pending class tried as often as it is worth (the rest of the time
@@ -347,6 +351,7 @@ def repair(problem: Problem, comp: Component, incumbent: Mapping[tuple[int, int]
         elif deep:
             movable, fixed = targets + _deep_sinks(st, targets, sinks, rng), []
         gain = _round(problem, st, seed, targets, movable, fixed, work, params, min(left, 5.0), interrupt)
+        charge(ROUND_SECONDS)
         failed[seed] += 1
         if gain:
             gained += gain + _fill(problem, st)

@@ -13,9 +13,15 @@ bounds and why-pending's assumption cores.
   becomes a complete hint.
 - `lexicographic`: levels maximised or minimised one after the other, each with the previous best solution
   as a complete hint and its value as a floor, then fixed for the next level.
+- `Clock`, `clocked`, `now`: the search's own time. With a deterministic clock installed (solve installs one),
+  every decision of the search reads `now()`, which advances by what the search is charged (CP-SAT's
+  deterministic time, a fixed cost per model variable built), never by the wall clock; CP-SAT runs get
+  deterministic time limits, and the wall clock only caps them (the --time-limit promise). A run the wall
+  clock cut short is recorded on the clock, and the plan says so.
 """
 from __future__ import annotations
 
+import contextvars
 import enum
 import math
 import signal
@@ -33,6 +39,22 @@ from ortools.sat.python import cp_model, cp_model_helper
 # restricted models larger components are searched in (measured: README "solve" section).
 FULL_MODEL_VARIABLES = 40_000
 NEIGHBOURHOOD_VARIABLES = 25_000
+# The deterministic clock (see Clock). One second of search time is this much CP-SAT deterministic time. How
+# much wall time a unit takes depends on the model: LNS tasks 2.6-9 s per unit, an LP or no-LP full search task
+# up to 13 s per unit (one worker, 2 cores at load 6; a 248-variable completion model of a 40-node cluster). A
+# conservative rate keeps most searches inside the wall clock of a loaded machine; a longer --time-limit buys
+# proportionally more search.
+DET_PER_SECOND = 0.1
+# Charged for a CP-SAT run that ended proven before its limit, per variable of its model (its deterministic time
+# as CP-SAT reports it depends on the worker count, so it cannot be charged): 25,000 variables, 0.25 s.
+PROVEN_SECONDS_PER_VARIABLE = 1e-5
+# Interleaved search: tasks per batch, whatever --workers (CP-SAT's default, 3 per worker, would make the
+# order of the tasks, and so the plan, depend on the worker count).
+INTERLEAVE_BATCH = 6
+DETERMINISTIC_MIN_WORKERS = 2
+# What the pipeline spends around the search per pod of the input (reading, greedy, the preference-led pass,
+# verifying): 300 nodes / 4,635 pods took 22 s of a 30 s limit on 2 cores at load 4, about 1 ms per pod quiet.
+PREP_SECONDS_PER_POD = 1e-3
 
 
 class Status(enum.StrEnum):
@@ -69,8 +91,14 @@ class SolverParams:
     stage_shares: share of the remaining time each level may use (placed, preference, strategy); a stage
       that proves its level early hands its time on.
     reserve: share of the search's time kept for assembling the plan after the last stage.
-    deterministic: CP-SAT's workers interleaved in a fixed order (interleave_search), so that the same input
-      and seed give the same plan whatever --workers, as long as the search ends before the time limit.
+    deterministic: the same input and seed give the same plan whatever --workers and the machine's load: the
+      search runs on a deterministic clock (Clock) with a budget of `search_share` of `budget` seconds, its
+      CP-SAT runs interleaved in a fixed order (interleave_search, a fixed batch size); the wall clock only caps
+      it (a cut is said in the plan's notes).
+    budget: the --time-limit the user gave (set from time_limit when not given: pipelines pass the search a
+      time_limit of what is left, which depends on the machine; the deterministic budget must not).
+    search_share: of `budget`, the deterministic seconds the search may use (the rest pays for reading, greedy,
+      the preference-led pass, verifying and printing on a loaded machine).
     """
 
     time_limit: float = 10.0
@@ -89,6 +117,20 @@ class SolverParams:
     stage_shares: tuple[float, float, float] = (0.4, 0.75, 1.0)
     reserve: float = 0.05
     deterministic: bool = True
+    budget: float | None = None
+    search_share: float = 0.5
+
+    def __post_init__(self) -> None:
+        if self.budget is None:
+            object.__setattr__(self, "budget", self.time_limit)
+
+    def search_seconds(self, pods: int) -> float:
+        """The deterministic search's budget for an input of `pods` pods (existing and pending): `search_share`
+        of the limit the user gave, less what reading, greedy, the preference-led pass and the verify gate are
+        expected to take at that size (PREP_SECONDS_PER_POD), and never under a tenth of the limit. A function of
+        the input and the options only, never of the machine."""
+        budget = float(self.budget if self.budget is not None else self.time_limit)
+        return max(0.1 * budget, budget * self.search_share - PREP_SECONDS_PER_POD * pods)
 
 
 class Interrupt:
@@ -136,6 +178,69 @@ class Interrupt:
 
 
 NEVER = Interrupt()  # for callers that cannot be interrupted (tests, library use)
+
+
+class Clock:
+    """The search's time (see the module docstring). `now()` is `origin` plus what was charged; the wall
+    clock only enters through `wall_deadline` (the promise), which caps every CP-SAT run, and `cuts`, the runs
+    and loops it cut short (then the plan may differ from another run's, and says so)."""
+
+    def __init__(self, wall_deadline: float) -> None:
+        self.origin = time.perf_counter()
+        self.used = 0.0
+        self.wall_deadline = wall_deadline
+        self.cuts: list[str] = []
+
+    def now(self) -> float:
+        return self.origin + self.used
+
+    def charge(self, seconds: float) -> None:
+        self.used += max(0.0, seconds)
+
+    def wall_left(self) -> float:
+        return self.wall_deadline - time.perf_counter()
+
+    def wall_over(self, what: str = "") -> bool:
+        """Has the wall clock run out? (recorded as a cut, naming `what`, when it has)"""
+        if time.perf_counter() < self.wall_deadline:
+            return False
+        if what:
+            self.cut(what)
+        return True
+
+    def cut(self, what: str) -> None:
+        if what not in self.cuts:
+            self.cuts.append(what)
+
+
+_CLOCK: contextvars.ContextVar[Clock | None] = contextvars.ContextVar("podplan_clock", default=None)
+
+
+def now() -> float:
+    """The deterministic clock's time when one is installed, else the wall clock's (perf_counter)."""
+    clock = _CLOCK.get()
+    return clock.now() if clock is not None else time.perf_counter()
+
+
+def charge(seconds: float) -> None:
+    """Charge the installed deterministic clock (work CP-SAT does not measure: building a model)."""
+    clock = _CLOCK.get()
+    if clock is not None:
+        clock.charge(seconds)
+
+
+def clock() -> Clock | None:
+    return _CLOCK.get()
+
+
+@contextmanager
+def clocked(c: Clock) -> Iterator[Clock]:
+    """Install `c` as the search's clock for the block (this thread and context only)."""
+    token = _CLOCK.set(c)
+    try:
+        yield c
+    finally:
+        _CLOCK.reset(token)
 
 
 class Progress(cp_model.CpSolverSolutionCallback):
@@ -192,8 +297,11 @@ def set_hint(model: cp_model.CpModel, values: Sequence[int]) -> None:
 
 
 def run(model: cp_model.CpModel, params: SolverParams, limit: float, *, interrupt: Interrupt = NEVER,
-        progress: Progress | None = None, extra: dict[str, Any] | None = None) -> Run:
-    """One CP-SAT run in a worker thread: the main thread stays free to take Ctrl-C (Interrupt)."""
+        progress: Progress | None = None, extra: dict[str, Any] | None = None,
+        det_per_second: float = DET_PER_SECOND) -> Run:
+    """One CP-SAT run in a worker thread: the main thread stays free to take Ctrl-C (Interrupt). On a
+    deterministic clock, `det_per_second` converts its deterministic time to the clock's seconds (a caller that
+    sets max_deterministic_time itself in `extra`, for small models whose units run faster, may say so)."""
     solver = cp_model.CpSolver()
     sp = solver.parameters
     sp.max_time_in_seconds = max(0.01, limit)
@@ -202,7 +310,24 @@ def run(model: cp_model.CpModel, params: SolverParams, limit: float, *, interrup
     # CP-SAT's own SIGINT handler outlives the solve and aborts the process (std::bad_function_call) on a later
     # Ctrl-C: podplan's Interrupt handles SIGINT and stops the search itself.
     sp.catch_sigint_signal = False
-    if params.deterministic and params.workers > 1:
+    clk = _CLOCK.get() if params.deterministic else None
+    if clk is not None:
+        # the limit is the clock's: deterministic time; the wall clock only caps it. The same tasks in the same
+        # order with 1 or 2 workers: a fixed batch, and no feasibility-jump first-solution task (CP-SAT adds
+        # it with one worker only)
+        sp.max_deterministic_time = max(0.01, limit) * det_per_second
+        sp.max_time_in_seconds = max(0.01, clk.wall_left())
+        sp.interleave_search = True
+        sp.interleave_batch_size = INTERLEAVE_BATCH
+        sp.use_feasibility_jump = False
+        # CP-SAT's interleaved search with one worker is another portfolio (measured: its own first-solution
+        # tasks, and other plans from the same tasks): the work is fixed by the deterministic budget whatever
+        # the thread count, so --workers 1 shares it between two threads like --workers 2
+        sp.num_workers = max(DETERMINISTIC_MIN_WORKERS, params.workers)
+        # the core-based search does far more per unit of deterministic time than the others (3.2 s of wall
+        # time for 0.35 units, where LNS tasks take 0.1 units in 0.26 s): its tasks overran the wall clock
+        sp.ignore_subsolvers.append("core")
+    elif params.deterministic and params.workers > 1:
         sp.interleave_search = True
     sp.log_search_progress = params.log_search
     if params.log_search:
@@ -222,12 +347,21 @@ def run(model: cp_model.CpModel, params: SolverParams, limit: float, *, interrup
     def work() -> None:
         out["status"] = solver.solve(model, progress) if progress is not None else solver.solve(model)
 
+    t0 = time.perf_counter()
     with interrupt.running(solver):
         t = threading.Thread(target=work, daemon=True)
         t.start()
         while t.is_alive():
             t.join(0.1)
     status = _FROM_CP_SAT.get(out.get("status", cp_model.UNKNOWN), Status.UNKNOWN)
+    if clk is not None:
+        budget = sp.max_deterministic_time / det_per_second
+        if status in (Status.OPTIMAL, Status.INFEASIBLE):
+            clk.charge(min(budget, PROVEN_SECONDS_PER_VARIABLE * len(model.proto.variables)))
+        else:
+            clk.charge(budget)
+            if not interrupt.is_set() and time.perf_counter() - t0 >= 0.95 * sp.max_time_in_seconds:
+                clk.cut("a CP-SAT run")
     values = list(solver.response_proto.solution) if status in (Status.OPTIMAL, Status.FEASIBLE) else None
     return Run(status, solver, values)
 
@@ -254,7 +388,9 @@ def complete(model: cp_model.CpModel, fixed: dict[int, int], params: SolverParam
         else:
             clone.minimize(target)
     single = SolverParams(workers=params.workers, seed=params.seed, deterministic=params.deterministic)
-    return run(clone, single, limit, interrupt=interrupt)
+    # mostly propagation over fixed variables: its work units count as seconds of the deterministic clock (at the
+    # search's rate a 25,000-variable completion at 1,000 nodes got 0.05 units and never finished)
+    return run(clone, single, limit, interrupt=interrupt, det_per_second=1.0)
 
 
 def _cloned(clone: cp_model.CpModel, var: Any) -> Any:
@@ -313,9 +449,13 @@ def lexicographic(model: cp_model.CpModel, levels: Sequence[Level], params: Solv
     (values None, stopped "infeasible"). `extra`: CP-SAT parameters for a stage's model; `say`: a line per stage
     (what is searched for how long, what it found)."""
     out = Lexicographic(incumbent)
+    clk = _CLOCK.get()
     for i, level in enumerate(levels):
         if interrupt.is_set():
             out.stopped = "interrupted"
+            break
+        if clk is not None and out.values is not None and clk.wall_over("the staged search"):
+            out.stopped = "the wall-clock time limit"
             break
         expr = level.expr() if callable(level.expr) else level.expr
         if isinstance(expr, int):
@@ -325,7 +465,7 @@ def lexicographic(model: cp_model.CpModel, levels: Sequence[Level], params: Solv
         values = out.values
         if values is not None and len(values) < len(model.proto.variables):
             # the level added variables: complete the incumbent over them (propagation and a short search)
-            left = max(0.05, (deadline - time.perf_counter()) * 0.2)
+            left = max(0.05, (deadline - now()) * 0.2)
             done = complete(model, dict(enumerate(values)), params, left, interrupt=interrupt)
             values = out.values = done.values or values
         current = _value(expr, values) if values is not None and len(values) == len(model.proto.variables) else None
@@ -336,9 +476,8 @@ def lexicographic(model: cp_model.CpModel, levels: Sequence[Level], params: Solv
         if current is not None and level.skip:
             out.levels.append(LevelResult(level.name, current, float("inf") if maximize else float("-inf"), False))
             continue
-        now = time.perf_counter()
         share = level.share if level.share is not None else 1.0 / (len(levels) - i)
-        limit = max(0.05, (deadline - now) * share)
+        limit = max(0.05, (deadline - now()) * share)
         if maximize:
             model.maximize(expr)
         else:

@@ -51,16 +51,14 @@ from .policy import Policy
 from .problem import Component, Problem, build_problem, static_reasons
 from .registry import DEFAULT_PROFILE
 from .verify import final_state
-from .runner import (NEVER, Interrupt, Level, LevelResult, Progress, SolverParams, Status, complete, lexicographic,
-                     run)
+from .runner import (NEVER, Clock, Interrupt, Level, LevelResult, Progress, SolverParams, Status, charge, clock,
+                     clocked, complete, lexicographic, run)
+from .runner import now as _now
 
 # Measured cost of building a component's model and letting CP-SAT presolve it, per (class, node) count
 # variable (1,000 nodes / 350k variables: 46 s to build on 2 cores): a model is only built when it fits in
 # its time share; otherwise the incumbent is kept.
 SECONDS_PER_VARIABLE = 2.0e-4
-# A part's floor of time, whatever its share by size (enough to build and search a part of up to ~500 count
-# variables; the large part's share barely notices).
-MIN_PART_SECONDS = 1.0
 # A broad neighbourhood round's CP-SAT run: its bound proves nothing (optimizer.bound gives the bound), so the
 # LP relaxation only costs time. Measured on production 1,000 (25,000 variables, 2 interleaved workers): with
 # it, the default_lp and max_lp tasks took 16 s and 14 s each and no LNS task ran in a 20 s round. Focused
@@ -77,6 +75,8 @@ FOCUS_ROUND_SECONDS = 3.0
 # Share of a large component's time the packing repair (optimizer.packing) may use when the incumbent leaves
 # pods pending and only resources decide where they go; the neighbourhood rounds get the rest.
 PACKING_SHARE = 0.85
+# Least time a component gets, however small its share by size (a proven small part costs little of it).
+MIN_PART_SECONDS = 1.0
 # Measured cost of optimizer.bound's placed and preference bounds per (class, node group) pair (GPU cluster:
 # 8,000 classes x 24 groups, built and run in 5-7 s on 2 busy cores): a packed part that leaves pods pending
 # keeps that time for its bounds, which are computed after the search.
@@ -164,7 +164,7 @@ def _solve_component(problem: Problem, comp: Component, built: Built, greedy_cou
     note = ""
     if greedy_counts is not None and params.use_hint:
         counts = _symmetry_permuted(built, greedy_counts) if params.symmetry_breaking else greedy_counts
-        budget = max(0.05, min(5.0, (deadline - time.perf_counter()) * 0.25))
+        budget = max(0.05, min(5.0, (deadline - _now()) * 0.25))
         incumbent, note = _complete_greedy(built, counts, params, budget, state)
         if incumbent is not None:
             greedy_levels = [incumbent[v.index] for v in built.level_vars]
@@ -223,17 +223,18 @@ def _canonical(rebuild: Callable[[], Built], levels: list[LevelResult], params: 
     for every run; a fresh model with each level fixed at it is searched by one worker, without hints (which
     would carry the multi-worker search's choice), for its first solution. That search is a pure function of
     the input and the seed. None when it does not finish in the time left (the plan then depends on the run)."""
-    left = deadline - time.perf_counter()
+    left = deadline - _now()
     if left < 0.05 or state.interrupt.is_set():
         return None
     t0 = time.perf_counter()
     built = rebuild()
+    charge(SECONDS_PER_VARIABLE * len(built.ctx.x))
     for lv, var in zip(levels, built.level_vars):
         built.ctx.model.add(var == lv.value)
     state.timings["canonical"] += time.perf_counter() - t0
     single = replace(params, workers=1)
     t0 = time.perf_counter()
-    done = run(built.ctx.model, single, max(0.05, deadline - time.perf_counter()), interrupt=state.interrupt,
+    done = run(built.ctx.model, single, max(0.05, deadline - _now()), interrupt=state.interrupt,
                extra={"stop_after_first_solution": True})
     state.timings["canonical"] += time.perf_counter() - t0
     return (built, done.values) if done.values is not None else None
@@ -281,11 +282,24 @@ def plan_from_counts(problem: Problem, counts: dict[tuple[int, int], int]) -> di
 
 def solve(cluster: Cluster, params: SolverParams | None = None, policy: Policy | None = None,
           greedy_plan: Plan | None = None, profile: Profile = DEFAULT_PROFILE, interrupt: Interrupt = NEVER) -> Plan:
-    """Place every pending pod of `cluster` optimally (see the module docstring); anytime and interruptible."""
+    """Place every pending pod of `cluster` optimally (see the module docstring); anytime and interruptible.
+    With params.deterministic, on a deterministic clock (optimizer.runner.Clock): the same input and seed give
+    the same plan unless the wall clock cuts the search short, which the plan's notes then say."""
     params = params or SolverParams()
+    if not params.deterministic:
+        return _solve(cluster, params, policy, greedy_plan, profile, interrupt)
+    with clocked(Clock(time.perf_counter() + params.time_limit * (1 - params.reserve))):
+        return _solve(cluster, params, policy, greedy_plan, profile, interrupt)
+
+
+def _solve(cluster: Cluster, params: SolverParams, policy: Policy | None, greedy_plan: Plan | None,
+           profile: Profile, interrupt: Interrupt) -> Plan:
     policy = policy or Policy()
     started = time.perf_counter()
-    deadline = started + params.time_limit * (1 - params.reserve)
+    # the search's time: deterministic seconds from the limit the user gave, or what the wall clock leaves
+    search_time = params.search_seconds(len(cluster.pods) + len(cluster.pending)) if params.deterministic \
+        else params.time_limit
+    deadline = _now() + search_time * (1 - params.reserve)
     state = SolveState(interrupt)
     problem = build_problem(cluster, profile, gang_all=params.gang, decompose=params.decompose)
     state.timings["problem"] = time.perf_counter() - started
@@ -298,12 +312,10 @@ def solve(cluster: Cluster, params: SolverParams | None = None, policy: Policy |
     results: dict[int, ComponentResult] = {}
     models: dict[int, Built] = {}
     for comp in sorted(problem.components, key=lambda comp: (effective[comp.index], comp.index)):
-        now = time.perf_counter()
-        comp_deadline = now + max(0.0, deadline - now) * effective[comp.index] / max(1, left)
-        # a small part beside a large one gets at least a small floor of its own: by size alone, a 121-variable
-        # part beside 350,000 variables got 0 s and was never searched (it needs milliseconds)
-        comp_deadline = max(comp_deadline, min(deadline, now + min(MIN_PART_SECONDS, 10 * sizes[comp.index]
-                                                                    * SECONDS_PER_VARIABLE)))
+        now = _now()
+        # a small part gets at least MIN_PART_SECONDS (its share by size alone was ~0 s at 1,000 nodes: never searched)
+        comp_deadline = now + max(min(MIN_PART_SECONDS, max(0.0, deadline - now)),
+                                  max(0.0, deadline - now) * effective[comp.index] / max(1, left))
         left -= effective[comp.index]
         gc = None
         if greedy_counts is not None:
@@ -311,6 +323,9 @@ def solve(cluster: Cluster, params: SolverParams | None = None, policy: Policy |
             gc = {k: v for k, v in greedy_counts.items() if k[0] in cls}
         if state.interrupt.is_set():
             results[comp.index] = _kept(problem, comp, gc, "interrupted before this component was searched")
+        elif (clk := clock()) is not None and clk.wall_over("components"):
+            results[comp.index] = _kept(problem, comp, gc, f"component {comp.index}: the wall-clock time limit ran "
+                                        "out before it was searched: greedy's placement kept")
         elif sizes[comp.index] > params.full_model_variables:
             results[comp.index] = _solve_large(problem, comp, policy, params, gc, comp_deadline, state, started)
         elif gc is not None and sizes[comp.index] * SECONDS_PER_VARIABLE > comp_deadline - now:
@@ -322,6 +337,7 @@ def solve(cluster: Cluster, params: SolverParams | None = None, policy: Policy |
         else:
             t0 = time.perf_counter()
             built = _full_model(problem, comp, policy, params)
+            charge(SECONDS_PER_VARIABLE * sizes[comp.index])
             state.timings["build"] += time.perf_counter() - t0
             t0 = time.perf_counter()
             results[comp.index] = _solve_component(
@@ -337,8 +353,7 @@ def solve(cluster: Cluster, params: SolverParams | None = None, policy: Policy |
         if state.interrupt.is_set():
             continue  # Ctrl-C: the plan now, its bounds unknown (the plan says it is not proven)
         if r.placed_bound is None and not (r.levels and r.levels[0].optimal):
-            _relaxation_bounds(problem, comp, r, policy, params, started + params.time_limit * (1 - params.reserve / 2),
-                               state)
+            _relaxation_bounds(problem, comp, r, policy, params, deadline + search_time * params.reserve / 2, state)
         elif r.placed_bound is None and not _proven(r):
             # CP-SAT proved placed but not P: the relaxation's P bound may be the tighter one
             r.pref_relaxed = preference_bound(problem, comp, policy,
@@ -365,11 +380,13 @@ def _more_time(problem: Problem, policy: Policy, params: SolverParams, results: 
     while not state.interrupt.is_set():
         todo = sorted((i for i, r in results.items() if not _proven(r) and (i in models or r.rounds)),
                       key=lambda i: sizes[i])
-        if not todo or deadline - time.perf_counter() < 1.0:
+        if not todo or deadline - _now() < 1.0:
             return
         for j, i in enumerate(todo):
-            now = time.perf_counter()
+            now = _now()
             if deadline - now < 1.0 or state.interrupt.is_set():
+                return
+            if (clk := clock()) is not None and clk.wall_over("more time for unproven parts"):
                 return
             share = now + (deadline - now) / (len(todo) - j)
             comp = problem.components[i]
@@ -405,7 +422,7 @@ def _relaxation_bounds(problem: Problem, comp: Component, r: ComponentResult, po
     if all_placed:
         r.placed_bound = dict(total)
     else:
-        limit = max(0.05, min(10.0, deadline - time.perf_counter()))
+        limit = max(0.05, min(10.0, deadline - _now()))
         r.placed_bound, _ = placed_bound(problem, comp, limit, params.workers, state.interrupt)
     r.pref_bound = preference_bound(problem, comp, policy, all_placed)
     state.timings["bound"] += time.perf_counter() - t0
@@ -428,8 +445,9 @@ def _solve_large(problem: Problem, comp: Component, policy: Policy, params: Solv
     repaired = False
     if gc is not None and packable(problem, comp):
         t0 = time.perf_counter()
+        v0 = _now()
         keep = BOUND_SECONDS_PER_PAIR * len(comp.classes) * len(node_groups(problem, comp.nodes))
-        incumbent = repair(problem, comp, incumbent, t0 + PACKING_SHARE * max(0.0, deadline - keep - t0), params,
+        incumbent = repair(problem, comp, incumbent, v0 + PACKING_SHARE * max(0.0, deadline - keep - v0), params,
                            state.interrupt, state.notes)
         repaired = incumbent != gc
         if sum(incumbent.values()) < sum(total.values()):
@@ -455,7 +473,9 @@ def _solve_large(problem: Problem, comp: Component, policy: Policy, params: Solv
     focused_before: set[int] | None = None
     owed_before: dict[int, int] = {}
     while not state.interrupt.is_set():
-        now = time.perf_counter()
+        if (clk := clock()) is not None and clk.wall_over("neighbourhood rounds"):
+            break
+        now = _now()
         remaining = deadline - now
         fixed = len(incumbent)
         every_pod = bool(incumbent) and _places_all(_by_priority(problem, incumbent), total)
@@ -483,6 +503,7 @@ def _solve_large(problem: Problem, comp: Component, policy: Policy, params: Solv
         if nvars * per_var * 2 > remaining and rounds > 0 or nvars * per_var > remaining:
             break  # building and searching another round would overrun the component's share
         t0 = time.perf_counter()
+        v0 = _now()
         frozen: dict[int, dict[int, int]] | None = None
         if focused is not None:
             frozen = defaultdict(dict)
@@ -496,23 +517,25 @@ def _solve_large(problem: Problem, comp: Component, policy: Policy, params: Solv
                       symmetry=params.symmetry_breaking and frozen is None,
                       candidates=cands, frozen=frozen)
         built.terms = term_vars(built.ctx)
-        spent = time.perf_counter() - t0
-        state.timings["build"] += spent
+        state.timings["build"] += time.perf_counter() - t0
+        charge(SECONDS_PER_VARIABLE * nvars)  # the deterministic clock's cost of a build (without one: a no-op)
+        spent = _now() - v0
         per_var = state.seconds_per_variable = max(per_var / 4, spent / max(1, nvars))
-        remaining = deadline - time.perf_counter()
+        remaining = deadline - _now()
         # a focused round searches at least twice as long as its model took to build (at 5,000 nodes a build
         # takes seconds: shorter rounds would spend most of their time building)
         round_limit = max(FOCUS_ROUND_SECONDS, 2 * spent)
-        round_deadline = time.perf_counter() + (min(remaining, round_limit) if focused is not None
+        round_deadline = _now() + (min(remaining, round_limit) if focused is not None
                                                 else max(min(remaining, 5.0), remaining * 0.5))
         all_placed = best is not None and _places_all(best.placed_by_priority, total)
         caps = {"preference": pref_cap_all} if all_placed or every_pod else {}
         t0 = time.perf_counter()
+        v0 = _now()
         r = _solve_component(problem, comp, built, incumbent, params, round_deadline, state, started,
                              caps=caps, skip=frozenset({"strategy"}) if remaining > 20 else frozenset(),
                              settings=ROUND_SETTINGS if focused is None else {})
-        searched = time.perf_counter() - t0
-        state.timings["search"] += searched
+        searched = _now() - v0
+        state.timings["search"] += time.perf_counter() - t0
         rounds += 1
         if focused is not None:
             # a round whose search took less than its build frees more pods next time (building is the cost to
@@ -656,6 +679,10 @@ def _assemble(problem: Problem, cluster: Cluster, params: SolverParams, policy: 
              "time: " + ", ".join(f"{k} {v:.1f}s" for k, v in timings.items())
              + (f", {state.rounds} neighbourhood rounds" if state.rounds else ""),
              *state.notes]
+    if (clk := clock()) is not None and clk.cuts:
+        notes.append(f"the wall-clock time limit cut the deterministic search short ({', '.join(clk.cuts)}): "
+                     "another run of the same input and seed may give another plan (a longer --time-limit or a "
+                     "less loaded machine gives the same plan every time)")
     if state.interrupt.is_set():
         notes.append("interrupted: best plan found so far")
     greedy_notes = {r.greedy_note for r in results if r.greedy_note}
@@ -671,6 +698,8 @@ def _assemble(problem: Problem, cluster: Cluster, params: SolverParams, policy: 
         # Identical pods get one message: kube-scheduler's summary against the plan's final state, while the time
         # limit allows (it runs every filter on every node); past it, the static rules' summary.
         in_time = time.perf_counter() < started + params.time_limit
+        if not in_time and (clk := clock()) is not None:
+            clk.cut("the pending pods' reasons")
         reason = (final_state_message(left[0], final, problem.profile) if in_time else None) \
             or _pending_reason(problem, c)
         for pod in left:

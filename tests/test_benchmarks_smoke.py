@@ -55,3 +55,27 @@ def test_bench_reading_prints_pyyaml_beside_podplans_reader() -> None:
     assert header == ["file", "MB", "PyYAML cpu s", "PyYAML wall s", "podplan cpu s", "podplan wall s", "parse cpu s",
                       "parse wall s"]
     assert [r[0] for r in rows] == ["web-store.yaml"]
+
+
+def test_bench_shapes_prints_a_row_per_shape_and_the_gap_distribution_per_size(tmp_path: Path) -> None:
+    out = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_shapes.py"), "--nodes", "9", "--shapes",
+                          "eks-default", "anti-host-50", "--time-limit", "4", "--inputs", str(tmp_path)],
+                         capture_output=True, text=True, check=True, timeout=300).stdout
+    assert "cores, load average" in out.splitlines()[0]
+    rows = [[c.strip() for c in line.strip().strip("|").split("|")] for line in out.splitlines()
+            if line.startswith("|") and not line.startswith("|---")]
+    per_shape, summary = rows[:3], rows[3:]
+    assert per_shape[0][:8] == ["shape", "set", "nodes", "pending", "status", "placed", "greedy", "gap"]
+    assert [(r[0], r[1], r[2], r[3]) for r in per_shape[1:]] == [("eks-default", "tune", "9", "90"),
+                                                                 ("anti-host-50", "held-out", "9", "90")]
+    assert all(r[4] in ("OPTIMAL", "FEASIBLE") and int(r[5]) >= int(r[6]) for r in per_shape[1:])
+    assert summary[0][:8] == ["nodes", "set", "shapes", "all placed", "proven", "median gap", "p90 gap", "max gap"]
+    assert [r[1] for r in summary[1:]] == ["tune", "held-out", "all"] and summary[-1][2] == "2"
+
+
+def test_bench_determinism_prints_one_row_per_run_all_with_the_same_json(tmp_path: Path) -> None:
+    header, *rows = table("bench_determinism.py", "--nodes", "12", "--budget", "3", "--wall", "120", "--workers",
+                          "2", "1")
+    assert header[:4] == ["run", "workers", "load", "status"] and header[-1] == "same JSON as run 1"
+    assert [r[1] for r in rows] == ["2", "1"]
+    assert all(r[-2] == "no" and r[-1] == "yes" for r in rows), "not cut by the wall clock, and identical"

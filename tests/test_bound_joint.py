@@ -1,0 +1,83 @@
+"""The preference bound's joint form (optimizer.bound._joint_linear): classes that prefer the same nodes share
+their room. Property: on small clusters where several templates prefer the same scarce nodes (preferred node
+affinity to a zone, preferred pod affinity to the node of an existing cache), the bound is never below the
+exhaustive optimum; and on a cluster built so, it is tighter than each class taken alone."""
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from builders import make_node, make_pod, pod_term, req, selector, term
+from podplan.models.objects import Cluster, Workload
+from podplan.optimizer.bound import _joint_linear, preference_bound
+from podplan.optimizer.model import existing_terms
+from podplan.optimizer.policy import Policy
+from podplan.optimizer.problem import build_problem
+from podplan.optimizer.registry import DEFAULT_PROFILE
+from test_solve_property import exhaustive_best
+
+H = "kubernetes.io/hostname"
+Z = "topology.kubernetes.io/zone"
+
+
+def p_bound(cluster: Cluster) -> int:
+    problem = build_problem(cluster, DEFAULT_PROFILE)
+    policy = Policy()
+    return sum(existing_terms(problem, policy).values()) + sum(
+        preference_bound(problem, comp, policy, True) for comp in problem.components)
+
+
+@st.composite
+def crowded(draw: st.DrawFn) -> Cluster:
+    nodes = []
+    for i in range(draw(st.integers(2, 3))):
+        b = make_node(f"n{i}").label(H, f"n{i}").label(Z, draw(st.sampled_from(["a", "b"])))
+        nodes.append(b.alloc(cpu=draw(st.sampled_from(["1", "2"])), memory="4Gi", pods=110).build())
+    existing = []
+    if draw(st.booleans()):
+        existing.append(make_pod("cache").label("app", "cache").req(cpu="500m")
+                        .on(draw(st.sampled_from([n.name for n in nodes]))).set(order=0).build())
+    pending, workloads, order = [], [], 10
+    n_templates = draw(st.integers(2, 3))
+    sizes = [draw(st.integers(1, 3)) for _ in range(n_templates)]
+    while sum(sizes) > 6:
+        sizes[sizes.index(max(sizes))] -= 1
+    for i, size in enumerate(sizes):
+        app = f"t{i}"
+        b = make_pod(app).label("app", app).req(cpu=draw(st.sampled_from(["300m", "500m", "1"])))
+        if draw(st.integers(0, 3)):
+            b = b.preferred_node_affinity(draw(st.integers(1, 5)), term(req(Z, "In", "b")))
+        if draw(st.booleans()):
+            b = b.preferred_pod_affinity(draw(st.integers(1, 5)), pod_term(H, selector(app="cache")))
+        workloads.append(Workload("Deployment", "default", app, replicas=size))
+        for k in range(size):
+            pending.append(b.set(name=f"{app}-{k}", workload=f"Deployment/default/{app}", order=order).build())
+            order += 1
+    return Cluster(nodes=tuple(nodes), pods=tuple(existing), pending=tuple(pending), workloads=tuple(workloads))
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(crowded())
+def test_the_joint_preference_bound_is_never_below_the_exhaustive_optimum(cluster: Cluster) -> None:
+    placed, best_p = exhaustive_best(cluster, False)
+    if sum(placed) == len(cluster.pending):  # the all-placed bound is what a plan placing every pod is judged by
+        assert p_bound(cluster) >= best_p
+
+
+def test_two_templates_preferring_one_small_zone_share_its_room() -> None:
+    # zone b is one 1-cpu node; two templates of two 500m pods each prefer it (weight 5): only two pods fit there
+    nodes = (make_node("n0").label(H, "n0").label(Z, "b").alloc(cpu="1", memory="4Gi", pods=110).build(),
+             make_node("n1").label(H, "n1").label(Z, "a").alloc(cpu="4", memory="4Gi", pods=110).build())
+    pending = []
+    for app in ("t0", "t1"):
+        b = make_pod(app).label("app", app).req(cpu="500m").preferred_node_affinity(5, term(req(Z, "In", "b")))
+        pending += [b.set(name=f"{app}-{k}", workload=f"Deployment/default/{app}", order=len(pending) + k).build()
+                    for k in range(2)]
+    cluster = Cluster(nodes=nodes, pending=tuple(pending),
+                      workloads=(Workload("Deployment", "default", "t0", replicas=2),
+                                 Workload("Deployment", "default", "t1", replicas=2)))
+    problem = build_problem(cluster, DEFAULT_PROFILE)
+    (comp,) = problem.components
+    joint = _joint_linear(problem, comp, Policy())
+    assert joint is not None and round(joint[0]) == 10  # two pods on n0, 5 each
+    assert p_bound(cluster) == exhaustive_best(cluster, False)[1] == 10  # each class alone would claim 20
