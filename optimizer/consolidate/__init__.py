@@ -1,0 +1,176 @@
+"""`podplan consolidate`: the nodes whose removal saves the most (price, else count), every movable pod re-placed
+under every rule, in PodDisruptionBudget-safe waves; beside it, what cluster-autoscaler's scale-down removes.
+
+`consolidate()` runs the steps, each on rebalance's machinery:
+1. who moves (rebalance.movable.who_moves): the descheduler's evictor less what the Eviction API refuses for
+   the whole plan; a pod that cannot move (no controller, local storage, system-critical, a PDB allowing 0
+   disruptions, a rule it violates now) pins its node; DaemonSet and mirror pods leave with their node;
+2. cluster-autoscaler's answer (scaledown.scale_down) and podplan's greedy start (scaledown.greedy_removal);
+3. the optimum (model.solve_removal): CP-SAT over every movable pod and node when the model is small enough
+   (FULL_MODEL cells), its bound then proven; else over a window of candidate nodes around the best start, the
+   bound from model.capacity_bound;
+4. the waves (rebalance.waves.waves_to) as a drain of the removed nodes: cordoned from the first wave, PDB
+   budgets per wave, kube-scheduler's landing steered by temporary cordons; a node whose pods a wave cannot
+   move is not removed (the figures are the plan's);
+5. the verifier on the shrunk cluster (the removed nodes and their DaemonSet/mirror pods gone).
+"""
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import replace
+
+from ...models.errors import PlanInvalidError
+from ...models.objects import Cluster, Pod
+
+from ..disruption import pod_ready
+from ..rebalance.budgets import PdbIndex
+from ..rebalance.movable import goes_with_node, who_moves, why_immovable
+from ..rebalance.plan import DRAIN, Blocked, Note, RebalanceParams, Target
+from ..rebalance.states import state_of, violations_by_pod
+from ..rebalance.waves import waves_to
+from ..runner import Status
+from ..verify import verify
+from .model import capacity_bound, free_on, solve_removal
+from .plan import ConsolidateError, ConsolidateParams, ConsolidatePlan, ScaleDown
+from .prices import PRICE_SCALE, scaled
+from .scaledown import greedy_removal, scale_down, utilization
+
+FULL_MODEL = 60_000  # movable pods × nodes up to which the exact model over everything is built
+WINDOW_NODES = 40  # candidate nodes beyond the start's a large cluster's window adds (lowest utilisation first)
+RECEIVERS = 120  # nodes with the most room that may take the window's pods
+SHARES = {"scale_down": 0.12, "greedy": 0.12, "bound": 0.04, "model": 0.55}  # of the time before the reserve
+RESERVE_PER_POD = 0.0006  # seconds per running pod kept for the final verification and the output
+
+__all__ = ["consolidate", "ConsolidateError", "ConsolidateParams", "ConsolidatePlan", "shrunk"]
+
+
+def consolidate(cluster: Cluster, params: ConsolidateParams, prices: Mapping[str, float], unit: str,
+                deadline: float | None = None) -> ConsolidatePlan:
+    started = time.perf_counter()
+    end = deadline if deadline is not None else started + params.time_limit
+    stop = params.interrupt.is_set
+    notes: list[Note] = []
+    if cluster.pending:
+        notes.append(Note(f"{len(cluster.pending)} pending pod(s) of the input are not part of the consolidation: "
+                          "place them before removing any node"))
+    base = replace(cluster, pending=())
+    profile = params.profile
+    reserve = RESERVE_PER_POD * len(base.pods)
+    work_end = end - reserve
+
+    def until(share: str) -> float:
+        return time.perf_counter() + max(0.0, work_end - time.perf_counter()) * SHARES[share]
+
+    # 1. who moves, and what pins a node
+    healthy = {p.key: pod_ready(p) for p in base.pods}
+    initial_bad = violations_by_pod(state_of(base, {}), profile)
+    pdbs = PdbIndex.of(base)
+    movers = who_moves(base, params.move_policy, set(), healthy, pdbs.budgets(healthy), initial_bad)
+    held = {k: reason.replace("kept in place", "it pins its node") for reason, keys in movers.kept.items()
+            for k in keys}
+    free = [p for p in movers.free if p.key not in initial_bad]
+    free_keys = {p.key for p in free}
+    pinned: dict[str, str] = {}
+    for p in base.pods:
+        if p.key in free_keys or goes_with_node(p):
+            continue
+        why = why_immovable(p, params.move_policy) or held.get(p.key) or (
+            f"violates {', '.join(sorted(initial_bad[p.key]))} now" if p.key in initial_bad else "cannot move")
+        pinned.setdefault(p.node_name, f"{p.key}: {why}")
+    candidates = [n.name for n in base.nodes if n.name not in pinned]
+    iprices = scaled(prices)
+
+    # 2. cluster-autoscaler's answer, and podplan's greedy start
+    sd = scale_down(base, free_keys, prices, params.seed, profile, params.threshold, until("scale_down"), stop)
+    g_removed, g_where = greedy_removal(base, free_keys, prices, params.seed, profile, pinned, until("greedy"), stop)
+    starts = [(tuple(sd.remove), sd.where), (tuple(g_removed), g_where)]
+    start_removed, start_where = max(starts, key=lambda s: (sum(iprices[n] for n in s[0]), -len(s[1])))
+
+    # 3. the optimum (or the best found) and a bound
+    bound = capacity_bound(base, set(pinned), iprices, params.workers, params.seed,
+                           max(0.1, until("bound") - time.perf_counter()))
+    rparams = RebalanceParams(goal="fix", time_limit=params.time_limit, workers=params.workers, seed=params.seed,
+                              move_policy=params.move_policy, profile=profile, interrupt=params.interrupt)
+    full = len(free) * len(base.nodes) <= FULL_MODEL
+    if full:
+        window, model_free, nodes = candidates, free, None
+        method = f"exact model over all {len(free)} movable pods and {len(base.nodes)} nodes"
+    else:
+        window, model_free, nodes = _window(base, free, candidates, start_removed, start_where, iprices)
+        method = (f"CP-SAT over a window of {len(window)} candidate nodes ({len(model_free)} movable pods, "
+                  f"{len(nodes)} nodes may take them) around the best greedy start; bound: total capacity")
+    where_start = {k: v for k, v in start_where.items() if k in {p.key for p in model_free}}
+    solved = None
+    if not stop() and model_free is not None:
+        solved = solve_removal(base, model_free, window, iprices, rparams, until("model"), params.interrupt,
+                               start_removed, where_start, nodes, movers.guarded)
+    start_saving = sum(iprices[n] for n in start_removed)
+    if solved is not None and solved.saving >= start_saving:
+        removed, assignment = solved.remove, solved.assignment
+        if full:
+            bound = min(bound, solved.bound)
+        moving = model_free
+    else:
+        removed, assignment, moving = start_removed, dict(start_where), free
+        if solved is None:
+            notes.append(Note("CP-SAT found no removal within its time: the greedy start stands"))
+    # every free pod of the model has a node in the target; others stay
+    target_assignment = {k: v for k, v in assignment.items()}
+
+    # 4. the waves: a drain of the removed nodes
+    dparams = replace(rparams, goal=DRAIN, drain=tuple(removed))
+    moving = [p for p in moving if p.key in target_assignment]
+    target = Target(target_assignment, Status.OPTIMAL, ())
+    waves, blocked, final = waves_to(base, target, moving, dparams, healthy, initial_bad, deadline=work_end, pdbs=pdbs)
+    left = {final[p.key] for p in base.pods if not goes_with_node(p)}
+    gone = tuple(n for n in removed if n not in left)
+    if len(gone) < len(removed):
+        notes.append(Note(f"{len(removed) - len(gone)} node(s) of the target are not removed: no wave moves all "
+                          "their pods ({items})", tuple(n for n in removed if n in left)))
+    saving = sum(prices[n] for n in gone)
+    bound_value = bound / PRICE_SCALE
+    proven = full and solved is not None and solved.proven and len(gone) == len(removed) and not stop()
+    status = Status.OPTIMAL if proven and saving * PRICE_SCALE >= bound - 0.5 else Status.FEASIBLE
+    plan = ConsolidatePlan(str(status), gone, saving, max(bound_value, saving), tuple(waves), tuple(blocked), sd,
+                           dict(prices), unit, pinned, final, method, tuple(notes), time.perf_counter() - started)
+    verify_shrunk(base, plan, profile)
+    return replace(plan, wall_seconds=time.perf_counter() - started)
+
+
+def _window(cluster: Cluster, free: list[Pod], candidates: list[str], start_removed, start_where,
+            prices: Mapping[str, int]) -> tuple[list[str], list[Pod], list[str]]:
+    """A large cluster's model: the start's removed nodes and the WINDOW_NODES other candidates that save most
+    per unit of utilisation; their movable pods may go to those nodes and the RECEIVERS with the most room."""
+    state = state_of(cluster, {})
+    rest = sorted((n for n in candidates if n not in start_removed),
+                  key=lambda n: (utilization(state, n) / max(1, prices[n]), n))
+    window = list(start_removed) + rest[:WINDOW_NODES]
+    pods = free_on(free, window)
+    inside = set(window)
+    room = sorted((n.name for n in cluster.nodes if n.name not in inside),
+                  key=lambda n: (utilization(state, n), n))[:RECEIVERS]
+    nodes = list(dict.fromkeys(window + room + [start_where[p.key] for p in pods if p.key in start_where]))
+    return window, pods, nodes
+
+
+def shrunk(cluster: Cluster, plan: ConsolidatePlan) -> tuple[Cluster, dict[str, str]]:
+    """The cluster after the plan: the removed nodes and the pods that go with them gone; the pods that moved
+    as pending pods (their replacements) with where they are placed."""
+    gone = set(plan.remove)
+    moved = {m.key for w in plan.waves for m in w.moves}
+    stay = tuple(p for p in cluster.pods if p.key not in moved and not (p.node_name in gone and goes_with_node(p)))
+    replacements = tuple(replace(p, node_name="") for p in cluster.pods if p.key in moved)
+    out = replace(cluster, nodes=tuple(n for n in cluster.nodes if n.name not in gone), pods=stay,
+                  pending=replacements)
+    return out, {p.key: plan.final[p.key] for p in replacements}
+
+
+def verify_shrunk(cluster: Cluster, plan: ConsolidatePlan, profile) -> None:
+    """The gate: the shrunk cluster passes the verifier (violations the input already had aside)."""
+    state, placements = shrunk(cluster, plan)
+    report = verify(state, placements, None, profile)
+    bad = [v for v in report.violations if not v.preexisting]
+    if bad:
+        raise PlanInvalidError(f"the consolidated cluster failed verification: {len(bad)} violation(s), first: "
+                               f"{bad[0].pod} on {bad[0].node}: {bad[0].plugin}: {bad[0].reason}")

@@ -1,0 +1,144 @@
+"""The consolidation's CP-SAT model and its bounds.
+
+The model is rebalance's target model (rebalance.target_model.build_model: the free pods become pending pods,
+every rule is encoded by its plugin's encoding with the verifier's final-state semantics, every free pod is
+placed, `moves` counts the pods that leave their node) plus, per node that no immovable pod pins,
+`removed[node]` ⇒ no free pod on it. The removed nodes stay in the model as empty nodes, as they stay in the
+cluster (cordoned) until the waves are done: they still count as topology domains (the spread skew sees
+them), as cluster-autoscaler's simulator keeps a tainted ghost of the node it removes.
+
+Levels: saving = Σ price × removed, maximised; then moves, minimised. The first stage's bound is the proven
+bound when the model holds every free pod and every node (`full`); otherwise (a large cluster searched in a
+window of candidate nodes) the bound is `capacity_bound`: the most any set of nodes can save while the nodes
+that stay hold every pod's requests in total, per resource (a relaxation of every rule but the resources).
+"""
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
+
+from ortools.sat.python import cp_model
+
+from ...models.objects import Cluster, Pod
+
+from ..rebalance.movable import goes_with_node
+from ..rebalance.plan import RebalanceParams
+from ..rebalance.target import _counts, _counts_to_assignment, _large
+from ..rebalance.target_model import build_model
+from ..runner import Interrupt, Level, SolverParams, Status, complete, lexicographic, run
+
+
+@dataclass(frozen=True)
+class Solved:
+    remove: tuple[str, ...]
+    assignment: dict[str, str]  # free pod -> node
+    saving: int  # scaled prices
+    bound: float  # scaled; valid only when `full`
+    proven: bool
+
+
+def solve_removal(cluster: Cluster, free: list[Pod], candidates: Collection[str], prices: Mapping[str, int],
+                  rparams: RebalanceParams, deadline: float, interrupt: Interrupt,
+                  start_removed: Collection[str] = (), start_where: Mapping[str, str] | None = None,
+                  nodes: Collection[str] | None = None, guarded: Mapping[str, int] | None = None) -> Solved | None:
+    """The removal saving the most, then with the fewest moves, among `candidates` (nodes no immovable pod
+    pins), re-placing `free` pods (on `nodes` only, when given). `start_*`: a valid removal to start from (the
+    greedy one). None: no solution at all within the time."""
+    built = build_model(cluster, free, rparams, nodes=nodes)
+    model, problem = built.model, built.problem
+    xs_on: dict[int, list[cp_model.IntVar]] = defaultdict(list)
+    for ctx in built.ctx_list:
+        for (_, n), x in ctx.x.items():
+            xs_on[n].append(x)
+    removed: dict[str, cp_model.IntVar] = {}
+    for name in candidates:
+        n = problem.node_index.get(name)
+        if n is None:
+            continue
+        r = model.new_bool_var(f"removed[{name}]")
+        if xs_on.get(n):
+            model.add(sum(xs_on[n]) == 0).only_enforce_if(r)
+        removed[name] = r
+    saving = sum(prices[name] * r for name, r in removed.items()) if removed else 0
+    moves = dict((name, build) for name, build, _ in built.levels)["moves"]
+    solver = SolverParams(workers=rparams.workers, seed=rparams.seed)
+    incumbent = None
+    if start_where is not None or start_removed:
+        counts = _counts(built, free, start_where or {})
+        fixed = {var.index: counts.get(key, 0) for key, var in _x_all(built).items()}
+        fixed.update({r.index: int(name in start_removed) for name, r in removed.items()})
+        done = complete(model, fixed, solver, max(0.1, (deadline - time.perf_counter()) * 0.2), interrupt=interrupt)
+        incumbent = done.values
+    stages = [Level("saving", saving, "max", share=0.8), Level("moves", moves, "min")]
+    done = lexicographic(model, stages, solver, deadline, incumbent=incumbent, floor=incumbent is not None,
+                         interrupt=interrupt, stop_when_unimproved=True, extra=_large)
+    values = done.values
+    if values is None:
+        return None
+    first = done.levels[0] if done.levels else None
+    gone = tuple(name for name, r in removed.items() if values[r.index])
+    assignment = _counts_to_assignment(built, values, free, guarded or {})
+    value = sum(prices[n] for n in gone)
+    bound = first.bound if first is not None else value
+    proven = first is not None and first.optimal and not (done.stopped and done.stopped.startswith("interrupted"))
+    return Solved(gone, assignment, value, max(bound, value), proven and bound <= value)
+
+
+def _x_all(built) -> dict[tuple[int, int], cp_model.IntVar]:
+    out: dict[tuple[int, int], cp_model.IntVar] = {}
+    for ctx in built.ctx_list:
+        out.update(ctx.x)
+    return out
+
+
+def capacity_bound(cluster: Cluster, pinned: Collection[str], prices: Mapping[str, int], workers: int, seed: int,
+                   limit: float) -> float:
+    """An upper bound on any removal's saving: keep[n] for the nodes not pinned, Σ over kept nodes of
+    (allocatable − what their DaemonSet and mirror pods request) ≥ what every other pod requests, per
+    resource (pods counted against allocatable pods); saving ≤ Σ price − the cheapest such keep set's price,
+    and CP-SAT's bound on that cheapest price is what is used (valid even when not proven)."""
+    resources: set[str] = {"pods"}
+    for p in cluster.pods:
+        resources.update(r for r, v in p.requests.items() if v > 0)
+    on: dict[str, list[Pod]] = defaultdict(list)
+    for p in cluster.pods:
+        on[p.node_name].append(p)
+    demand: dict[str, int] = defaultdict(int)
+    cap: dict[str, dict[str, int]] = {}
+    for n in cluster.nodes:
+        c = {r: n.allocatable.get(r, 0) for r in resources}
+        for p in on.get(n.name, ()):
+            if goes_with_node(p):
+                for r in resources:
+                    c[r] -= 1 if r == "pods" else p.requests.get(r, 0)
+        cap[n.name] = c
+    for p in cluster.pods:
+        if p.node_name in cap and not goes_with_node(p):
+            for r in resources:
+                demand[r] += 1 if r == "pods" else p.requests.get(r, 0)
+    model = cp_model.CpModel()
+    keep = {n.name: model.new_bool_var(f"keep[{n.name}]") for n in cluster.nodes if n.name not in pinned}
+    for r in resources:
+        need = demand[r] - sum(cap[n][r] for n in pinned if n in cap)
+        if need > 0:
+            model.add(sum(max(0, cap[n][r]) * k for n, k in keep.items()) >= need)
+    cost = sum(prices[n] * k for n, k in keep.items())
+    model.minimize(cost)
+    done = run(model, SolverParams(workers=workers, seed=seed), limit)
+    total = sum(prices[n] for n in keep)
+    if done.status is Status.INFEASIBLE:
+        return 0.0  # the pods do not even fit in total: nothing can be removed
+    lower = done.bound if done.status in (Status.OPTIMAL, Status.FEASIBLE) else 0.0
+    return float(total - max(0.0, _ceil(lower)))
+
+
+def _ceil(x: float) -> float:
+    import math
+    return float(math.ceil(x - 1e-6)) if math.isfinite(x) else 0.0
+
+
+def free_on(free: Sequence[Pod], nodes: Collection[str]) -> list[Pod]:
+    wanted = set(nodes)
+    return [p for p in free if p.node_name in wanted]
