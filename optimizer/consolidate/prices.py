@@ -5,8 +5,7 @@ way). Prices are kept exact to PRICE_SCALE-ths for the CP-SAT objective (integer
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
-
+from ...models.nodetypes import NodeTypes, match_nodes
 from ...models.objects import Cluster
 
 from .plan import ConsolidateError
@@ -14,26 +13,22 @@ from .plan import ConsolidateError
 INSTANCE_TYPE = "node.kubernetes.io/instance-type"
 PRICE_SCALE = 10_000  # 0.192 per hour -> 1920: CP-SAT's objective is integral
 COUNT = "node"  # the unit when no node-types file is given: every node saves 1
+PRICE = "price"  # the node-types file's prices (per hour in the bundled file)
 
 
-def node_prices(cluster: Cluster, node_types: Any | None = None) -> tuple[dict[str, float], str]:
-    """node -> what removing it saves, and the unit. `node_types`: None (every node 1), or an object with
-    `types` whose items have `name` and `price` (models.nodetypes)."""
+def node_prices(cluster: Cluster, node_types: NodeTypes | None = None) -> tuple[dict[str, float], str]:
+    """node -> what removing it saves, and the unit: "node" without a node-types file (every node 1), else
+    "price" with each node at its type's price (models.nodetypes.match_nodes: its instance-type label, else
+    the type whose template describes it). A node no type describes is an error (one line, exit 2)."""
     if node_types is None:
         return {n.name: 1.0 for n in cluster.nodes}, COUNT
-    by_name = {t.name: float(t.price) for t in node_types.types}
-    out: dict[str, float] = {}
-    missing: list[str] = []
-    for n in cluster.nodes:
-        kind = n.labels.get(INSTANCE_TYPE, "")
-        if kind in by_name:
-            out[n.name] = by_name[kind]
-        else:
-            missing.append(f"{n.name} ({INSTANCE_TYPE}={kind or 'unset'})")
+    matched = match_nodes(cluster.nodes, node_types)
+    missing = [n.name for n in cluster.nodes if matched[n.name].price is None]
     if missing:
-        raise ConsolidateError(f"the node-types file prices no type of node(s) {', '.join(missing[:5])}"
-                               f"{' and more' if len(missing) > 5 else ''}: add their types to it")
-    return out, "price"
+        raise ConsolidateError(f"{node_types.source}: no node type describes node(s) {', '.join(missing[:5])}"
+                               f"{' and more' if len(missing) > 5 else ''} (by {INSTANCE_TYPE}, else labels, "
+                               "taints and allocatable): add their types to the file")
+    return {n.name: float(matched[n.name].price or 0.0) for n in cluster.nodes}, PRICE
 
 
 def scaled(prices: Mapping[str, float]) -> dict[str, int]:
