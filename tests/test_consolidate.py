@@ -134,7 +134,12 @@ def test_the_removal_saves_what_an_exhaustive_search_finds_and_says_it_is_optima
     assert plan.saving == exhaustive(cluster, prices)
     assert plan.status == "OPTIMAL" and plan.bound == plan.saving and plan.gap == 0
     check_waves(cluster, plan)
-    assert plan.saving >= plan.scale_down.saving  # never worse than cluster-autoscaler
+    # never worse than cluster-autoscaler where its answer is valid: kube-scheduler checks only the moving pod's
+    # own rules, so CA may strand a pod that stays (a DoNotSchedule spread it now breaks), which podplan refuses
+    sd = plan.scale_down
+    unbound, _ = as_pending(cluster, [p for p in cluster.pods if p.key in sd.where])
+    if verify(unbound, sd.where).ok:
+        assert plan.saving >= sd.saving
 
 
 # ------------------------------------------------------------------------------------------------ waves, pins

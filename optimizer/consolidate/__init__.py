@@ -16,6 +16,7 @@ under every rule, in PodDisruptionBudget-safe waves; beside it, what cluster-aut
 """
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Mapping
 from dataclasses import replace
@@ -50,6 +51,10 @@ def consolidate(cluster: Cluster, params: ConsolidateParams, prices: Mapping[str
     started = time.perf_counter()
     end = deadline if deadline is not None else started + params.time_limit
     stop = params.interrupt.is_set
+
+    def say(line: str) -> None:
+        if params.log_progress:
+            print(f"consolidate: {line} ({time.perf_counter() - started:.1f}s)", file=sys.stderr, flush=True)
     notes: list[Note] = []
     if cluster.pending:
         notes.append(Note(f"{len(cluster.pending)} pending pod(s) of the input are not part of the consolidation: "
@@ -79,17 +84,21 @@ def consolidate(cluster: Cluster, params: ConsolidateParams, prices: Mapping[str
             f"violates {', '.join(sorted(initial_bad[p.key]))} now" if p.key in initial_bad else "cannot move")
         pinned.setdefault(p.node_name, f"{p.key}: {why}")
     candidates = [n.name for n in base.nodes if n.name not in pinned]
+    say(f"{len(free)} movable pod(s), {len(pinned)} pinned node(s), {len(candidates)} candidate(s)")
     iprices = scaled(prices)
 
     # 2. cluster-autoscaler's answer, and podplan's greedy start
     sd = scale_down(base, free_keys, prices, params.seed, profile, params.threshold, until("scale_down"), stop)
     g_removed, g_where = greedy_removal(base, free_keys, prices, params.seed, profile, pinned, until("greedy"), stop)
-    starts = [(tuple(sd.remove), sd.where), (tuple(g_removed), g_where)]
-    start_removed, start_where = max(starts, key=lambda s: (sum(iprices[n] for n in s[0]), -len(s[1])))
+    say(f"cluster-autoscaler removes {len(sd.remove)}, the greedy start {len(g_removed)}")
+    starts = sorted([(tuple(sd.remove), sd.where), (tuple(g_removed), g_where)],
+                    key=lambda s: (-sum(iprices[n] for n in s[0]), len(s[1])))
+    start_removed, start_where = starts[0]
 
     # 3. the optimum (or the best found) and a bound
     bound = capacity_bound(base, set(pinned), iprices, params.workers, params.seed,
                            max(0.1, until("bound") - time.perf_counter()))
+    say(f"capacity bound {bound / PRICE_SCALE:g}")
     rparams = RebalanceParams(goal="fix", time_limit=params.time_limit, workers=params.workers, seed=params.seed,
                               move_policy=params.move_policy, profile=profile, interrupt=params.interrupt)
     full = len(free) * len(base.nodes) <= FULL_MODEL
@@ -100,13 +109,14 @@ def consolidate(cluster: Cluster, params: ConsolidateParams, prices: Mapping[str
         window, model_free, nodes = _window(base, free, candidates, start_removed, start_where, iprices)
         method = (f"CP-SAT over a window of {len(window)} candidate nodes ({len(model_free)} movable pods, "
                   f"{len(nodes)} nodes may take them) around the best greedy start; bound: total capacity")
-    where_start = {k: v for k, v in start_where.items() if k in {p.key for p in model_free}}
+    inside = {p.key for p in model_free}
     solved = None
-    if not stop() and model_free is not None:
+    if not stop():
+        # the starts in the window's terms: their removed nodes inside it, their moves of the window's pods
+        hints = [([n for n in r if n in window], {k: v for k, v in w.items() if k in inside}) for r, w in starts]
         solved = solve_removal(base, model_free, window, iprices, rparams, until("model"), params.interrupt,
-                               start_removed, where_start, nodes, movers.guarded)
-    start_saving = sum(iprices[n] for n in start_removed)
-    if solved is not None and solved.saving >= start_saving:
+                               hints, nodes, movers.guarded)
+    if solved is not None:
         removed, assignment = solved.remove, solved.assignment
         if full:
             bound = min(bound, solved.bound)
@@ -115,6 +125,7 @@ def consolidate(cluster: Cluster, params: ConsolidateParams, prices: Mapping[str
         removed, assignment, moving = start_removed, dict(start_where), free
         if solved is None:
             notes.append(Note("CP-SAT found no removal within its time: the greedy start stands"))
+    say(f"target: remove {len(removed)}")
     # every free pod of the model has a node in the target; others stay
     target_assignment = {k: v for k, v in assignment.items()}
 
@@ -123,6 +134,7 @@ def consolidate(cluster: Cluster, params: ConsolidateParams, prices: Mapping[str
     moving = [p for p in moving if p.key in target_assignment]
     target = Target(target_assignment, Status.OPTIMAL, ())
     waves, blocked, final = waves_to(base, target, moving, dparams, healthy, initial_bad, deadline=work_end, pdbs=pdbs)
+    say(f"{len(waves)} wave(s), {len(blocked)} move(s) not made")
     left = {final[p.key] for p in base.pods if not goes_with_node(p)}
     gone = tuple(n for n in removed if n not in left)
     if len(gone) < len(removed):

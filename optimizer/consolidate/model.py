@@ -41,11 +41,12 @@ class Solved:
 
 def solve_removal(cluster: Cluster, free: list[Pod], candidates: Collection[str], prices: Mapping[str, int],
                   rparams: RebalanceParams, deadline: float, interrupt: Interrupt,
-                  start_removed: Collection[str] = (), start_where: Mapping[str, str] | None = None,
+                  starts: Sequence[tuple[Collection[str], Mapping[str, str]]] = (),
                   nodes: Collection[str] | None = None, guarded: Mapping[str, int] | None = None) -> Solved | None:
     """The removal saving the most, then with the fewest moves, among `candidates` (nodes no immovable pod
     pins), re-placing `free` pods (on `nodes` only, when given). `start_*`: a valid removal to start from (the
-    greedy one). None: no solution at all within the time."""
+    greedy ones: the first the model completes, i.e. valid in the verifier's final-state sense, is the hint).
+    None: no solution at all within the time."""
     built = build_model(cluster, free, rparams, nodes=nodes)
     model, problem = built.model, built.problem
     xs_on: dict[int, list[cp_model.IntVar]] = defaultdict(list)
@@ -62,16 +63,22 @@ def solve_removal(cluster: Cluster, free: list[Pod], candidates: Collection[str]
             model.add(sum(xs_on[n]) == 0).only_enforce_if(r)
         removed[name] = r
     saving = sum(prices[name] * r for name, r in removed.items()) if removed else 0
-    moves = dict((name, build) for name, build, _ in built.levels)["moves"]
+    moves = dict((name, build) for name, build, _ in built.levels)["moves"]()
+    # one objective, lexicographic by its weights: a removal saving more always wins, and among equal savings
+    # the fewest moves (moves <= len(free) < weight). Two stages left the saving stage's solution, with pods
+    # shuffled between the nodes that stay, whenever the moves stage found nothing in its time.
+    weight = len(free) + 1
     solver = SolverParams(workers=rparams.workers, seed=rparams.seed)
     incumbent = None
-    if start_where is not None or start_removed:
-        counts = _counts(built, free, start_where or {})
+    for start_removed, start_where in starts:
+        counts = _counts(built, free, start_where)
         fixed = {var.index: counts.get(key, 0) for key, var in _x_all(built).items()}
         fixed.update({r.index: int(name in start_removed) for name, r in removed.items()})
-        done = complete(model, fixed, solver, max(0.1, (deadline - time.perf_counter()) * 0.2), interrupt=interrupt)
-        incumbent = done.values
-    stages = [Level("saving", saving, "max", share=0.8), Level("moves", moves, "min")]
+        done = complete(model, fixed, solver, max(0.1, (deadline - time.perf_counter()) * 0.1), interrupt=interrupt)
+        if done.values is not None:
+            incumbent = done.values
+            break
+    stages = [Level("saving", saving * weight - moves, "max")]
     done = lexicographic(model, stages, solver, deadline, incumbent=incumbent, floor=incumbent is not None,
                          interrupt=interrupt, stop_when_unimproved=True, extra=_large)
     values = done.values
@@ -81,9 +88,10 @@ def solve_removal(cluster: Cluster, free: list[Pod], candidates: Collection[str]
     gone = tuple(name for name, r in removed.items() if values[r.index])
     assignment = _counts_to_assignment(built, values, free, guarded or {})
     value = sum(prices[n] for n in gone)
-    bound = first.bound if first is not None else value
-    proven = first is not None and first.optimal and not (done.stopped and done.stopped.startswith("interrupted"))
-    return Solved(gone, assignment, value, max(bound, value), proven and bound <= value)
+    # objective <= B and 0 <= moves <= len(free) < weight: saving <= (B + len(free)) / weight
+    bound = (first.bound + len(free)) // weight if first is not None and first.bound != float("inf") else float("inf")
+    proven = first is not None and first.optimal and not interrupt.is_set()
+    return Solved(gone, assignment, value, max(bound, value), proven)
 
 
 def _x_all(built) -> dict[tuple[int, int], cp_model.IntVar]:
