@@ -14,6 +14,7 @@ that stay hold every pod's requests in total, per resource (a relaxation of ever
 """
 from __future__ import annotations
 
+import math
 import time
 from collections import defaultdict
 from collections.abc import Collection, Mapping, Sequence
@@ -27,7 +28,7 @@ from ..rebalance.movable import goes_with_node
 from ..rebalance.plan import RebalanceParams
 from ..rebalance.target import _counts, _counts_to_assignment, _large
 from ..rebalance.target_model import build_model
-from ..runner import Interrupt, Level, SolverParams, Status, complete, lexicographic, run
+from ..runner import Interrupt, Level, SolverParams, complete, lexicographic
 
 
 @dataclass(frozen=True)
@@ -101,50 +102,46 @@ def _x_all(built) -> dict[tuple[int, int], cp_model.IntVar]:
     return out
 
 
-def capacity_bound(cluster: Cluster, pinned: Collection[str], prices: Mapping[str, int], workers: int, seed: int,
-                   limit: float) -> float:
-    """An upper bound on any removal's saving: keep[n] for the nodes not pinned, Σ over kept nodes of
-    (allocatable − what their DaemonSet and mirror pods request) ≥ what every other pod requests, per
-    resource (pods counted against allocatable pods); saving ≤ Σ price − the cheapest such keep set's price,
-    and CP-SAT's bound on that cheapest price is what is used (valid even when not proven)."""
+def capacity_bound(cluster: Cluster, pinned: Collection[str], prices: Mapping[str, int]) -> float:
+    """An upper bound on any removal's saving, from the resources alone: the nodes that stay must offer, per
+    resource, what every pod that does not go with its node requests (their DaemonSet and mirror pods' requests
+    taken off their allocatable; pods counted against allocatable pods). Per resource, the cheapest way to
+    offer it even with fractions of nodes (cheapest per unit first: the LP optimum of a one-constraint
+    covering problem) is a lower bound on what must be kept; saving <= total price − the largest of them."""
     resources: set[str] = {"pods"}
     for p in cluster.pods:
         resources.update(r for r, v in p.requests.items() if v > 0)
-    on: dict[str, list[Pod]] = defaultdict(list)
-    for p in cluster.pods:
-        on[p.node_name].append(p)
+    cap: dict[str, dict[str, int]] = {n.name: {r: n.allocatable.get(r, 0) for r in resources} for n in cluster.nodes}
     demand: dict[str, int] = defaultdict(int)
-    cap: dict[str, dict[str, int]] = {}
-    for n in cluster.nodes:
-        c = {r: n.allocatable.get(r, 0) for r in resources}
-        for p in on.get(n.name, ()):
-            if goes_with_node(p):
-                for r in resources:
-                    c[r] -= 1 if r == "pods" else p.requests.get(r, 0)
-        cap[n.name] = c
     for p in cluster.pods:
-        if p.node_name in cap and not goes_with_node(p):
-            for r in resources:
-                demand[r] += 1 if r == "pods" else p.requests.get(r, 0)
-    model = cp_model.CpModel()
-    keep = {n.name: model.new_bool_var(f"keep[{n.name}]") for n in cluster.nodes if n.name not in pinned}
+        if p.node_name not in cap:
+            continue
+        target = cap[p.node_name] if goes_with_node(p) else None
+        for r in resources:
+            v = 1 if r == "pods" else p.requests.get(r, 0)
+            if target is not None:
+                target[r] -= v
+            else:
+                demand[r] += v
+    free_nodes = [n for n in cap if n not in pinned]
+    total = sum(prices[n] for n in free_nodes)
+    must = 0.0
     for r in resources:
-        need = demand[r] - sum(cap[n][r] for n in pinned if n in cap)
+        need = demand[r] - sum(max(0, cap[n][r]) for n in pinned if n in cap)
+        if need <= 0:
+            continue
+        offer = sorted(((prices[n] / cap[n][r], cap[n][r], prices[n]) for n in free_nodes if cap[n][r] > 0))
+        cost = 0.0
+        for per_unit, c, price in offer:
+            take = min(c, need)
+            cost += per_unit * take
+            need -= take
+            if need <= 0:
+                break
         if need > 0:
-            model.add(sum(max(0, cap[n][r]) * k for n, k in keep.items()) >= need)
-    cost = sum(prices[n] * k for n, k in keep.items())
-    model.minimize(cost)
-    done = run(model, SolverParams(workers=workers, seed=seed), limit)
-    total = sum(prices[n] for n in keep)
-    if done.status is Status.INFEASIBLE:
-        return 0.0  # the pods do not even fit in total: nothing can be removed
-    lower = done.bound if done.status in (Status.OPTIMAL, Status.FEASIBLE) else 0.0
-    return float(total - max(0.0, _ceil(lower)))
-
-
-def _ceil(x: float) -> float:
-    import math
-    return float(math.ceil(x - 1e-6)) if math.isfinite(x) else 0.0
+            return 0.0  # the pods do not fit even in total: nothing can go
+        must = max(must, cost)
+    return float(total - math.ceil(must - 1e-9))
 
 
 def free_on(free: Sequence[Pod], nodes: Collection[str]) -> list[Pod]:

@@ -50,7 +50,8 @@ class ScaleDown:
     remove: tuple[str, ...]
     saving: float
     where: dict[str, str]  # moved pod -> the node kube-scheduler puts its replacement on
-    kept: dict[str, str] = field(default_factory=dict)  # node under the threshold it keeps -> why
+    kept: dict[str, str] = field(default_factory=dict)  # node it keeps -> why
+    complete: bool = True  # False: the time limit (or Ctrl-C) cut the simulation short
 
 
 @dataclass(frozen=True)

@@ -13,15 +13,17 @@ cluster-autoscaler (kubernetes/autoscaler, cluster-autoscaler/):
   still counts as a topology domain); successful simulations persist, so the next candidate sees them;
 - core/scaledown/planner + actuation: empty nodes go in bulk, nodes needing a drain one at a time
   (--max-drain-parallelism 1, --max-scale-down-parallelism 10); each loop re-plans on the new state.
-podplan runs that loop to its fixed point: in node order, the first candidate under the threshold whose pods all
-fit elsewhere is removed, its pods land where kube-scheduler puts them (scores included, as after the real
-drain), and the loop starts again; it stops when no candidate is left. Blocking pods are CA's: no controller,
+podplan runs that loop to its fixed point: in node order, each candidate under the threshold whose pods all pass
+the filters on some node that stays (first fit, from where the last search stopped, as CA's snapshot search)
+is removed, its pods where the simulation put them. Blocking pods are CA's: no controller,
 local storage, a PDB allowing 0 disruptions, a kube-system pod no PDB covers (--skip-nodes-with-system-pods),
 the annotation cluster-autoscaler.kubernetes.io/safe-to-evict: "false".
 """
 from __future__ import annotations
 
 import time
+
+import numpy as np
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import replace
 
@@ -72,6 +74,7 @@ class Drainer:
         self.lander = Lander(self.state, seed, profile)
         self.removed: list[str] = []
         self.where: dict[str, str] = {}
+        self.next = 0  # where the next first-fit search starts (CA's snapshot iteration resumes there)
 
     def movers(self, name: str, blocks: Callable[[Pod], bool]) -> list[Pod] | str:
         """The pods that must leave `name`, or the key of one that cannot."""
@@ -85,8 +88,38 @@ class Drainer:
         return out
 
     def try_remove(self, name: str, pods: list[Pod]) -> str:
-        """Remove `name` when kube-scheduler places all of `pods` on the other nodes ("" then, else the pod that
-        found no node); the removed nodes stay cordoned."""
+        """Remove `name` when each of `pods` (higher priority first) passes the filters on some other node that
+        stays, first fit from where the last search stopped (cluster-autoscaler's FitsAnyNodeMatching, hinting
+        aside); "" then, else the pod that fits nowhere (and nothing changes)."""
+        if self.lander.sched is None:  # a profile without vectorized filters: kube-scheduler's own cycle
+            return self._try_remove_plain(name, pods)
+        index = self.lander.index
+        names = list(index)
+        closed = np.zeros(len(names), bool)
+        for n in self.removed + [name]:
+            closed[index[n]] = True
+        placed: list[tuple[Pod, Pod, str]] = []
+        for p in sorted(pods, key=lambda p: (-p.priority, p.order)):
+            self.state.remove(p)
+            new = replace(p, node_name="")
+            ok = self.lander.sched.feasible(new) & ~closed
+            hits = np.flatnonzero(np.roll(ok, -self.next))
+            if not len(hits):
+                self.state.add(p, name)
+                for old, added, _ in reversed(placed):
+                    self.state.remove(added)
+                    self.state.add(old, name)
+                return p.key
+            at = (int(hits[0]) + self.next) % len(names)
+            self.next = at
+            self.state.add(new, names[at])
+            placed.append((p, new, names[at]))
+        for old, _, node in placed:
+            self.where[old.key] = node
+        self.removed.append(name)
+        return ""
+
+    def _try_remove_plain(self, name: str, pods: list[Pod]) -> str:
         moves = [Move(p, name, "") for p in sorted(pods, key=lambda p: (-p.priority, p.order))]
         landed = self.lander.simulate(moves, tuple(self.removed) + (name,)) if moves else []
         for m, node in zip(moves, landed):
@@ -103,35 +136,31 @@ class Drainer:
 def scale_down(cluster: Cluster, free: Collection[str], prices: Mapping[str, float], seed: int, profile,
                threshold: float, deadline: float | None = None,
                stop: Callable[[], bool] = lambda: False) -> ScaleDown:
-    """cluster-autoscaler's scale-down loop to its fixed point (module docstring)."""
+    """cluster-autoscaler's scale-down loop to its fixed point (module docstring). One pass over the nodes finds
+    it: the simulation persists each removal (the next candidate sees it), and a removal only takes room away
+    and adds load, so a node refused once stays refused; CA deletes that set over successive loops, empty nodes
+    in bulk and one node needing a drain at a time."""
     d = Drainer(cluster, free, seed, profile)
     kept: dict[str, str] = {}
-    names = [n.name for n in cluster.nodes]
     blocks = lambda p: ca_blocks(cluster, p)  # noqa: E731
-    while (deadline is None or time.perf_counter() < deadline) and not stop():
-        removed_one = False
-        kept.clear()
-        for name in names:
-            if name in d.removed:
-                continue
-            u = utilization(d.state, name)
-            if u >= threshold:
-                kept[name] = R_ABOVE.format(u=u, t=threshold) if u != float("inf") else "no cpu/memory allocatable"
-                continue
-            pods = d.movers(name, blocks)
-            if isinstance(pods, str):
-                kept[name] = R_BLOCKED.format(pod=pods)
-                continue
-            stuck = d.try_remove(name, pods)
-            if stuck:
-                kept[name] = R_NO_ROOM.format(pod=stuck)
-                continue
-            removed_one = True
-            if pods:
-                break  # a node that needed a drain: one per loop; the next loop re-plans on the new state
-        if not removed_one:
+    complete = True
+    for n in cluster.nodes:
+        name = n.name
+        if (deadline is not None and time.perf_counter() >= deadline) or stop():
+            complete = False
             break
-    return ScaleDown(tuple(d.removed), sum(prices[n] for n in d.removed), dict(d.where), dict(kept))
+        u = utilization(d.state, name)
+        if u >= threshold:
+            kept[name] = R_ABOVE.format(u=u, t=threshold) if u != float("inf") else "no cpu/memory allocatable"
+            continue
+        pods = d.movers(name, blocks)
+        if isinstance(pods, str):
+            kept[name] = R_BLOCKED.format(pod=pods)
+            continue
+        stuck = d.try_remove(name, pods)
+        if stuck:
+            kept[name] = R_NO_ROOM.format(pod=stuck)
+    return ScaleDown(tuple(d.removed), sum(prices[n] for n in d.removed), dict(d.where), dict(kept), complete)
 
 
 def greedy_removal(cluster: Cluster, free: Collection[str], prices: Mapping[str, float], seed: int, profile,

@@ -48,7 +48,7 @@ def consolidate_document(plan: ConsolidatePlan) -> dict[str, Any]:
         "unit": plan.price_unit,
         "waves": [wave_document(w) for w in plan.waves],
         "moves": plan.moves,
-        "scale_down": {"remove": list(sd.remove), "saving": round(sd.saving, 6),
+        "scale_down": {"remove": list(sd.remove), "saving": round(sd.saving, 6), "complete": sd.complete,
                        "kept": [{"node": n, "why": why} for n, why in sd.kept.items()]},
         "difference": difference(plan),
         "pinned": [{"node": n, "by": why} for n, why in plan.pinned.items()],
@@ -67,7 +67,7 @@ def consolidate_table(plan: ConsolidatePlan) -> str:
              f"{len(plan.waves)} wave(s)"]
     lines.append(f"remove: {listed(list(plan.remove)) or '-'}")
     lines.append(f"cluster-autoscaler scale-down: remove {len(sd.remove)} node(s), saving {_money(plan, sd.saving)}"
-                 f": {listed(list(sd.remove)) or '-'}")
+                 f": {listed(list(sd.remove)) or '-'}" + ("" if sd.complete else " (cut short by the time limit)"))
     sign = "+" if diff["saving"] >= 0 else ""
     nodes = "" if plan.price_unit == "node" else f" ({'+' if diff['nodes'] >= 0 else ''}{diff['nodes']} node(s))"
     lines.append(f"difference: {sign}{_money(plan, diff['saving'])}{nodes}; only podplan "
