@@ -22,7 +22,8 @@ from dataclasses import dataclass
 
 from ortools.sat.python import cp_model
 
-from ...models.objects import Cluster, Pod
+from ...models.objects import Cluster, Node, Pod
+from ...models.taints import first_untolerated
 
 from ..rebalance.movable import goes_with_node
 from ..rebalance.plan import RebalanceParams
@@ -103,45 +104,75 @@ def _x_all(built) -> dict[tuple[int, int], cp_model.IntVar]:
 
 
 def capacity_bound(cluster: Cluster, pinned: Collection[str], prices: Mapping[str, int]) -> float:
-    """An upper bound on any removal's saving, from the resources alone: the nodes that stay must offer, per
-    resource, what every pod that does not go with its node requests (their DaemonSet and mirror pods' requests
-    taken off their allocatable; pods counted against allocatable pods). Per resource, the cheapest way to
-    offer it even with fractions of nodes (cheapest per unit first: the LP optimum of a one-constraint
-    covering problem) is a lower bound on what must be kept; saving <= total price − the largest of them."""
+    """An upper bound on any removal's saving, from resources and taints alone (a relaxation of every rule).
+
+    Nodes fall into pools by their NoSchedule/NoExecute taints (and cordon); a pod may only end in a pool whose
+    taints it tolerates and that offers every resource it requests, or stay in its own node's pool. The nodes
+    kept in a pool must offer, per resource, what the pods confined to that pool request (DaemonSet and mirror
+    pods' requests taken off their node's allocatable; pods counted against allocatable pods); the cheapest
+    way to offer it even with fractions of nodes (cheapest per unit first: the LP optimum of a one-constraint
+    covering problem) is a lower bound on what the pool keeps. Pools are disjoint, so their bounds add up;
+    the same over the whole cluster (every pod, every node) is another. saving <= total price − the larger."""
     resources: set[str] = {"pods"}
     for p in cluster.pods:
         resources.update(r for r, v in p.requests.items() if v > 0)
     cap: dict[str, dict[str, int]] = {n.name: {r: n.allocatable.get(r, 0) for r in resources} for n in cluster.nodes}
-    demand: dict[str, int] = defaultdict(int)
+    pool_of: dict[str, tuple] = {}
+    pools: dict[tuple, list[Node]] = defaultdict(list)
+    for n in cluster.nodes:
+        key = tuple(sorted((t.key, t.value, t.effect) for t in n.taints if t.effect in ("NoSchedule", "NoExecute")))
+        key += (("cordoned",) if n.unschedulable else ())
+        pool_of[n.name] = key
+        pools[key].append(n)
+    offers = {key: {r for r in resources if any(n.allocatable.get(r, 0) > 0 for n in nodes)}
+              for key, nodes in pools.items()}
+    demand: dict[tuple | None, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     for p in cluster.pods:
         if p.node_name not in cap:
             continue
-        target = cap[p.node_name] if goes_with_node(p) else None
+        if goes_with_node(p):
+            for r in resources:
+                cap[p.node_name][r] -= 1 if r == "pods" else p.requests.get(r, 0)
+            continue
+        wanted = {r for r, v in p.requests.items() if v > 0}
+        homes = {key for key, nodes in pools.items() if "cordoned" not in key and wanted <= offers[key]
+                 and first_untolerated(nodes[0].taints, p.tolerations) is None}
+        homes.add(pool_of[p.node_name])
         for r in resources:
             v = 1 if r == "pods" else p.requests.get(r, 0)
-            if target is not None:
-                target[r] -= v
-            else:
-                demand[r] += v
-    free_nodes = [n for n in cap if n not in pinned]
-    total = sum(prices[n] for n in free_nodes)
-    must = 0.0
-    for r in resources:
-        need = demand[r] - sum(max(0, cap[n][r]) for n in pinned if n in cap)
-        if need <= 0:
-            continue
-        offer = sorted(((prices[n] / cap[n][r], cap[n][r], prices[n]) for n in free_nodes if cap[n][r] > 0))
-        cost = 0.0
-        for per_unit, c, price in offer:
-            take = min(c, need)
-            cost += per_unit * take
-            need -= take
+            demand[None][r] += v  # the whole cluster
+            if len(homes) == 1:
+                demand[next(iter(homes))][r] += v
+
+    def keep_cost(nodes: list[str], need_of: Mapping[str, int]) -> float | None:
+        """The LP lower bound on the price of the nodes of `nodes` kept (None: they cannot offer it)."""
+        must = 0.0
+        for r in resources:
+            need = need_of.get(r, 0) - sum(max(0, cap[n][r]) for n in nodes if n in pinned)
             if need <= 0:
-                break
-        if need > 0:
-            return 0.0  # the pods do not fit even in total: nothing can go
-        must = max(must, cost)
-    return float(total - math.ceil(must - 1e-9))
+                continue
+            cost = 0.0
+            for per_unit, c in sorted((prices[n] / cap[n][r], cap[n][r]) for n in nodes
+                                      if n not in pinned and cap[n][r] > 0):
+                take = min(c, need)
+                cost += per_unit * take
+                need -= take
+                if need <= 0:
+                    break
+            if need > 0:
+                return None
+            must = max(must, cost)
+        return must
+
+    total = sum(prices[n] for n in cap if n not in pinned)
+    whole = keep_cost(list(cap), demand[None])
+    split = 0.0
+    for key, nodes in pools.items():
+        c = keep_cost([n.name for n in nodes], demand.get(key, {}))
+        split = split + c if c is not None and split is not None else None
+    if whole is None or split is None:
+        return 0.0  # the pods do not fit even in total: nothing can go
+    return float(total - math.ceil(max(whole, split) - 1e-9))
 
 
 def free_on(free: Sequence[Pod], nodes: Collection[str]) -> list[Pod]:
