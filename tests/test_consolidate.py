@@ -227,3 +227,16 @@ def test_bad_node_types_get_one_line_and_exit_2(tmp_path: Path, types: str, says
     assert out.exit_code == 2
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1 and says in lines[0], lines
+
+
+def test_the_bundled_node_group_saves_more_than_cluster_autoscaler_at_its_prices():
+    out = runner().invoke(main, ["consolidate", str(ROOT / "instances" / "consolidate.yaml"), "-o", "json",
+                                 "--node-types", str(ROOT / "instances" / "node-types.yaml")])
+    assert out.exit_code == 0, out.stderr
+    doc = json.loads(out.stdout)
+    assert doc["status"] == "OPTIMAL" and doc["gap"] == 0
+    assert doc["saving"] == pytest.approx(3 * 0.384) and doc["scale_down"]["saving"] == pytest.approx(2 * 0.384)
+    assert doc["difference"]["only_podplan"] == ["ip-10-0-2-12.ec2.internal"]
+    assert [p["node"] for p in doc["pinned"]] == ["ip-10-0-3-13.ec2.internal"]  # the cache's emptyDir
+    # the web PDB allows one disruption: one web eviction per wave
+    assert all(sum(1 for e in w["evictions"] if "/web-" in e["pod"]) <= 1 for w in doc["waves"])
