@@ -145,6 +145,8 @@ def consolidate(cluster: Cluster, params: ConsolidateParams, prices: Mapping[str
         notes.append(Note(f"{len(removed) - len(gone)} node(s) of the target are not removed: no wave moves all "
                           "their pods ({items})", tuple(n for n in removed if n in left)))
     saving = sum(prices[n] for n in gone)
+    if stop():
+        notes.append(Note("interrupted (Ctrl-C): the best plan found so far"))
     bound_value = bound / PRICE_SCALE
     proven = full and solved is not None and solved.proven and len(gone) == len(removed) and not stop()
     status = Status.OPTIMAL if proven and saving * PRICE_SCALE >= bound - 0.5 else Status.FEASIBLE
