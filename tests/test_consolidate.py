@@ -30,9 +30,9 @@ HOST = "kubernetes.io/hostname"
 
 
 def run(cluster: Cluster, prices: dict[str, float] | None = None, **kw) -> "object":
-    prices = prices or node_prices(cluster)[0]
-    return consolidate(cluster, ConsolidateParams(time_limit=20, workers=1, **kw), prices,
-                       "node" if prices is None else "price")
+    unit = "node" if prices is None else "price"
+    return consolidate(cluster, ConsolidateParams(time_limit=20, workers=1, **kw), prices or node_prices(cluster)[0],
+                       unit)
 
 
 def daemon(name: str, on: str) -> Pod:
