@@ -43,6 +43,7 @@ RECEIVERS = 120  # nodes with the most room that may take the window's pods
 # of the time left before the reserve when the step starts: the waves get what the model leaves (over half of
 # the time: at 1,000 nodes a wave of a few dozen moves takes seconds to land and verify)
 SHARES = {"scale_down": 0.1, "greedy": 0.1, "model": 0.3}
+CHUNK_MOVES = 20  # moves the waves are planned for at a time (see _waves_in_chunks)
 RESERVE_PER_POD = 0.0006  # seconds per running pod kept for the final verification and the output
 
 __all__ = ["consolidate", "ConsolidateError", "ConsolidateParams", "ConsolidatePlan", "shrunk"]
@@ -121,9 +122,8 @@ def consolidate(cluster: Cluster, params: ConsolidateParams, prices: Mapping[str
         removed, assignment = solved.remove, solved.assignment
         if full:
             bound = min(bound, solved.bound)
-        moving = model_free
     else:
-        removed, assignment, moving = start_removed, dict(start_where), free
+        removed, assignment = start_removed, dict(start_where)
         if solved is None:
             notes.append(Note("CP-SAT found no removal within its time: the greedy start stands"))
     say(f"target: remove {len(removed)}")
@@ -135,9 +135,11 @@ def consolidate(cluster: Cluster, params: ConsolidateParams, prices: Mapping[str
     off = {n: sum(1 for p in free if p.node_name == n and assignment.get(p.key, n) != n) for n in removed}
     removed = tuple(sorted(removed, key=lambda n: (off[n], n)))
     dparams = replace(rparams, goal=DRAIN, drain=removed)
-    moving = [p for p in moving if p.key in target_assignment]
-    target = Target(target_assignment, Status.OPTIMAL, ())
-    waves, blocked, final = waves_to(base, target, moving, dparams, healthy, initial_bad, deadline=work_end, pdbs=pdbs)
+    waves, blocked, final, left_out = _waves_in_chunks(base, removed, target_assignment, dparams, healthy,
+                                                       initial_bad, work_end, stop)
+    if left_out:
+        blocked.append(Blocked("-", f"the time limit ran out before the waves of {len(left_out)} node(s) of the target "
+                                    "were planned (consolidate again from the state the plan reaches)"))
     say(f"{len(waves)} wave(s), {len(blocked)} move(s) not made")
     left = {final[p.key] for p in base.pods if not goes_with_node(p)}
     gone = tuple(n for n in removed if n not in left)
@@ -154,6 +156,54 @@ def consolidate(cluster: Cluster, params: ConsolidateParams, prices: Mapping[str
                            dict(prices), unit, pinned, final, method, tuple(notes), time.perf_counter() - started)
     verify_shrunk(base, plan, profile)
     return replace(plan, wall_seconds=time.perf_counter() - started)
+
+
+def _waves_in_chunks(base: Cluster, removed: tuple[str, ...], assignment: Mapping[str, str], dparams: RebalanceParams,
+                     healthy: Mapping[str, bool], initial_bad: Mapping[str, set[str]], deadline: float,
+                     stop) -> tuple[list, list[Blocked], dict[str, str], list[str]]:
+    """rebalance's waves for the target, CHUNK_MOVES moves at a time: the removed nodes in drain order, a chunk
+    being the next nodes whose moves reach CHUNK_MOVES (the moves that make room on nodes that stay go with the
+    first). Each chunk's waves start from the state the previous ones reached; every removed node is cordoned
+    from the first wave (dparams.drain), so no replacement lands on a node still to be emptied. The wave builder
+    tries every remaining move for every wave: a 1,000-move target in one piece never finished its first wave.
+    (waves, blocked moves, where every pod ends, removed nodes whose chunk the deadline left unplanned)."""
+    pods = {p.key: p for p in base.pods}
+    off: dict[str, dict[str, str]] = {}
+    for k, n in assignment.items():
+        if n != pods[k].node_name:
+            off.setdefault(pods[k].node_name, {})[k] = n
+    gone = set(removed)
+    chunks: list[tuple[list[str], dict[str, str]]] = []
+    current: tuple[list[str], dict[str, str]] = ([], {k: n for src, d in off.items() if src not in gone
+                                                      for k, n in d.items()})
+    for node in removed:
+        current[0].append(node)
+        current[1].update(off.get(node, {}))
+        if len(current[1]) >= CHUNK_MOVES:
+            chunks.append(current)
+            current = ([], {})
+    if current[0]:
+        chunks.append(current)
+    cluster = base
+    healthy = dict(healthy)
+    where = {p.key: p.node_name for p in base.pods}
+    waves: list = []
+    blocked: list[Blocked] = []
+    for i, (nodes, sub) in enumerate(chunks):
+        if stop() or time.perf_counter() >= deadline:
+            return waves, blocked, where, [n for _, (ns, _) in enumerate(chunks[i:]) for n in ns]
+        now = {p.key: p for p in cluster.pods}
+        free = [now[k] for k in sub]
+        w, b, final = waves_to(cluster, Target(dict(sub), Status.OPTIMAL, ()), free, dparams, healthy, initial_bad,
+                               deadline=deadline)
+        moved = {m.key for wave in w for m in wave.moves}
+        cluster = replace(cluster, pods=tuple(replace(p, node_name=final[p.key]) if p.key in moved else p
+                                              for p in cluster.pods))
+        healthy.update(dict.fromkeys(moved, True))  # the plan waits for every replacement to be Ready
+        where.update(final)
+        waves.extend(w)
+        blocked.extend(b)
+    return waves, blocked, where, []
 
 
 def _window(cluster: Cluster, free: list[Pod], candidates: list[str], start_removed, start_where,
