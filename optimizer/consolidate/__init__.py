@@ -38,8 +38,8 @@ from .prices import PRICE_SCALE, scaled
 from .scaledown import greedy_removal, scale_down, utilization
 
 FULL_MODEL = 60_000  # movable pods × nodes up to which the exact model over everything is built
-WINDOW_NODES = 40  # candidate nodes beyond the start's a large cluster's window adds (lowest utilisation first)
-RECEIVERS = 120  # nodes with the most room that may take the window's pods
+WINDOW_NODES = 20  # candidate nodes beyond the start's a large cluster's window adds (lowest utilisation first)
+RECEIVERS = 60  # nodes with the most room that may take the window's pods
 # of the time left before the reserve when the step starts: the waves get what the model leaves (over half of
 # the time: at 1,000 nodes a wave of a few dozen moves takes seconds to land and verify)
 SHARES = {"scale_down": 0.1, "greedy": 0.1, "model": 0.3}
@@ -153,7 +153,8 @@ def consolidate(cluster: Cluster, params: ConsolidateParams, prices: Mapping[str
     proven = full and solved is not None and solved.proven and len(gone) == len(removed) and not stop()
     status = Status.OPTIMAL if proven and saving * PRICE_SCALE >= bound - 0.5 else Status.FEASIBLE
     plan = ConsolidatePlan(str(status), gone, saving, max(bound_value, saving), tuple(waves), tuple(blocked), sd,
-                           dict(prices), unit, pinned, final, method, tuple(notes), time.perf_counter() - started)
+                           dict(prices), unit, pinned, final, method, tuple(notes), time.perf_counter() - started,
+                           tuple(removed), sum(prices[n] for n in removed))
     verify_shrunk(base, plan, profile)
     return replace(plan, wall_seconds=time.perf_counter() - started)
 

@@ -33,18 +33,6 @@ class ConsolidateParams:
 
 
 @dataclass(frozen=True)
-class Removal:
-    """A set of nodes to remove and where every free pod goes (the target of the waves)."""
-    remove: tuple[str, ...]
-    assignment: dict[str, str]  # free pod -> its node in the target (pods that do not move included)
-    saving: float
-    bound: float  # no removal saves more than this (proven)
-    proven: bool  # saving == bound, proven by CP-SAT
-    method: str  # how the bound and the removal were found (said in the table and the JSON)
-    notes: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
 class ScaleDown:
     """What cluster-autoscaler's scale-down would remove, loop after loop, on the same input."""
     remove: tuple[str, ...]
@@ -70,6 +58,8 @@ class ConsolidatePlan:
     method: str
     notes: tuple[Note, ...]
     wall_seconds: float
+    target: tuple[str, ...] = ()  # the removal found (every movable pod re-placed); `remove`: what the waves reach
+    target_saving: float = 0.0
 
     @property
     def gap(self) -> float:

@@ -46,6 +46,7 @@ def consolidate_document(plan: ConsolidatePlan) -> dict[str, Any]:
         "bound": round(plan.bound, 6),
         "gap": round(plan.gap, 6),
         "unit": plan.price_unit,
+        "target": {"remove": list(plan.target), "saving": round(plan.target_saving, 6)},
         "waves": [wave_document(w) for w in plan.waves],
         "moves": plan.moves,
         "scale_down": {"remove": list(sd.remove), "saving": round(sd.saving, 6), "complete": sd.complete,
@@ -66,6 +67,9 @@ def consolidate_table(plan: ConsolidatePlan) -> str:
              f"; bound {_money(plan, plan.bound)}, gap {100 * plan.gap:.1f}%; {plan.moves} move(s) in "
              f"{len(plan.waves)} wave(s)"]
     lines.append(f"remove: {listed(list(plan.remove)) or '-'}")
+    if len(plan.target) > len(plan.remove):
+        lines.append(f"target: remove {len(plan.target)} node(s), saving {_money(plan, plan.target_saving)} (every movable "
+                     f"pod re-placed); the waves reach {len(plan.remove)} of them within the time limit")
     lines.append(f"cluster-autoscaler scale-down: remove {len(sd.remove)} node(s), saving {_money(plan, sd.saving)}"
                  f": {listed(list(sd.remove)) or '-'}" + ("" if sd.complete else " (cut short by the time limit)"))
     sign = "+" if diff["saving"] >= 0 else ""
