@@ -48,3 +48,14 @@ def test_bench_rebalance_prints_waves_moves_and_complete(goal: str, tmp_path: Pa
     (row,) = rows
     assert row[0] == goal and row[1] == "8" and int(row[2]) > 40, "the DaemonSet and workload pods are bound"
     assert row[8] in ("yes", "no") and int(row[7]) <= 2
+
+
+def test_bench_consolidate_prints_a_row_per_utilisation_with_bound_gap_scale_down_and_load(tmp_path: Path) -> None:
+    header, *rows = table("bench_consolidate.py", "--nodes", "20", "--pods", "200", "--utilizations", "0.5",
+                          "--time-limit", "5", "--inputs", str(tmp_path))
+    assert header[:7] == ["nodes", "utilisation", "running pods", "read s", "limit s", "plan s", "status"]
+    (row,) = rows
+    cells = dict(zip(header, row))
+    assert cells["nodes"] == "20" and cells["utilisation"] == "50%" and cells["status"] in ("OPTIMAL", "FEASIBLE")
+    assert float(cells["bound"]) >= float(cells["removed"]) and cells["gap"].endswith("%")
+    assert cells["load avg (1 min)"] and cells["met"] == "- (toy size)"
