@@ -5,8 +5,9 @@ Each cluster: `podplan generate --profile production --nodes N --pods P --utiliz
 replica pending), then `podplan simulate --emit state` (kube-scheduler's placement of all of it, every pod bound):
 made once and kept in benchmarks/results/inputs/. The cluster is read once (the read is timed apart: YAML of
 15,000 pods takes tens of seconds and is the same for every command); the plan is `consolidate()` with
-`--time-limit` L, timed in-process: the search, the waves and the verifier on the shrunk cluster. Beside it,
-cluster-autoscaler's scale-down on the same state. The load average is printed with each row: the machine
+`--time-limit` L, timed in-process: the search, the waves and the verifier on the shrunk cluster. `removed`:
+the nodes the waves empty within the limit; `target`: the removal the search found. Beside it,
+cluster-autoscaler's scale-down on the same state ("cut short" when the limit stopped its simulation). The load average is printed with each row: the machine
 may be shared.
 
     nice -n 10 python benchmarks/bench_consolidate.py                       # 1,000 nodes, U = 0.4 0.5 0.6
@@ -29,7 +30,7 @@ from bench_solve import INPUTS, markdown_row, podplan  # noqa: E402
 
 GOAL_S = 60.0
 COLUMNS = ("nodes", "utilisation", "running pods", "read s", "limit s", "plan s", "status", "removed", "bound",
-           "gap", "moves", "waves", "not made", "scale-down removes", "load avg (1 min)", "goal", "met")
+           "gap", "target", "moves", "waves", "not made", "scale-down removes", "load avg (1 min)", "goal", "met")
 
 
 def running_state(nodes: int, pods: int, utilization: float, seed: int, inputs: Path) -> Path:
@@ -67,7 +68,8 @@ def row(nodes: int, pods: int, utilization: float, seed: int, limit: float, inpu
     met = "- (toy size)" if toy else ("yes" if plan_s <= GOAL_S and plan.bound >= plan.saving else "NO")
     return [f"{len(cluster.nodes):,}", f"{utilization:.0%}", f"{len(cluster.pods):,}", f"{read_s:.1f}", f"{limit:g}",
             f"{plan_s:.1f}", plan.status, f"{len(plan.remove)}", f"{plan.bound:g}", f"{100 * plan.gap:.1f}%",
-            str(plan.moves), str(len(plan.waves)), str(len(plan.blocked)), str(len(plan.scale_down.remove)),
+            str(len(plan.target)), str(plan.moves), str(len(plan.waves)), str(len(plan.blocked)),
+            f"{len(plan.scale_down.remove)}{'' if plan.scale_down.complete else ' (cut short)'}",
             f"{os.getloadavg()[0]:.1f}", f"plan <= {GOAL_S:g} s with bound and gap", met]
 
 
