@@ -33,7 +33,7 @@ from ..rebalance.waves import waves_to
 from ..runner import Status
 from ..verify import verify
 from .model import capacity_bound, free_on, solve_removal
-from .plan import ConsolidateError, ConsolidateParams, ConsolidatePlan, ScaleDown
+from .plan import ConsolidateError, ConsolidateParams, ConsolidatePlan
 from .prices import PRICE_SCALE, scaled
 from .scaledown import greedy_removal, scale_down, utilization
 
