@@ -31,7 +31,7 @@ HOST = "kubernetes.io/hostname"
 
 def run(cluster: Cluster, prices: dict[str, float] | None = None, **kw) -> "object":
     unit = "node" if prices is None else "price"
-    return consolidate(cluster, ConsolidateParams(time_limit=20, workers=1, **kw), prices or node_prices(cluster)[0],
+    return consolidate(cluster, ConsolidateParams(time_limit=60, workers=1, **kw), prices or node_prices(cluster)[0],
                        unit)
 
 

@@ -42,7 +42,7 @@ WINDOW_NODES = 20  # candidate nodes beyond the start's a large cluster's window
 RECEIVERS = 60  # nodes with the most room that may take the window's pods
 # of the time left before the reserve when the step starts: the waves get what the model leaves (over half of
 # the time: at 1,000 nodes a wave of a few dozen moves takes seconds to land and verify)
-SHARES = {"scale_down": 0.1, "greedy": 0.1, "model": 0.3}
+SHARES = {"greedy": 0.15, "scale_down": 0.1, "model": 0.3}
 CHUNK_MOVES = 20  # moves the waves are planned for at a time (see _waves_in_chunks)
 RESERVE_PER_POD = 0.0006  # seconds per running pod kept for the final verification and the output
 
@@ -94,8 +94,10 @@ def consolidate(cluster: Cluster, params: ConsolidateParams, prices: Mapping[str
     iprices = scaled(prices)
 
     # 2. cluster-autoscaler's answer, and podplan's greedy start
-    sd = scale_down(base, free_keys, prices, params.seed, profile, params.threshold, until("scale_down"), stop)
+    # the greedy start first: the plan is built on it; cluster-autoscaler's answer is the comparison (said cut
+    # short when its time runs out)
     g_removed, g_where = greedy_removal(base, free_keys, prices, params.seed, profile, pinned, until("greedy"), stop)
+    sd = scale_down(base, free_keys, prices, params.seed, profile, params.threshold, until("scale_down"), stop)
     say(f"cluster-autoscaler removes {len(sd.remove)}, the greedy start {len(g_removed)}")
     starts = sorted([(tuple(sd.remove), sd.where), (tuple(g_removed), g_where)],
                     key=lambda s: (-sum(iprices[n] for n in s[0]), len(s[1])))
