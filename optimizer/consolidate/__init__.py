@@ -35,7 +35,7 @@ from ..verify import verify
 from .model import capacity_bound, free_on, solve_removal
 from .plan import ConsolidateError, ConsolidateParams, ConsolidatePlan
 from .prices import PRICE_SCALE, scaled
-from .scaledown import greedy_removal, scale_down, utilization
+from .scaledown import Drainer, greedy_removal, scale_down, utilization
 
 FULL_MODEL = 60_000  # movable pods × nodes up to which the exact model over everything is built
 WINDOW_NODES = 20  # candidate nodes beyond the start's a large cluster's window adds (lowest utilisation first)
@@ -43,7 +43,8 @@ RECEIVERS = 60  # nodes with the most room that may take the window's pods
 # of the time left before the reserve when the step starts: the waves get what the model leaves (over half of
 # the time: at 1,000 nodes a wave of a few dozen moves takes seconds to land and verify)
 SHARES = {"greedy": 0.15, "scale_down": 0.1, "model": 0.3}
-CHUNK_MOVES = 20  # moves the waves are planned for at a time (see _waves_in_chunks)
+CHUNK_MOVES = 20  # moves the waves are planned for at a time, at least (nodes / 20 on a large cluster: each chunk
+# builds the waves' states afresh, seconds at 1,000 nodes); see _waves_in_chunks
 RESERVE_PER_POD = 0.0006  # seconds per running pod kept for the final verification and the output
 
 __all__ = ["consolidate", "ConsolidateError", "ConsolidateParams", "ConsolidatePlan", "shrunk"]
@@ -96,8 +97,14 @@ def consolidate(cluster: Cluster, params: ConsolidateParams, prices: Mapping[str
     # 2. cluster-autoscaler's answer, and podplan's greedy start
     # the greedy start first: the plan is built on it; cluster-autoscaler's answer is the comparison (said cut
     # short when its time runs out)
-    g_removed, g_where = greedy_removal(base, free_keys, prices, params.seed, profile, pinned, until("greedy"), stop)
-    sd = scale_down(base, free_keys, prices, params.seed, profile, params.threshold, until("scale_down"), stop)
+    # each gets its share once its state is built (building one takes seconds at 1,000 nodes under load: a
+    # share counted from before left the greedy start no time at all)
+    drainer = Drainer(base, free_keys, params.seed, profile)
+    g_removed, g_where = greedy_removal(base, free_keys, prices, params.seed, profile, pinned, until("greedy"), stop,
+                                        drainer)
+    drainer = Drainer(base, free_keys, params.seed, profile)
+    sd = scale_down(base, free_keys, prices, params.seed, profile, params.threshold, until("scale_down"), stop,
+                    drainer)
     say(f"cluster-autoscaler removes {len(sd.remove)}, the greedy start {len(g_removed)}")
     starts = sorted([(tuple(sd.remove), sd.where), (tuple(g_removed), g_where)],
                     key=lambda s: (-sum(iprices[n] for n in s[0]), len(s[1])))
@@ -191,7 +198,7 @@ def _waves_in_chunks(base: Cluster, removed: tuple[str, ...], assignment: Mappin
     for node in removed:
         current[0].append(node)
         current[1].update(off.get(node, {}))
-        if len(current[1]) >= CHUNK_MOVES:
+        if len(current[1]) >= max(CHUNK_MOVES, len(base.nodes) // 20):
             chunks.append(current)
             current = ([], {})
     if current[0]:

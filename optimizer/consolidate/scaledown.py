@@ -135,12 +135,12 @@ class Drainer:
 
 def scale_down(cluster: Cluster, free: Collection[str], prices: Mapping[str, float], seed: int, profile,
                threshold: float, deadline: float | None = None,
-               stop: Callable[[], bool] = lambda: False) -> ScaleDown:
+               stop: Callable[[], bool] = lambda: False, drainer: "Drainer | None" = None) -> ScaleDown:
     """cluster-autoscaler's scale-down loop to its fixed point (module docstring). One pass over the nodes finds
     it: the simulation persists each removal (the next candidate sees it), and a removal only takes room away
     and adds load, so a node refused once stays refused; CA deletes that set over successive loops, empty nodes
-    in bulk and one node needing a drain at a time."""
-    d = Drainer(cluster, free, seed, profile)
+    in bulk and one node needing a drain at a time. `drainer`: one built beforehand (its state is changed)."""
+    d = drainer or Drainer(cluster, free, seed, profile)
     kept: dict[str, str] = {}
     blocks = lambda p: ca_blocks(cluster, p)  # noqa: E731
     complete = True
@@ -165,10 +165,11 @@ def scale_down(cluster: Cluster, free: Collection[str], prices: Mapping[str, flo
 
 def greedy_removal(cluster: Cluster, free: Collection[str], prices: Mapping[str, float], seed: int, profile,
                    pinned: Collection[str], deadline: float | None = None,
-                   stop: Callable[[], bool] = lambda: False) -> tuple[list[str], dict[str, str]]:
+                   stop: Callable[[], bool] = lambda: False,
+                   drainer: "Drainer | None" = None) -> tuple[list[str], dict[str, str]]:
     """podplan's start: every node that is not pinned, the ones saving most per pod to move first, removed
-    when kube-scheduler re-places its pods on the others. (removed nodes, moved pod -> node)."""
-    d = Drainer(cluster, free, seed, profile)
+    when its pods pass the filters on the others (first fit). (removed nodes, moved pod -> node)."""
+    d = drainer or Drainer(cluster, free, seed, profile)
     order = sorted((n.name for n in cluster.nodes if n.name not in pinned),
                    key=lambda n: (-prices[n] / (1 + sum(1 for p in d.state.nodes[n].pods.values()
                                                         if not goes_with_node(p))), utilization(d.state, n), n))
