@@ -1128,6 +1128,73 @@ def provision(files: Sequence[str], node_types_file: str | None, priority_at_lea
         emit(provision_table(result, types))
     else:
         emit(dump(provision_document(result, types), output))
+
+
+@main.command("consolidate")
+@files_argument
+@click.option("--time-limit", type=click.FloatRange(min=0.1), default=30.0, show_default=True,
+              help="Wall seconds for the whole command (load, search, waves, output); Ctrl-C prints the best "
+                   "plan so far.")
+@click.option("--workers", type=click.IntRange(min=1), default=2, show_default=True, help="CP-SAT search workers.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of CP-SAT and of the landing simulation.")
+@click.option("--evict-local-storage", is_flag=True, help="Pods with emptyDir/hostPath volumes may move.")
+@click.option("--evict-system-critical", is_flag=True, help="Pods with system-critical priority may move.")
+@click.option("--node-types", "node_types_file", metavar="FILE", type=click.Path(dir_okay=False), default=None,
+              help="NodeTypes file: each node saves its type's price (default: every node saves 1, the count).")
+@click.option("--threshold", type=click.FloatRange(0.0, 1.0), default=0.5, show_default=True,
+              help="cluster-autoscaler's --scale-down-utilization-threshold, for its answer beside podplan's.")
+@click.option("-o", "--output", "output", type=OUTPUTS, default=None, callback=wide_as_table,
+              help="Output format: table (default) or json|yaml for the plan; yaml (default) or json for --emit "
+                   "state|evictions.")
+@click.option("--emit", "emit_kind", type=click.Choice(["plan", "state", "evictions"]), default="plan",
+              show_default=True,
+              help="plan: the removal and its waves; state: the shrunk cluster as manifests (podplan verify reads "
+                   "it); evictions: policy/v1 Evictions per wave.")
+@scheduler_config_option
+@click.pass_context
+def consolidate(ctx: click.Context, files: Sequence[str], time_limit: float, workers: int, seed: int,
+                evict_local_storage: bool, evict_system_critical: bool, node_types_file: str | None,
+                threshold: float, output: str | None,
+                emit_kind: str, scheduler_config: str | None) -> None:
+    """The nodes whose removal saves the most, every movable pod re-placed in PodDisruptionBudget-safe waves,
+    beside what cluster-autoscaler's scale-down would remove.
+
+    Exit 0: a plan (possibly removing nothing); 2: bad input; 3: a bug."""
+    from .optimizer.consolidate import ConsolidateParams, consolidate as run, shrunk
+    from .optimizer.consolidate.prices import node_prices
+    from .optimizer.pipeline import Deadline
+    from .optimizer.rebalance.movable import MovePolicy
+    from .optimizer.render.consolidate import consolidate_document, consolidate_table
+    from .optimizer.render.plans import dump, state_manifests
+    from .optimizer.render.rebalance import evictions_text
+
+    if emit_kind != "plan" and output == "table":
+        refuse(f"--emit {emit_kind} prints manifests: -o yaml or -o json, not -o table")
+    deadline = Deadline.start(time_limit)
+    profiles = load_profiles(scheduler_config)
+    cluster = load_input(files, batch=False)
+    profile = profiles.for_batch(cluster.pods)
+    node_types = None
+    if node_types_file is not None:
+        from .models.nodetypes import load_node_types
+
+        node_types = load_node_types(node_types_file)
+    prices, unit = node_prices(cluster, node_types)
+    params = ConsolidateParams(time_limit=time_limit, workers=workers, seed=seed,
+                               move_policy=MovePolicy(evict_local_storage, evict_system_critical, movable_scope()),
+                               profile=profile, threshold=threshold,
+                               log_progress=sys.stderr.isatty() or bool(ctx.obj.get("verbose")), interrupt=Interrupt())
+    with params.interrupt.install() as interrupt:
+        plan = run(cluster, params, prices, unit, deadline=deadline.at)
+    if emit_kind == "state":
+        state, placements = shrunk(cluster, plan)
+        emit(dump(state_manifests(state, placements), output or "yaml"))
+    elif emit_kind == "evictions":
+        emit(evictions_text(plan, output or "yaml"))  # type: ignore[arg-type]
+    elif output in (None, "table"):
+        emit(consolidate_table(plan))
+    else:
+        emit(dump(consolidate_document(plan), output))
     finish(interrupt)
 
 

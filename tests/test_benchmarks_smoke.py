@@ -79,3 +79,14 @@ def test_bench_determinism_prints_one_row_per_run_all_with_the_same_json(tmp_pat
     assert header[:4] == ["run", "workers", "load", "status"] and header[-1] == "same JSON as run 1"
     assert [r[1] for r in rows] == ["2", "1"]
     assert all(r[-2] == "no" and r[-1] == "yes" for r in rows), "not cut by the wall clock, and identical"
+
+
+def test_bench_consolidate_prints_a_row_per_utilisation_with_bound_gap_scale_down_and_load(tmp_path: Path) -> None:
+    header, *rows = table("bench_consolidate.py", "--nodes", "20", "--pods", "200", "--utilizations", "0.5",
+                          "--time-limit", "5", "--inputs", str(tmp_path))
+    assert header[:7] == ["nodes", "utilisation", "running pods", "read s", "limit s", "plan s", "status"]
+    (row,) = rows
+    cells = dict(zip(header, row))
+    assert cells["nodes"] == "20" and cells["utilisation"] == "50%" and cells["status"] in ("OPTIMAL", "FEASIBLE")
+    assert float(cells["bound"]) >= float(cells["removed"]) and cells["gap"].endswith("%")
+    assert cells["load avg (1 min)"] and cells["met"] == "- (toy size)"

@@ -44,7 +44,8 @@ def zone_of(cluster: Cluster, node: str) -> str:
 
 def test_the_documented_instances_are_bundled() -> None:
     assert {f.stem for f in FILES} == {"web-store", "zone-affinity", "taints-dedicated-gpu", "zone-spread",
-                                       "pdb-drain", "multi-tenant", "cluster-dump", "preemption", "bin-packing"}
+                                       "pdb-drain", "multi-tenant", "cluster-dump", "preemption", "bin-packing",
+                                       "consolidate"}
 
 
 @pytest.mark.parametrize("path", FILES,
