@@ -194,7 +194,7 @@ def runner() -> CliRunner:
 
 def test_json_names_the_removal_saving_bound_gap_waves_and_scale_down():
     out = runner().invoke(main, ["consolidate", str(ROOT / "instances" / "pdb-drain.yaml"), "-o", "json",
-                                 "--node-types", str(ROOT / "instances" / "node-types.yaml")])
+                                 "--node-types", str(ROOT / "instances" / "node-types" / "cloud-mix.yaml")])
     assert out.exit_code == 0, out.stderr
     doc = json.loads(out.stdout)
     assert {"status", "remove", "saving", "bound", "gap", "waves", "scale_down"} <= set(doc)
@@ -231,7 +231,7 @@ def test_bad_node_types_get_one_line_and_exit_2(tmp_path: Path, types: str, says
 
 def test_the_bundled_node_group_saves_more_than_cluster_autoscaler_at_its_prices():
     out = runner().invoke(main, ["consolidate", str(ROOT / "instances" / "consolidate.yaml"), "-o", "json",
-                                 "--node-types", str(ROOT / "instances" / "node-types.yaml")])
+                                 "--node-types", str(ROOT / "instances" / "node-types" / "cloud-mix.yaml")])
     assert out.exit_code == 0, out.stderr
     doc = json.loads(out.stdout)
     assert doc["status"] == "OPTIMAL" and doc["gap"] == 0

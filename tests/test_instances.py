@@ -16,9 +16,8 @@ from podplan.optimizer.greedy import simulate
 from podplan.optimizer.verify import verify
 
 INSTANCES = Path(__file__).resolve().parents[1] / "instances"
-# Not clusters: the node types provision adds from (read with --node-types).
-NOT_CLUSTERS = {"node-types"}
-FILES = sorted(f for f in INSTANCES.glob("*.yaml") if f.stem not in NOT_CLUSTERS)
+# Every top-level file is a cluster; other documents (node types, templates, scenarios, policies) live in folders.
+FILES = sorted(INSTANCES.glob("*.yaml"))
 ZONE = "topology.kubernetes.io/zone"
 HOST = "kubernetes.io/hostname"
 

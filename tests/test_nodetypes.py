@@ -128,7 +128,7 @@ def test_the_same_instance_type_at_two_prices_matches_by_zone() -> None:
 
 
 def test_the_bundled_node_types_file_loads() -> None:
-    t = load_node_types(str(ROOT / "instances" / "node-types.yaml"))
+    t = load_node_types(str(ROOT / "instances" / "node-types" / "cloud-mix.yaml"))
     assert len(t.types) >= 6 and all(x.price > 0 for x in t.types)
     assert len({x.name for x in t.types}) == len(t.types)
 
