@@ -17,9 +17,9 @@ from podplan.cli import main
 from podplan.models.loader import load_paths
 
 ROOT = Path(__file__).resolve().parents[1]
-# instances/scheduler-configs holds KubeSchedulerConfigurations for --scheduler-config, not clusters.
-INSTANCES = sorted(p for p in (ROOT / "instances").iterdir()
-                   if (p.is_dir() and p.name != "scheduler-configs") or p.suffix in (".yaml", ".yml", ".json"))
+# Every top-level file of instances/ is a cluster; its folders hold what other options read (scheduler
+# configurations, node types, pod templates, scenarios, descheduler policies and their clusters).
+INSTANCES = sorted(p for p in (ROOT / "instances").iterdir() if p.is_file() and p.suffix in (".yaml", ".yml", ".json"))
 
 
 def runner() -> CliRunner:

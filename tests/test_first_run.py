@@ -230,11 +230,14 @@ def test_solve_verbose_prints_a_round_line_only_when_the_plan_changes(capsys: py
     # tiny thresholds: every part is "large", so the neighbourhood search runs its rounds on a small cluster
     params = SolverParams(time_limit=10, workers=1, log_progress=True, full_model_variables=10,
                           neighbourhood_variables=60)
-    optimal_plan(cluster, params, deadline=Deadline.start(10))
+    plan, _ = optimal_plan(cluster, params, deadline=Deadline.start(10))
     err = capsys.readouterr().err.splitlines()
     rounds = [line for line in err if re.match(r"  \[\d+\] round \d+:", line)]
-    assert any(re.fullmatch(r"  \[\d+\] \d+ round\(s\) without change", line) for line in err)
+    quiet = [int(m[1]) for line in err if (m := re.fullmatch(r"  \[\d+\] (\d+) round\(s\) without change", line))]
     assert rounds, "no neighbourhood round ran"
+    # every round the plan's notes count is either printed (it changed the outcome) or counted as unchanged
+    ran = sum(int(m[1]) for note in plan.notes if (m := re.search(r"(\d+) neighbourhood rounds?\b", note)))
+    assert len(rounds) + sum(quiet) == ran
     outcomes = [re.search(r"placed (\d+), preference (-?\d+)", line).groups() for line in rounds]
     by_part: dict[str, list[tuple[str, ...]]] = {}
     for line, outcome in zip(rounds, outcomes):
