@@ -127,10 +127,12 @@ def stream_explain_document(pods: Iterable[PodExplanation], preemptions: Callabl
     of 8 GB). `preemptions` is called once the pods are written."""
     import yaml
 
+    from ... import KUBE_VERSION
     from .plans import _Dumper, dump
 
     if fmt == "json":
-        write("{\n" + f'  "judgedAgainst": {json.dumps(JUDGED)},\n  "pods": [')
+        write("{\n" + f'  "kubeVersion": {json.dumps(KUBE_VERSION)},\n  "judgedAgainst": {json.dumps(JUDGED)},\n'
+              '  "pods": [')
         first = True
         for p in pods:
             body = json.dumps(p.to_dict(), indent=2)
@@ -147,7 +149,8 @@ def stream_explain_document(pods: Iterable[PodExplanation], preemptions: Callabl
         first = False
     if first:
         write("pods: []\n")
-    write(dump({"preemptions": _preemptions(preemptions())}, "yaml"))
+    # not through dump: the document's head (kubeVersion) is written once, above
+    write(yaml.dump({"preemptions": _preemptions(preemptions())}, Dumper=_Dumper, sort_keys=False))
 
 
 def _preemptions(preemptions: Sequence[Preemption]) -> list[dict[str, Any]]:
