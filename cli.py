@@ -261,6 +261,26 @@ class TimeLimit(click.ParamType):
 
 
 TIME_LIMIT = TimeLimit()
+
+
+class Seconds(TimeLimit):
+    """--time-limit of the commands without an `auto` default (whatif per scenario, capacity, provision,
+    consolidate, deschedule): a positive finite number of seconds; nan, inf, 0, negatives and `auto` refused."""
+
+    name = "SECONDS"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float | None:
+        try:
+            seconds = super().convert(value, param, ctx)
+        except PodplanError as exc:
+            raise PodplanError(str(exc).replace(" (or 'auto')", "")) from None
+        if seconds is None:
+            raise PodplanError(f"--time-limit {value}: this command takes a number of seconds (auto is for solve, "
+                               "compare, rebalance and explain)")
+        return seconds
+
+
+SECONDS = Seconds()
 AUTO_HELP = " Default auto: scaled to the input's nodes x pods (docs/time-limits.md), shown in the notes."
 
 
@@ -860,7 +880,7 @@ def diff_command(a: str, b: str, output: str) -> None:
               help="Scenarios at once (local: worker processes; ray: the local Ray's CPUs) [default: the cores].")
 @click.option("--ray-address", metavar="ADDRESS", default=None,
               help="With --engine ray: join this Ray cluster (ray://head:10001, auto); default: start a local Ray.")
-@click.option("--time-limit", type=click.FloatRange(min=0.1), default=30.0, show_default=True,
+@click.option("--time-limit", type=SECONDS, default=30.0, show_default=True,
               help="Wall seconds per scenario, on the worker (greedy, search, verification).")
 @click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True,
               help="CP-SAT search workers per scenario.")
@@ -935,7 +955,7 @@ def whatif(files: Sequence[str], scenarios_file: str, fleet: Sequence[str], engi
 @files_argument
 @click.option("--policy-file", "policy_file", required=True, type=click.Path(dir_okay=False),
               help="The DeschedulerPolicy (descheduler/v1alpha2) the descheduler runs with.")
-@click.option("--time-limit", type=click.FloatRange(min=1.0), default=30.0, show_default=True,
+@click.option("--time-limit", type=SECONDS, default=30.0, show_default=True,
               help="Wall seconds for the whole command (the descheduler's cycles, the optimum, output).")
 @click.option("--workers", type=click.IntRange(min=1), default=2, show_default=True, help="CP-SAT search workers.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of CP-SAT and of the scheduling simulation.")
@@ -1020,7 +1040,7 @@ def deschedule(files: Sequence[str], policy_file: str, time_limit: float, worker
 @click.option("--emit", "emit_kind", type=click.Choice(["plan", "state"]), default="plan", show_default=True,
               help="plan: the answer; state: the filled cluster (input, its pending pods placed, the copies) as "
                    "manifests that `podplan verify` reads.")
-@click.option("--time-limit", type=click.FloatRange(min=0.1), default=30.0, show_default=True,
+@click.option("--time-limit", type=SECONDS, default=30.0, show_default=True,
               help="Wall seconds for the whole command.")
 @click.option("--workers", type=click.IntRange(min=1), default=2, show_default=True, help="CP-SAT search workers.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of CP-SAT and of the greedy tie-break.")
@@ -1080,7 +1100,7 @@ def capacity(files: Sequence[str], pod_files: Sequence[str], each: bool, ratio: 
 @click.option("--emit", "emit_kind", type=click.Choice(["plan", "state", "nodes"]), default="plan", show_default=True,
               help="plan: the answer; state: the grown cluster with every pod placed, as manifests that `podplan "
                    "verify` reads; nodes: the new Node manifests.")
-@click.option("--time-limit", type=click.FloatRange(min=0.1), default=60.0, show_default=True,
+@click.option("--time-limit", type=SECONDS, default=60.0, show_default=True,
               help="Wall seconds for the whole command.")
 @click.option("--workers", type=click.IntRange(min=1), default=2, show_default=True, help="CP-SAT search workers.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of CP-SAT and of the greedy tie-break.")
@@ -1132,7 +1152,7 @@ def provision(files: Sequence[str], node_types_file: str | None, priority_at_lea
 
 @main.command("consolidate")
 @files_argument
-@click.option("--time-limit", type=click.FloatRange(min=0.1), default=30.0, show_default=True,
+@click.option("--time-limit", type=SECONDS, default=30.0, show_default=True,
               help="Wall seconds for the whole command (load, search, waves, output); Ctrl-C prints the best "
                    "plan so far.")
 @click.option("--workers", type=click.IntRange(min=1), default=2, show_default=True, help="CP-SAT search workers.")

@@ -233,3 +233,12 @@ def test_validate_counts_each_workloads_pending_pods(generated: Path) -> None:
         {w.key: expected.get(w.key, 0) for w in cluster.workloads}
     assert sum(w["pending"] for w in doc["workloads"]) > 0
 
+
+
+@pytest.mark.parametrize("command", ["whatif", "capacity", "provision", "consolidate", "deschedule"])
+@pytest.mark.parametrize("value", ["nan", "inf", "-3", "auto"])
+def test_the_commands_without_an_auto_default_refuse_a_limit_that_is_no_number_of_seconds(command: str,
+                                                                                          value: str) -> None:
+    result = CliRunner().invoke(cli.main, [command, str(ROOT / "instances" / "web-store.yaml"), "--time-limit", value])
+    assert result.exit_code == 2
+    assert f"--time-limit {value}" in result.output and "Traceback" not in result.output
