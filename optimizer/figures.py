@@ -40,8 +40,6 @@ def objective_note(by_prio: dict[int, int], preference: int, terms: dict[str, in
 def restate(cluster: Cluster, plan: Plan, policy: Policy | None = None) -> Plan:
     """`plan` with objective note, bound, gaps, gap and the `not proven optimal` note computed from its own
     placements. The status is kept: a restated plan is never called OPTIMAL unless it already was."""
-    from .solve import level_gaps  # solve imports this module's callers; import here keeps the order simple
-
     policy = policy or Policy()
     priority = {p.key: p.priority for p in cluster.pending}
     total: dict[int, int] = defaultdict(int)
@@ -83,3 +81,19 @@ def restate(cluster: Cluster, plan: Plan, policy: Policy | None = None) -> Plan:
         fresh.append(NOT_PROVEN + "; ".join(why))
     notes[at:at] = fresh
     return replace(plan, bound=bound, gap=gap, gaps=gaps, notes=tuple(notes))
+
+
+def level_gaps(placed: int, placed_bound: int, preference: int, pref_bound: int | None) -> dict[str, dict[str, Any]]:
+    """Each level's value, proven bound and gap, absolute and relative. The relative preference gap is taken
+    against |bound| and left out when the bound is 0 (a percentage of nothing means nothing)."""
+    missing = max(0, placed_bound - placed)
+    out: dict[str, dict[str, Any]] = {
+        "placed": {"value": placed, "bound": placed_bound, "absolute": missing,
+                   "relative": missing / placed_bound if placed_bound else 0.0}}
+    if pref_bound is None:
+        out["preference"] = {"value": preference, "bound": None, "absolute": None, "relative": None}
+    else:
+        below = max(0, pref_bound - preference)
+        out["preference"] = {"value": preference, "bound": pref_bound, "absolute": below,
+                             "relative": below / abs(pref_bound) if pref_bound else (0.0 if not below else None)}
+    return out

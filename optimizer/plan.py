@@ -32,7 +32,7 @@ class Plan:
     workers: int = 0
     seed: int = 0
     notes: tuple[str, ...] = ()
-    # per level (placed, preference): value, proven bound, absolute and relative gap (optimizer.solve.level_gaps)
+    # per level (placed, preference): value, proven bound, absolute and relative gap (optimizer.figures.level_gaps)
     gaps: dict[str, dict[str, object]] = field(default_factory=dict)
     # Preemption (simulate): in the order it happened; the victims' controllers' new pods, pending pods of the
     # final state as well (optimizer.defaultpreemption.after_preemption gives the cluster the plan is about).

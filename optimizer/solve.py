@@ -42,7 +42,7 @@ from .context import TERM_KINDS, Explain
 from .framework import Profile, Reason
 from .model import Built, build, existing_terms, term_vars
 from .explain import final_state_message
-from .figures import restate
+from .figures import level_gaps, restate
 from .neighbourhood import candidates, focus, room_left, shortfall
 from .packing import packable, repair
 from .objective import preference_terms
@@ -718,22 +718,6 @@ def _assemble(problem: Problem, cluster: Cluster, params: SolverParams, policy: 
 
 def _count(n: int, one: str, many: str = "") -> str:
     return f"{n} {one if n == 1 else many or one + 's'}"
-
-
-def level_gaps(placed: int, placed_bound: int, preference: int, pref_bound: int | None) -> dict[str, dict[str, Any]]:
-    """Each level's value, proven bound and gap, absolute and relative. The relative preference gap is taken
-    against |bound| and left out when the bound is 0 (a percentage of nothing means nothing)."""
-    missing = max(0, placed_bound - placed)
-    out: dict[str, dict[str, Any]] = {
-        "placed": {"value": placed, "bound": placed_bound, "absolute": missing,
-                   "relative": missing / placed_bound if placed_bound else 0.0}}
-    if pref_bound is None:
-        out["preference"] = {"value": preference, "bound": None, "absolute": None, "relative": None}
-    else:
-        below = max(0, pref_bound - preference)
-        out["preference"] = {"value": preference, "bound": pref_bound, "absolute": below,
-                             "relative": below / abs(pref_bound) if pref_bound else (0.0 if not below else None)}
-    return out
 
 
 def _pref_tight(r: ComponentResult) -> bool:
