@@ -43,7 +43,9 @@ NEIGHBOURHOOD_VARIABLES = 25_000
 # much wall time a unit takes depends on the model: LNS tasks 2.6-9 s per unit, an LP or no-LP full search task
 # up to 13 s per unit (one worker, 2 cores at load 6; a 248-variable completion model of a 40-node cluster). A
 # conservative rate keeps most searches inside the wall clock of a loaded machine; a longer --time-limit buys
-# proportionally more search.
+# proportionally more search. Not enough at 300 nodes: a 60 s solve of the anti-host-30 shape at load 3-4 was
+# still cut (its neighbourhood rounds' model building and Python work take more wall time than the clock charges
+# them), at 0.05 as at 0.1 units per second.
 DET_PER_SECOND = 0.1
 # Charged for a CP-SAT run that ended proven before its limit, per variable of its model (its deterministic time
 # as CP-SAT reports it depends on the worker count, so it cannot be charged): 25,000 variables, 0.25 s.
