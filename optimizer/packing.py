@@ -301,7 +301,7 @@ def _round(problem: Problem, st: _State, seed: int, targets: list[int], movable:
     m.maximize(sum(y for y, _ in added))
     # a small model: its work units are charged as seconds of the deterministic clock (they run about that fast)
     done = run(m, SolverParams(workers=1, seed=params.seed, deterministic=True), limit, interrupt=interrupt,
-               extra={"max_deterministic_time": work}, det_per_second=1.0)
+               extra={"max_deterministic_time": work}, det_per_second=1.0, portfolio=False)
     gain = int(round(done.solver.objective_value)) if done.values is not None else 0
     if gain <= 0 or done.values is None:
         return 0

@@ -43,7 +43,9 @@ NEIGHBOURHOOD_VARIABLES = 25_000
 # much wall time a unit takes depends on the model: LNS tasks 2.6-9 s per unit, an LP or no-LP full search task
 # up to 13 s per unit (one worker, 2 cores at load 6; a 248-variable completion model of a 40-node cluster). A
 # conservative rate keeps most searches inside the wall clock of a loaded machine; a longer --time-limit buys
-# proportionally more search.
+# proportionally more search. Not enough at 300 nodes: a 60 s solve of the anti-host-30 shape at load 3-4 was
+# still cut (its neighbourhood rounds' model building and Python work take more wall time than the clock charges
+# them), at 0.05 as at 0.1 units per second.
 DET_PER_SECOND = 0.1
 # Charged for a CP-SAT run that ended proven before its limit, per variable of its model (its deterministic time
 # as CP-SAT reports it depends on the worker count, so it cannot be charged): 25,000 variables, 0.25 s.
@@ -298,10 +300,12 @@ def set_hint(model: cp_model.CpModel, values: Sequence[int]) -> None:
 
 def run(model: cp_model.CpModel, params: SolverParams, limit: float, *, interrupt: Interrupt = NEVER,
         progress: Progress | None = None, extra: dict[str, Any] | None = None,
-        det_per_second: float = DET_PER_SECOND) -> Run:
+        det_per_second: float = DET_PER_SECOND, portfolio: bool = True) -> Run:
     """One CP-SAT run in a worker thread: the main thread stays free to take Ctrl-C (Interrupt). On a
     deterministic clock, `det_per_second` converts its deterministic time to the clock's seconds (a caller that
-    sets max_deterministic_time itself in `extra`, for small models whose units run faster, may say so)."""
+    sets max_deterministic_time itself in `extra`, for small models whose units run faster, may say so).
+    `portfolio` False: one worker's sequential search, deterministic by itself (a completion over fixed
+    variables, a packing round: the interleaved portfolio's batches cost them ten times the wall time)."""
     solver = cp_model.CpSolver()
     sp = solver.parameters
     sp.max_time_in_seconds = max(0.01, limit)
@@ -311,7 +315,11 @@ def run(model: cp_model.CpModel, params: SolverParams, limit: float, *, interrup
     # Ctrl-C: podplan's Interrupt handles SIGINT and stops the search itself.
     sp.catch_sigint_signal = False
     clk = _CLOCK.get() if params.deterministic else None
-    if clk is not None:
+    if clk is not None and not portfolio:
+        sp.max_deterministic_time = max(0.01, limit) * det_per_second
+        sp.max_time_in_seconds = max(0.01, clk.wall_left())
+        sp.num_workers = 1
+    elif clk is not None:
         # the limit is the clock's: deterministic time; the wall clock only caps it. The same tasks in the same
         # order with 1 or 2 workers: a fixed batch, and no feasibility-jump first-solution task (CP-SAT adds
         # it with one worker only)
@@ -388,9 +396,10 @@ def complete(model: cp_model.CpModel, fixed: dict[int, int], params: SolverParam
         else:
             clone.minimize(target)
     single = SolverParams(workers=params.workers, seed=params.seed, deterministic=params.deterministic)
-    # mostly propagation over fixed variables: its work units count as seconds of the deterministic clock (at the
-    # search's rate a 25,000-variable completion at 1,000 nodes got 0.05 units and never finished)
-    return run(clone, single, limit, interrupt=interrupt, det_per_second=1.0)
+    # mostly propagation over fixed variables: one worker's search, its work units counted as seconds of the
+    # deterministic clock (at the search's rate a 25,000-variable completion at 1,000 nodes got 0.05 units and
+    # never finished)
+    return run(clone, single, limit, interrupt=interrupt, det_per_second=1.0, portfolio=False)
 
 
 def _cloned(clone: cp_model.CpModel, var: Any) -> Any:
