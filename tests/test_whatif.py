@@ -360,7 +360,7 @@ def test_the_whatif_benchmark_prints_its_engines_table_at_toy_size() -> None:
     import sys
 
     out = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_whatif.py"), "engines", "--nodes", "12",
-                          "--pods", "40", "--time-limit", "2", "--engines", "local", "--parallel", "2"],
+                          "--pods", "40", "--time-limit", "10", "--engines", "local", "--parallel", "2"],
                          capture_output=True, text=True, check=True, timeout=300).stdout
     rows = [[c.strip() for c in line.strip("|").split("|")] for line in out.splitlines() if line.startswith("| ")]
     header, *runs = rows
