@@ -33,6 +33,7 @@ EXIT_VIOLATIONS = 1
 EXIT_BAD_INPUT = 2
 EXIT_BUG = 3
 EXIT_INTERRUPTED = 130
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE: what a shell reports for a writer whose reader closed the pipe
 
 
 class Group(click.Group):
@@ -55,6 +56,13 @@ class Group(click.Group):
             sys.exit(EXIT_BAD_INPUT)
         except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
             raise  # click's own usage errors (exit 2) and exits
+        except BrokenPipeError:
+            # the reader went away (`podplan ... | head`): not podplan's fault, and nothing left to say. stdout
+            # points at /dev/null so that the interpreter's last flush does not raise again; the exit status is
+            # a shell's for a writer killed by SIGPIPE
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            sys.exit(EXIT_BROKEN_PIPE)
         except Exception as exc:  # anything else is podplan's fault, not the input's
             if _root().get("verbose"):
                 import traceback

@@ -54,3 +54,20 @@ def test_an_unexpected_error_is_a_bug_in_one_line_with_exit_3(monkeypatch: pytes
     assert result.exit_code == cli.EXIT_BUG
     assert result.output.splitlines() == [
         "error: BUG: ZeroDivisionError: division by zero (please report it; --verbose shows the traceback)"]
+
+
+def test_a_reader_that_closes_the_pipe_early_is_no_bug() -> None:
+    """`podplan explain ... -o json | head` stops reading while explain still writes (it streams one pod at a
+    time): podplan says nothing and exits as a writer killed by SIGPIPE does, never 'error: BUG'."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    exe = Path(sys.executable).parent / "podplan"
+    instance = Path(__file__).resolve().parents[1] / "instances" / "taints-dedicated-gpu.yaml"
+    for _ in range(3):
+        run = subprocess.run(["bash", "-c", f"'{exe}' explain '{instance}' -o json | head -n 3 >/dev/null; "
+                                            "echo ${PIPESTATUS[0]}"],
+                             capture_output=True, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"}, timeout=120)
+        assert "BUG" not in run.stderr and "Traceback" not in run.stderr, run.stderr
+        assert run.stdout.strip() in ("0", "141")
