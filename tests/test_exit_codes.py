@@ -27,7 +27,8 @@ TABLE = exit_table()
 
 
 def test_the_table_lists_exactly_the_codes_the_cli_uses() -> None:
-    used = {cli.EXIT_DONE, cli.EXIT_VIOLATIONS, cli.EXIT_BAD_INPUT, cli.EXIT_BUG, cli.EXIT_INTERRUPTED}
+    used = {cli.EXIT_DONE, cli.EXIT_VIOLATIONS, cli.EXIT_BAD_INPUT, cli.EXIT_BUG, cli.EXIT_INTERRUPTED,
+            cli.EXIT_BROKEN_PIPE}
     assert [code for code, _ in TABLE] == sorted(used)
 
 
