@@ -42,10 +42,10 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from .errors import quote
-from .generate import (DB_NAMES, GIB, GPU_TAINT, MIB, PRIORITY_CLASSES, PRODUCTION_DAEMONSETS, SERVICE_NAMES, TEAMS,
+from .generate import (DB_NAMES, GIB, GPU_TAINT, PRIORITY_CLASSES, PRODUCTION_DAEMONSETS, SERVICE_NAMES, TEAMS,
                        WEB_NAMES, WORKER_NAMES, GeneratedInstance, GeneratorError, InstanceType, _Names, _Node,
-                       _Workload, _container, _emit_daemonsets, _make_nodes, _namespace, _node_manifest,
-                       _priority_classes, _scale, _selector, _split, _system_namespaces, _workload_manifests)
+                       _Workload, _container, _make_nodes, _namespace, _node_manifest, _priority_classes,
+                       _production_daemonsets, _scale, _selector, _split, _system_namespaces, _workload_manifests)
 
 SHAPE_TYPES = (InstanceType("m5.xlarge", 4, 16), InstanceType("m5.2xlarge", 8, 32), InstanceType("m5.4xlarge", 16, 64))
 SHAPE_WEIGHTS = (0.3, 0.4, 0.3)
@@ -152,19 +152,6 @@ def _node(n: _Node, spot: bool, sharing: bool) -> dict[str, Any]:
             for part in ("capacity", "allocatable"):
                 m["status"][part][GPU_MILLI] = str(1000 * n.itype.gpus)
     return m
-
-
-def _daemonsets(rng: random.Random, nodes: list[_Node]) -> list[dict[str, Any]]:
-    general = [n for n in nodes if n.pool != "gpu"]
-    gpu = [n for n in nodes if n.pool == "gpu"]
-    specs = []
-    for name, ns, cpu, mem, everywhere in PRODUCTION_DAEMONSETS:
-        tolerations = [{"operator": "Exists"}] if everywhere else [{"key": "CriticalAddonsOnly", "operator": "Exists"}]
-        specs.append((name, ns, cpu, mem, {"kubernetes.io/os": "linux"}, tolerations, nodes if everywhere else general))
-    if gpu:
-        specs.append(("nvidia-device-plugin-daemonset", "kube-system", 50, 64 * MIB, {"nvidia.com/gpu.present": "true"},
-                      [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}], gpu))
-    return _emit_daemonsets(rng, specs)
 
 
 def _term(name: str, key: str) -> dict[str, Any]:
@@ -284,7 +271,7 @@ def build(shape: Shape, n: int, seed: int, pending: int) -> GeneratedInstance:
     manifests += [_namespace(t, t) for t in teams]
     manifests += _priority_classes()
     manifests += [_node(x, i in spot, shape.gpu_sharing) for i, x in enumerate(nodes)]
-    manifests += _daemonsets(rng, nodes)
+    manifests += _production_daemonsets(rng, nodes)  # the same agents as the production generator
     _place_running(rng, nodes, general, caches, workloads, shape)
     for w in caches + workloads:
         assert w.template is not None

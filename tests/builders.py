@@ -309,3 +309,19 @@ def workload_manifest(kind: str, name: str, labels: Mapping[str, str], replicas:
         body_spec["replicas"] = replicas
     api = "batch/v1" if kind == "Job" else "apps/v1"
     return {"apiVersion": api, "kind": kind, "metadata": meta, "spec": body_spec}
+
+
+# ------------------------------------------------------------- the command line
+
+
+def run_cli(*args: str) -> tuple[int, str]:
+    """`podplan ARGS...` in-process: its exit code and stdout (stderr kept apart where click can)."""
+    from click.testing import CliRunner  # here, not at the top: the model builders stay free of the CLI
+
+    from podplan.cli import main
+    try:
+        runner = CliRunner(mix_stderr=False)  # type: ignore[call-arg]
+    except TypeError:  # click >= 8.2 keeps stderr apart always and dropped the argument
+        runner = CliRunner()
+    result = runner.invoke(main, list(args))
+    return result.exit_code, result.stdout

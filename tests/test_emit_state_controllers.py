@@ -7,21 +7,10 @@ import json
 from pathlib import Path
 
 import yaml
-from click.testing import CliRunner
 
-from builders import container, node_manifest, workload_manifest
-from podplan.cli import main
+from builders import container, node_manifest, run_cli, workload_manifest
 from podplan.models.loader import load_paths
 from podplan.optimizer.disruption import expected_scale
-
-
-def run(*args: str) -> tuple[int, str]:
-    try:
-        runner = CliRunner(mix_stderr=False)  # type: ignore[call-arg]
-    except TypeError:
-        runner = CliRunner()
-    result = runner.invoke(main, list(args))
-    return result.exit_code, result.stdout
 
 
 def deployment_without_replica_set(tmp_path: Path) -> Path:
@@ -39,7 +28,7 @@ def deployment_without_replica_set(tmp_path: Path) -> Path:
 
 
 def test_the_state_holds_the_replica_set_the_deployment_controller_would_create(tmp_path: Path) -> None:
-    code, out = run("simulate", str(deployment_without_replica_set(tmp_path)), "--emit", "state", "-o", "json")
+    code, out = run_cli("simulate", str(deployment_without_replica_set(tmp_path)), "--emit", "state", "-o", "json")
     assert code == 0, out
     items = json.loads(out)["items"]
     (rs,) = [i for i in items if i["kind"] == "ReplicaSet"]
@@ -55,7 +44,7 @@ def test_the_state_holds_the_replica_set_the_deployment_controller_would_create(
 
 
 def test_read_back_every_pod_finds_its_controller_and_no_replica_is_made_up_twice(tmp_path: Path) -> None:
-    code, out = run("simulate", str(deployment_without_replica_set(tmp_path)), "--emit", "state", "-o", "yaml")
+    code, out = run_cli("simulate", str(deployment_without_replica_set(tmp_path)), "--emit", "state", "-o", "yaml")
     assert code == 0
     state = tmp_path / "state.yaml"
     state.write_text(out)
@@ -69,17 +58,17 @@ def test_rebalance_on_the_emitted_state_finds_every_controller_and_says_it_again
     """rebalance reads the Deployment's budget through the emitted ReplicaSet (no 'found no controllers for
     pod'), and the state emitted from the state gives the same notes: the round trip is a fixed point."""
     source = deployment_without_replica_set(tmp_path)
-    code, out = run("simulate", str(source), "--emit", "state", "-o", "yaml")
+    code, out = run_cli("simulate", str(source), "--emit", "state", "-o", "yaml")
     assert code == 0
     state = tmp_path / "state.yaml"
     state.write_text(out)
-    code, doc = run("rebalance", str(state), "--time-limit", "5", "-o", "json")
+    code, doc = run_cli("rebalance", str(state), "--time-limit", "5", "-o", "json")
     assert code in (0, 1), doc
     notes = json.loads(doc)["notes"]
     assert not any("found no controllers" in n for n in notes), notes
-    code, again = run("simulate", str(state), "--emit", "state", "-o", "yaml")
+    code, again = run_cli("simulate", str(state), "--emit", "state", "-o", "yaml")
     assert code == 0
     state2 = tmp_path / "state2.yaml"
     state2.write_text(again)
-    code, doc2 = run("rebalance", str(state2), "--time-limit", "5", "-o", "json")
+    code, doc2 = run_cli("rebalance", str(state2), "--time-limit", "5", "-o", "json")
     assert json.loads(doc2)["notes"] == notes

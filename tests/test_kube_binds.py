@@ -8,21 +8,10 @@ import json
 from pathlib import Path
 
 import yaml
-from click.testing import CliRunner
 
-from builders import container, node_manifest, pod_manifest
-from podplan.cli import main
+from builders import container, node_manifest, pod_manifest, run_cli
 
 ZONE = "topology.kubernetes.io/zone"
-
-
-def run(*args: str) -> tuple[int, str]:
-    try:
-        runner = CliRunner(mix_stderr=False)  # type: ignore[call-arg]
-    except TypeError:
-        runner = CliRunner()
-    result = runner.invoke(main, list(args))
-    return result.exit_code, result.stdout
 
 
 def holder_and_newcomer(tmp_path: Path, newcomer_cpu: str = "100m") -> str:
@@ -45,7 +34,7 @@ def holder_and_newcomer(tmp_path: Path, newcomer_cpu: str = "100m") -> str:
 
 
 def test_simulate_binds_the_pod_kube_scheduler_binds_and_lists_the_spread_it_breaks_in_json(tmp_path: Path) -> None:
-    code, out = run("simulate", holder_and_newcomer(tmp_path), "-o", "json")
+    code, out = run_cli("simulate", holder_and_newcomer(tmp_path), "-o", "json")
     assert code == 0, out
     doc = json.loads(out)
     assert [(p["pod"], p["node"]) for p in doc["placements"]] == [("default/newcomer", "a1")]
@@ -56,14 +45,14 @@ def test_simulate_binds_the_pod_kube_scheduler_binds_and_lists_the_spread_it_bre
 
 
 def test_simulate_table_lists_the_final_state_violations(tmp_path: Path) -> None:
-    code, out = run("simulate", holder_and_newcomer(tmp_path))
+    code, out = run_cli("simulate", holder_and_newcomer(tmp_path))
     assert code == 0, out
     assert "final-state violations (pods whose rules a later bind broke" in out
     assert "  default/holder on a1: PodTopologySpread: node(s) didn't match pod topology spread constraints" in out
 
 
 def test_solve_keeps_the_placed_pods_spread(tmp_path: Path) -> None:
-    code, out = run("solve", holder_and_newcomer(tmp_path), "-o", "json", "--time-limit", "10")
+    code, out = run_cli("solve", holder_and_newcomer(tmp_path), "-o", "json", "--time-limit", "10")
     assert code == 0, out
     doc = json.loads(out)
     assert [(p["pod"], p["node"]) for p in doc["placements"]] == [("default/newcomer", "b1")]
@@ -72,7 +61,7 @@ def test_solve_keeps_the_placed_pods_spread(tmp_path: Path) -> None:
 
 def test_compare_counts_greedys_violations_and_says_why_the_optimum_places_fewer(tmp_path: Path) -> None:
     # the newcomer fits only on a1, where it breaks the holder's spread: kube-scheduler binds it, the optimum not
-    code, out = run("compare", holder_and_newcomer(tmp_path, newcomer_cpu="2"), "-o", "json", "--time-limit", "10")
+    code, out = run_cli("compare", holder_and_newcomer(tmp_path, newcomer_cpu="2"), "-o", "json", "--time-limit", "10")
     assert code == 0, out
     doc = json.loads(out)
     greedy, optimal = doc["columns"][0], doc["columns"][1]
@@ -81,13 +70,13 @@ def test_compare_counts_greedys_violations_and_says_why_the_optimum_places_fewer
     assert doc["greedy_breaks_rules"].startswith(
         "greedy places 1 more pod(s), but its final state breaks the PodTopologySpread rules of 1 placed pod(s) "
         "(default/holder)")
-    code, table = run("compare", holder_and_newcomer(tmp_path, newcomer_cpu="2"), "--time-limit", "10")
+    code, table = run_cli("compare", holder_and_newcomer(tmp_path, newcomer_cpu="2"), "--time-limit", "10")
     assert code == 0
     assert "note: greedy places 1 more pod(s)" in table
 
 
 def test_the_html_reports_verdict_says_why_the_optimum_places_fewer(tmp_path: Path) -> None:
-    code, _ = run("compare", holder_and_newcomer(tmp_path, newcomer_cpu="2"), "--time-limit", "10",
+    code, _ = run_cli("compare", holder_and_newcomer(tmp_path, newcomer_cpu="2"), "--time-limit", "10",
                   "--report", str(tmp_path / "report"))
     assert code == 0
     html = next((tmp_path / "report").glob("*.html")).read_text()

@@ -6,21 +6,11 @@ import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
+from builders import run_cli
 from podplan import KUBE_VERSION, __version__
-from podplan.cli import main
 
 INSTANCE = str(Path(__file__).resolve().parents[1] / "instances" / "zone-spread.yaml")
-
-
-def run(*args: str) -> tuple[int, str]:
-    try:
-        runner = CliRunner(mix_stderr=False)  # type: ignore[call-arg]
-    except TypeError:
-        runner = CliRunner()
-    result = runner.invoke(main, list(args))
-    return result.exit_code, result.stdout
 
 
 def test_the_modelled_kube_scheduler_is_1_35_4() -> None:
@@ -28,7 +18,7 @@ def test_the_modelled_kube_scheduler_is_1_35_4() -> None:
 
 
 def test_version_prints_podplans_version_and_the_kube_scheduler_it_models() -> None:
-    code, out = run("--version")
+    code, out = run_cli("--version")
     assert code == 0
     assert out.strip() == f"podplan {__version__} (kube-scheduler v1.35.4 semantics)"
 
@@ -38,14 +28,14 @@ def test_version_prints_podplans_version_and_the_kube_scheduler_it_models() -> N
     ("explain",), ("compare", "--time-limit", "5"),
 ], ids=lambda a: " ".join(a) + " -o json says kubeVersion first")
 def test_every_json_document_says_kube_version_first(args: tuple[str, ...]) -> None:
-    code, out = run(*args, INSTANCE, "-o", "json")
+    code, out = run_cli(*args, INSTANCE, "-o", "json")
     assert code in (0, 1), out
     doc = json.loads(out)
     assert next(iter(doc)) == "kubeVersion" and doc["kubeVersion"] == KUBE_VERSION
 
 
 def test_manifests_stay_plain_kubernetes_objects() -> None:
-    code, out = run("simulate", INSTANCE, "--emit", "state", "-o", "json")
+    code, out = run_cli("simulate", INSTANCE, "--emit", "state", "-o", "json")
     assert code == 0
     doc = json.loads(out)
     assert doc["kind"] == "List" and "kubeVersion" not in doc

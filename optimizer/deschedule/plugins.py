@@ -135,26 +135,17 @@ def node_utilization(args: PluginArgs, snap: Snapshot, ev: Evictor) -> str:
     """LowNodeUtilization / HighNodeUtilization's Balance; returns why it stopped (or "")."""
     c = classify(args, snap)
     nodes = {n.name: n for n in snap.nodes}
-    if args.name == LOW:
-        sources, dests = c.high, c.low
-        if not c.low:
-            return "no node is underutilized"
-        if len(c.low) <= args.number_of_nodes:
-            return "underutilized nodes <= numberOfNodes"
-        if len(c.low) == len(snap.nodes):
-            return "all nodes are underutilized"
-        if not c.high:
-            return "all nodes are under target utilization"
-    else:
-        sources, dests = c.low, c.high
-        if not c.low:
-            return "no node is underutilized"
-        if len(c.low) <= args.number_of_nodes:
-            return "underutilized nodes <= numberOfNodes"
-        if len(c.low) == len(snap.nodes):
-            return "all nodes are underutilized"
-        if not c.high:
-            return "no node to move pods to"
+    # Low empties the overutilized nodes into the underutilized ones, High the other way; both stop on the same
+    # checks, only the last one's words differ
+    sources, dests = (c.high, c.low) if args.name == LOW else (c.low, c.high)
+    if not c.low:
+        return "no node is underutilized"
+    if len(c.low) <= args.number_of_nodes:
+        return "underutilized nodes <= numberOfNodes"
+    if len(c.low) == len(snap.nodes):
+        return "all nodes are underutilized"
+    if not c.high:
+        return "all nodes are under target utilization" if args.name == LOW else "no node to move pods to"
     bounds = utilization_thresholds(args, snap)
     usage = {n: _usage(snap.pods_on.get(n, [])) for n in sources + dests}
     avail = {n: _capped(nodes[n], bounds[n][1]) for n in sources + dests}

@@ -7,27 +7,14 @@ from __future__ import annotations
 from typing import Any
 
 from ..consolidate.plan import ConsolidatePlan
-from ..rebalance.plan import Wave
 from .plans import table
-from .rebalance import listed
+from .rebalance import listed, wave_document, waves_lines
 
 
 def _money(plan: ConsolidatePlan, v: float) -> str:
     if plan.price_unit == "node":
         return f"{v:g} node(s)"
     return f"{v:.4g}"
-
-
-def wave_document(w: Wave) -> dict[str, Any]:
-    """A wave as rebalance's plan document shapes it."""
-    return {
-        "cordon": list(w.cordon),
-        "uncordon_after": list(w.temporary),
-        "evictions": [{"pod": m.key, "from": m.source, "to": m.target} for m in w.moves],
-        "landing": [{"pod": l.pod, "planned": l.planned, "if_left_alone": l.alone or None,
-                     "with_cordons": l.cordoned or None} for l in w.landing],
-        "budgets": {k: {"evictions": n, "allowed": a} for k, (n, a) in w.budgets.items()},
-    }
 
 
 def difference(plan: ConsolidatePlan) -> dict[str, Any]:
@@ -77,20 +64,7 @@ def consolidate_table(plan: ConsolidatePlan) -> str:
     lines.append(f"difference: {sign}{_money(plan, diff['saving'])}{nodes}; only podplan "
                  f"removes: {listed(diff['only_podplan']) or '-'}; only scale-down removes: "
                  f"{listed(diff['only_scale_down']) or '-'}")
-    for i, w in enumerate(plan.waves, 1):
-        lines.append("")
-        cordon = listed([n + (" (temporary)" if n in w.temporary else "") for n in w.cordon]) or "-"
-        lines.append(f"WAVE {i}   cordon: {cordon}")
-        land = {l.pod: l for l in w.landing}
-        rows = []
-        for m in w.moves:
-            l = land[m.key]
-            spent = w.spends.get(m.key, "")
-            pdb = f"{spent} ({w.budgets[spent][0]} of {w.budgets[spent][1]} allowed)" if spent else "-"
-            rows.append((m.key, m.source, m.target, l.alone or "pending", l.cordoned or "pending", pdb))
-        lines.append(table(("POD", "FROM", "TO", "IF LEFT ALONE", "WITH CORDONS", "PDB"), rows))
-    if plan.blocked:
-        lines += ["", table(("BLOCKED", "REASON"), [(b.pod, b.reason) for b in plan.blocked])]
+    lines += waves_lines(plan.waves, plan.blocked)
     if plan.pinned:
         pins = list(plan.pinned.items())
         shown = pins[:5]

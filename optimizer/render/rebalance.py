@@ -17,7 +17,7 @@ from ...models.objects import Cluster, Pod
 from ...models.selectors import LabelSelector
 
 from .plans import eviction, table
-from ..rebalance.plan import DRAIN, RebalancePlan, Wave
+from ..rebalance.plan import DRAIN, Blocked, RebalancePlan, Wave
 
 PER_POD_LABELS = ("statefulset.kubernetes.io/pod-name", "apps.kubernetes.io/pod-index")
 LISTED = 5  # names a table cell or line lists in full (when they fit in WIDTH); past that, a count
@@ -28,6 +28,18 @@ CELL = 40  # characters of names a cell of the metrics table lists (two cells si
 # ------------------------------------------------------------------------------------------------ document
 
 
+def wave_document(w: Wave) -> dict[str, Any]:
+    """One wave of the plan document; consolidate's document shapes its waves with it too."""
+    return {
+        "cordon": list(w.cordon),
+        "uncordon_after": list(w.temporary),
+        "evictions": [{"pod": m.key, "from": m.source, "to": m.target} for m in w.moves],
+        "landing": [{"pod": l.pod, "planned": l.planned, "if_left_alone": l.alone or None,
+                     "with_cordons": l.cordoned or None} for l in w.landing],
+        "budgets": {k: {"evictions": n, "allowed": a} for k, (n, a) in w.budgets.items()},
+    }
+
+
 def rebalance_document(plan: RebalancePlan) -> dict[str, Any]:
     """The plan document (goal, complete, blocked, waves, moves, before, after), plus details."""
     return {
@@ -35,14 +47,7 @@ def rebalance_document(plan: RebalancePlan) -> dict[str, Any]:
         "drain": list(plan.drain),
         "complete": plan.complete,
         "blocked": [{"pod": b.pod, "reason": b.reason} for b in plan.blocked],
-        "waves": [{
-            "cordon": list(w.cordon),
-            "uncordon_after": list(w.temporary),
-            "evictions": [{"pod": m.key, "from": m.source, "to": m.target} for m in w.moves],
-            "landing": [{"pod": l.pod, "planned": l.planned, "if_left_alone": l.alone or None,
-                         "with_cordons": l.cordoned or None} for l in w.landing],
-            "budgets": {k: {"evictions": n, "allowed": a} for k, (n, a) in w.budgets.items()},
-        } for w in plan.waves],
+        "waves": [wave_document(w) for w in plan.waves],
         "moves": plan.moves,
         "before": plan.before,
         "after": plan.after,
@@ -78,6 +83,26 @@ def _pct(v: float) -> str:
     return f"{100 * v:.1f}%"
 
 
+def waves_lines(waves: Sequence[Wave], blocked: Sequence[Blocked]) -> list[str]:
+    """The waves (one table each, after a blank line) and the blocked pods: consolidate prints them the same way."""
+    lines: list[str] = []
+    for i, w in enumerate(waves, 1):
+        lines.append("")
+        cordon = listed([n + (" (temporary)" if n in w.temporary else "") for n in w.cordon]) or "-"
+        lines.append(f"WAVE {i}   cordon: {cordon}")
+        land = {l.pod: l for l in w.landing}
+        rows = []
+        for m in w.moves:
+            l = land[m.key]
+            spent = w.spends.get(m.key, "")
+            pdb = f"{spent} ({w.budgets[spent][0]} of {w.budgets[spent][1]} allowed)" if spent else "-"
+            rows.append((m.key, m.source, m.target, l.alone or "pending", l.cordoned or "pending", pdb))
+        lines.append(table(("POD", "FROM", "TO", "IF LEFT ALONE", "WITH CORDONS", "PDB"), rows))
+    if blocked:
+        lines += ["", table(("BLOCKED", "REASON"), [(b.pod, b.reason) for b in blocked])]
+    return lines
+
+
 def rebalance_table(plan: RebalancePlan) -> str:
     goal = plan.goal + (f" ({', '.join(plan.drain)})" if plan.drain and plan.goal == DRAIN else "")
     if plan.drain and plan.goal != DRAIN:
@@ -90,20 +115,7 @@ def rebalance_table(plan: RebalancePlan) -> str:
                    "place them before removing any node")
     lines = [f"rebalance: goal {goal}: {'complete' if plan.complete else 'INCOMPLETE'}, "
              f"{plan.moves} move(s) in {len(plan.waves)} wave(s); target {plan.status}{pending}"]
-    for i, w in enumerate(plan.waves, 1):
-        lines.append("")
-        cordon = listed([n + (" (temporary)" if n in w.temporary else "") for n in w.cordon]) or "-"
-        lines.append(f"WAVE {i}   cordon: {cordon}")
-        land = {l.pod: l for l in w.landing}
-        rows = []
-        for m in w.moves:
-            l = land[m.key]
-            spent = w.spends.get(m.key, "")
-            pdb = f"{spent} ({w.budgets[spent][0]} of {w.budgets[spent][1]} allowed)" if spent else "-"
-            rows.append((m.key, m.source, m.target, l.alone or "pending", l.cordoned or "pending", pdb))
-        lines.append(table(("POD", "FROM", "TO", "IF LEFT ALONE", "WITH CORDONS", "PDB"), rows))
-    if plan.blocked:
-        lines += ["", table(("BLOCKED", "REASON"), [(b.pod, b.reason) for b in plan.blocked])]
+    lines += waves_lines(plan.waves, plan.blocked)
     b, a = plan.before, plan.after
     rows = []
     for r in ("cpu", "memory"):

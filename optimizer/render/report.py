@@ -348,10 +348,15 @@ kube-scheduler's filters). Utilization = requested / allocatable per node.</p>
 """
 
 
-def write_report(doc: Mapping[str, Any], directory: str | Path, title: str = "podplan compare") -> Path:
-    """Write DIR/report.html (created if needed) and return its path."""
+def save_html(page: str, directory: str | Path) -> Path:
+    """Write DIR/report.html (created if needed) and return its path: compare's report and whatif's."""
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
     path = out / "report.html"
-    path.write_text(render_html(doc, title), encoding="utf-8")
+    path.write_text(page, encoding="utf-8")
     return path
+
+
+def write_report(doc: Mapping[str, Any], directory: str | Path, title: str = "podplan compare") -> Path:
+    """Write DIR/report.html (created if needed) and return its path."""
+    return save_html(render_html(doc, title), directory)

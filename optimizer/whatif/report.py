@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..render.report import COLORS, CSS, ONLOAD, PENDING, _png, _style, plt
+from ..render.report import COLORS, CSS, ONLOAD, PENDING, _png, _style, plt, save_html
 from .render import table_rows
 from .run import ERROR
 
@@ -121,8 +121,4 @@ allocatable, the mean over the scenario's nodes.</p>
 
 
 def write_report(doc: Mapping[str, Any], directory: str | Path, title: str = "podplan whatif") -> Path:
-    out = Path(directory)
-    out.mkdir(parents=True, exist_ok=True)
-    path = out / "report.html"
-    path.write_text(render_html(doc, title), encoding="utf-8")
-    return path
+    return save_html(render_html(doc, title), directory)
