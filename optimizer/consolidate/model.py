@@ -27,7 +27,7 @@ from ...models.taints import first_untolerated
 
 from ..rebalance.movable import goes_with_node
 from ..rebalance.plan import RebalanceParams
-from ..rebalance.target import _counts, _counts_to_assignment, _large
+from ..rebalance.target import counts_of, counts_to_assignment, large_model_settings
 from ..rebalance.target_model import build_model
 from ..runner import Interrupt, Level, SolverParams, complete, lexicographic
 
@@ -73,7 +73,7 @@ def solve_removal(cluster: Cluster, free: list[Pod], candidates: Collection[str]
     solver = SolverParams(workers=rparams.workers, seed=rparams.seed)
     incumbent = None
     for start_removed, start_where in starts:
-        counts = _counts(built, free, start_where)
+        counts = counts_of(built, free, start_where)
         fixed = {var.index: counts.get(key, 0) for key, var in _x_all(built).items()}
         fixed.update({r.index: int(name in start_removed) for name, r in removed.items()})
         done = complete(model, fixed, solver, max(0.1, (deadline - time.perf_counter()) * 0.1), interrupt=interrupt)
@@ -82,13 +82,13 @@ def solve_removal(cluster: Cluster, free: list[Pod], candidates: Collection[str]
             break
     stages = [Level("saving", saving * weight - moves, "max")]
     done = lexicographic(model, stages, solver, deadline, incumbent=incumbent, floor=incumbent is not None,
-                         interrupt=interrupt, stop_when_unimproved=True, extra=_large)
+                         interrupt=interrupt, stop_when_unimproved=True, extra=large_model_settings)
     values = done.values
     if values is None:
         return None
     first = done.levels[0] if done.levels else None
     gone = tuple(name for name, r in removed.items() if values[r.index])
-    assignment = _counts_to_assignment(built, values, free, guarded or {})
+    assignment = counts_to_assignment(built, values, free, guarded or {})
     value = sum(prices[n] for n in gone)
     # objective <= B and 0 <= moves <= len(free) < weight: saving <= (B + len(free)) / weight
     bound = (first.bound + len(free)) // weight if first is not None and first.bound != float("inf") else float("inf")

@@ -48,7 +48,7 @@ def _say(params: RebalanceParams, line: str) -> None:
         print(f"rebalance: {line}", file=sys.stderr, flush=True)
 
 
-def _large(model: cp_model.CpModel) -> dict[str, Any]:
+def large_model_settings(model: cp_model.CpModel) -> dict[str, Any]:
     """CP-SAT parameters for a model of this size."""
     if len(model.proto.variables) > LARGE_MODEL:
         # a 300-node cluster's pack model (75,000 variables): presolve's probing and symmetry detection alone
@@ -64,7 +64,7 @@ def _solver(params: RebalanceParams) -> SolverParams:
 
 def _feasible(cluster: Cluster, free: list[Pod], params: RebalanceParams, limit: float) -> bool | None:
     built = build_model(cluster, free, params, feasibility_only=True)
-    done = run(built.model, _solver(params), limit, extra=_large(built.model))
+    done = run(built.model, _solver(params), limit, extra=large_model_settings(built.model))
     if done.found:
         return True
     return False if done.status is Status.INFEASIBLE else None
@@ -88,7 +88,7 @@ def _stay_solution(built: BuiltModel, params: RebalanceParams, limit: float,
     return complete(built.model, fixed, _solver(params), limit).values
 
 
-def _counts(built: BuiltModel, free: Sequence[Pod], where: Mapping[str, str]) -> dict[tuple[int, int], int]:
+def counts_of(built: BuiltModel, free: Sequence[Pod], where: Mapping[str, str]) -> dict[tuple[int, int], int]:
     """(class, node) -> pods of the class there, with the free pods on `where` (default: where they run)."""
     problem = built.problem
     origin = {p.key: p.node_name for p in free}
@@ -110,7 +110,7 @@ def topology_keys(pod: Pod) -> list[str]:
     return list(dict.fromkeys(keys))
 
 
-def _counts_to_assignment(built: BuiltModel, solution: Sequence[int], free: list[Pod],
+def counts_to_assignment(built: BuiltModel, solution: Sequence[int], free: list[Pod],
                           guarded: Mapping[str, int]) -> dict[str, str]:
     """Counts per (class, node) -> a node per free pod: as many pods as possible stay where they run; among
     the pods of a class on one node, those no PDB guards (then those with more budget) move first."""
@@ -161,7 +161,7 @@ def solve_target(cluster: Cluster, free: list[Pod], params: RebalanceParams, dea
         timing.update(build=time.perf_counter() - began, variables=len(built.model.proto.variables))
     model = built.model
     limit = max(0.1, (deadline - time.perf_counter()) * 0.2)
-    solution = _stay_solution(built, params, limit, _counts(built, free, start)) if start else None
+    solution = _stay_solution(built, params, limit, counts_of(built, free, start)) if start else None
     if solution is None:
         solution = _stay_solution(built, params, limit)
     # the goal's level first and most: the moves are a tie-break (a 1,000-node pack stage found 42 empty nodes
@@ -171,7 +171,7 @@ def solve_target(cluster: Cluster, free: list[Pod], params: RebalanceParams, dea
               for i, (name, build, sense) in enumerate(built.levels)]
     done = lexicographic(model, stages, _solver(params), deadline, incumbent=solution, floor=False,
                          interrupt=params.interrupt,
-                         stop_when_unimproved=True, extra=_large, say=lambda line: _say(params, line),
+                         stop_when_unimproved=True, extra=large_model_settings, say=lambda line: _say(params, line),
                          progress=lambda name: Progress(f"rebalance {name}", time.perf_counter(), params.log_progress))
     if done.values is None and done.stopped:
         return None  # no valid target, or none found in time
@@ -182,11 +182,11 @@ def solve_target(cluster: Cluster, free: list[Pod], params: RebalanceParams, dea
     if solution is None:
         # every level was a constant: any solution is optimal
         model.clear_objective()
-        found = run(model, _solver(params), max(0.1, deadline - time.perf_counter()), extra=_large(model))
+        found = run(model, _solver(params), max(0.1, deadline - time.perf_counter()), extra=large_model_settings(model))
         if found.values is None:
             return None
         solution = found.values
-    assignment = _counts_to_assignment(built, solution, free, guarded or {})
+    assignment = counts_to_assignment(built, solution, free, guarded or {})
     # an unproven moves level counts stays the solver left below min(x, here); the assignment keeps every pod
     # it can in place: report the moves it makes
     moved = sum(1 for p in free if assignment.get(p.key, p.node_name) != p.node_name)
