@@ -28,7 +28,7 @@ from ..models.objects import Cluster, Pod
 from ..models.selectors import LabelSelector
 
 from .framework import Profile
-from .rebalance.movable import MovePolicy, as_pending, movable
+from .rebalance.movable import MovePolicy, as_pending, goes_with_node, movable
 from .plan import Plan
 from .podtopologyspread.common import SpreadConstraint, counts_toward, node_eligible, own_constraints
 from .policy import Policy
@@ -152,11 +152,6 @@ def schedule_anyway_groups(state: ClusterState) -> list[SkewGroup]:
     return out
 
 
-def _is_daemon(pod: Pod) -> bool:
-    owner = pod.controller
-    return pod.mirror or (owner is not None and owner.kind == "DaemonSet")
-
-
 @dataclass(frozen=True)
 class Column:
     """One placement judged by the verifier."""
@@ -232,7 +227,7 @@ def judge_column(name: str, cluster: Cluster, plan: Plan, m: Policy, *, must_ver
     placed_batch: Counter[int] = Counter(batch[k] for k in placed if k in batch)
     made = [p.key for p in plan.recreated]
     nodes_used = sum(1 for info in state.nodes.values() if info.pods)
-    apps = sum(1 for info in state.nodes.values() if any(not _is_daemon(p) for p in info.pods.values()))
+    apps = sum(1 for info in state.nodes.values() if any(not goes_with_node(p) for p in info.pods.values()))
     return Column(
         name=name, status=plan.status, to_place=dict(sorted(to_place.items(), reverse=True)), report=report,
         placements=placed, pending=dict(plan.pending), usage=usage(state), skew=tuple(schedule_anyway_groups(state)),

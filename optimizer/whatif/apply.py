@@ -25,6 +25,7 @@ from ...models.objects import Cluster, Node, OwnerRef, Pod
 from ...models.parse import Doc, stable_suffix
 from ...models.selectors import LabelSelector
 from ...models.workloads import _daemon_node, _instance, _node_fits_daemon, _pin_to_node
+from ..rebalance.movable import goes_with_node
 from .scenarios import AddNodes, Scale
 
 HOSTNAME = "kubernetes.io/hostname"
@@ -44,11 +45,6 @@ class Base:
     cluster: Cluster
     docs: tuple[Doc, ...] | None = None
     sources: tuple[str, ...] = ()
-
-
-def is_daemon(pod: Pod) -> bool:
-    owner = pod.controller
-    return pod.mirror or (owner is not None and owner.kind == "DaemonSet")
 
 
 def requested(cluster: Cluster) -> dict[str, tuple[int, int]]:
@@ -74,10 +70,10 @@ def remove_nodes(cluster: Cluster, names: set[str]) -> Cluster:
     for p in cluster.pods:
         if p.node_name not in names:
             pods.append(p)
-        elif not is_daemon(p) and not p.terminating:
+        elif not goes_with_node(p) and not p.terminating:
             again.append(replace(p, node_name="", nominated_node_name=""))
     pending = [p if p.nominated_node_name not in names else replace(p, nominated_node_name="")
-               for p in cluster.pending if not (is_daemon(p) and _daemon_node(p) in names)]
+               for p in cluster.pending if not (goes_with_node(p) and _daemon_node(p) in names)]
     return replace(cluster, nodes=tuple(n for n in cluster.nodes if n.name not in names), pods=tuple(pods),
                    pending=tuple(sorted(pending + again, key=lambda p: p.order)))
 
