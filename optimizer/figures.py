@@ -25,7 +25,7 @@ NOT_PROVEN = "not proven optimal: "
 
 
 def objective_note(by_prio: dict[int, int], preference: int, terms: dict[str, int]) -> str:
-    """The notes' `objective:` line (the same words solve's search writes)."""
+    """The notes' `objective:` line, for solve's search and for a restated plan alike."""
     placed = sum(by_prio.values())
     if len(by_prio) == 1:
         prio = "".join(f" (priority {q}: {k})" for q, k in by_prio.items())

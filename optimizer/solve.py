@@ -42,7 +42,7 @@ from .context import TERM_KINDS, Explain
 from .framework import Profile, Reason
 from .model import Built, build, existing_terms, term_vars
 from .explain import final_state_message
-from .figures import level_gaps, restate
+from .figures import NOT_PROVEN, level_gaps, objective_note, restate
 from .neighbourhood import candidates, focus, room_left, shortfall
 from .packing import packable, repair
 from .objective import preference_terms
@@ -670,12 +670,8 @@ def _assemble(problem: Problem, cluster: Cluster, params: SolverParams, policy: 
     notes = [f"{_count(len(problem.classes), 'pod class', 'pod classes')}, "
              f"{_count(len(problem.components), 'component')}, "
              f"{_count(sum(len(f) for f in problem.feasible), '(class, node) variable')}",
-             f"objective: placed {placed}"
-             + "".join(f" (priority {q}: {k})" if len(by_prio) == 1 else "" for q, k in by_prio.items())
-             + (" (" + ", ".join(f"priority {q}: {k}" for q, k in sorted(by_prio.items(), reverse=True)) + ")"
-                if len(by_prio) > 1 else "")
-             + f", preference {preference} (" + ", ".join(f"{k} {v}" for k, v in terms.items()) + ")",
-             *([f"not proven optimal: {'; '.join(why_not)}"] if status is not Status.OPTIMAL else []),
+             objective_note(by_prio, preference, terms),
+             *([f"{NOT_PROVEN}{'; '.join(why_not)}"] if status is not Status.OPTIMAL else []),
              "time: " + ", ".join(f"{k} {v:.1f}s" for k, v in timings.items())
              + (f", {state.rounds} neighbourhood rounds" if state.rounds else ""),
              *state.notes]
