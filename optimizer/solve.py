@@ -235,7 +235,7 @@ def _canonical(rebuild: Callable[[], Built], levels: list[LevelResult], params: 
     single = replace(params, workers=1)
     t0 = time.perf_counter()
     done = run(built.ctx.model, single, max(0.05, deadline - _now()), interrupt=state.interrupt,
-               extra={"stop_after_first_solution": True})
+               extra={"stop_after_first_solution": True}, portfolio=False)
     state.timings["canonical"] += time.perf_counter() - t0
     return (built, done.values) if done.values is not None else None
 

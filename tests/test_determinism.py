@@ -68,3 +68,33 @@ def test_a_wall_clock_cut_is_said_in_the_notes() -> None:
     p = SolverParams(time_limit=0.5, workers=1, seed=5, budget=400.0, full_model_variables=0)
     plan, _ = optimal_plan(cluster, p, deadline=Deadline.start(60))
     assert any(n.startswith(CUT) for n in plan.notes)
+
+
+def test_a_proven_optimum_is_the_same_plan_in_every_fresh_process(tmp_path) -> None:
+    """An input with many equally good optima: once every level is proven, the plan printed is the canonical
+    one (a single worker's first solution with the levels fixed), so fresh processes, whatever their hash seed
+    and thread timing, print the same placements. Measured before the canonical search ran on one thread: one
+    run in eight printed another optimum."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from podplan.models.generate import dump_yaml, generate
+
+    path = tmp_path / "c.yaml"
+    with path.open("w") as f:
+        dump_yaml(generate(12, 40, 0, "mixed", 0.6), f)
+    tenant = tmp_path / "tenant.yaml"  # 40 identical replicas: many nodes hold them equally well
+    tenant.write_text("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: tenant, namespace: default}\n"
+                      "spec:\n  replicas: 40\n  selector: {matchLabels: {app: tenant}}\n  template:\n"
+                      "    metadata: {labels: {app: tenant}}\n    spec:\n      containers:\n"
+                      "      - {name: t, image: t, resources: {requests: {cpu: 500m, memory: 1Gi}}}\n")
+    exe = Path(sys.executable).parent / "podplan"
+    outs = set()
+    for hash_seed in range(10):
+        out = subprocess.run([str(exe), "solve", str(path), str(tenant), "--seed", "0", "--time-limit", "20", "-o", "json"],
+                             capture_output=True, text=True, env={"PYTHONHASHSEED": str(hash_seed), "PATH": "/usr/bin:/bin"})
+        doc = json.loads(out.stdout)
+        assert doc["status"] == "OPTIMAL"
+        outs.add(json.dumps(doc["placements"]))
+    assert len(outs) == 1

@@ -369,9 +369,6 @@ def test_the_whatif_benchmark_prints_its_engines_table_at_toy_size() -> None:
     assert all(r[4] in ("yes", "NO") and r[5] == "ERROR,OPTIMAL" for r in runs), runs
 
 
-@pytest.mark.xfail(strict=False, reason="known gap, cause not yet confirmed (suspected: the choice of warm start "
-                   "still reads the wall clock in optimizer.pipeline): a scenario run first in a fresh worker "
-                   "may end OPTIMAL on another, equally good plan (the same counts, other pods on other nodes)")
 def test_the_same_scenarios_give_the_same_table_in_one_process_or_two() -> None:
     import subprocess
     import sys
