@@ -303,11 +303,12 @@ def resolve_limit(command: str, given_seconds: float | None, cluster: Cluster, s
     return limit
 
 
-def with_limit_note(plan: Any, limit: Any) -> Any:
-    """The plan with the time limit it ran with as its first note (-o table and -o json show notes)."""
+def with_limit_note(plan: Any, limit: Any, note: Callable[[str], Any] = str) -> Any:
+    """The plan with the time limit it ran with as its first note (-o table and -o json show notes); `note`
+    makes the note (rebalance's notes are optimizer.rebalance.plan.Note)."""
     from dataclasses import replace
 
-    return replace(plan, notes=(limit.note(), *plan.notes))
+    return replace(plan, notes=(note(limit.note()), *plan.notes))
 
 
 def solver_options(time_limit: float, time_help: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
@@ -815,7 +816,7 @@ def rebalance(ctx: click.Context, files: Sequence[str], goal: str | None, drain:
     from .optimizer.policy import load_policy
     from .optimizer.rebalance import rebalance as run
     from .optimizer.rebalance.movable import MovePolicy
-    from .optimizer.rebalance.plan import DRAIN, RebalanceError, RebalanceParams
+    from .optimizer.rebalance.plan import DRAIN, Note, RebalanceError, RebalanceParams
     from .optimizer.rebalance.states import verify_final
     from .optimizer.render.plans import dump
     from .optimizer.render.rebalance import evictions_text, rebalance_document, rebalance_table, script_text
@@ -840,6 +841,7 @@ def rebalance(ctx: click.Context, files: Sequence[str], goal: str | None, drain:
     with params.interrupt.install() as interrupt:
         plan = run(cluster, params, deadline=deadline.at)
     verify_final(cluster, plan, profile)
+    plan = with_limit_note(plan, limit, note=Note)
     if emit_kind == "evictions":
         emit(evictions_text(plan, output or "yaml"))
     elif emit_kind == "script":
