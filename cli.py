@@ -153,6 +153,9 @@ def main(ctx: click.Context) -> None:
     obj = ctx.ensure_object(dict)
     obj.setdefault("strict", False)
     obj.setdefault("verbose", False)
+    from .optimizer.timelimit import start_measuring
+
+    start_measuring()  # how much slower than idle this run goes scales the reserves for verifying and printing
 
 
 def emit(text: str) -> None:

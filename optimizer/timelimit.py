@@ -20,7 +20,9 @@ Also here: when greedy alone takes the time a search would need, the words that 
 from __future__ import annotations
 
 import math
+import os
 import re
+import time
 from dataclasses import dataclass
 
 AUTO = "auto"
@@ -37,6 +39,33 @@ FORMULAS: dict[str, tuple[float, float, float, float]] = {
 # the search's problem and model costs about what greedy did, measured at 1,000 and 5,000 nodes).
 MIN_SEARCH_SECONDS = 1.0
 SEARCH_PER_GREEDY = 1.0
+
+
+# How much slower than on a core of its own this process runs: reserves measured on an idle machine (verifying
+# and printing a plan) are scaled by it, so that the limit holds on a loaded machine too. Measured as wall time
+# over CPU time since the first call in this process (reading the input is single-threaded Python, so on an
+# idle machine the two are about equal; at load 6 on 2 cores the wall time was about 3 x the CPU time).
+_BASELINE: dict[int, tuple[float, float]] = {}
+MAX_SLOWDOWN = 4.0
+MIN_MEASURED_SECONDS = 1.0  # too short to say anything: 1.0
+
+
+def start_measuring() -> None:
+    """Start this process's slowdown measurement now (the command's start), unless already started."""
+    _BASELINE.setdefault(os.getpid(), (time.perf_counter(), time.process_time()))
+
+
+def slowdown() -> float:
+    """Wall seconds per CPU second of this process since start_measuring (a forked worker starts its own
+    measurement at its first call), between 1 and MAX_SLOWDOWN. Multi-threaded phases (CP-SAT) count more CPU
+    than wall time and pull it towards 1: call it before the search, where it only reads single-threaded work."""
+    start_measuring()
+    wall0, cpu0 = _BASELINE[os.getpid()]
+    wall = time.perf_counter() - wall0
+    cpu = time.process_time() - cpu0
+    if wall < MIN_MEASURED_SECONDS:
+        return 1.0
+    return min(MAX_SLOWDOWN, max(1.0, wall / max(cpu, 1e-3)))
 
 
 class TimeLimitError(ValueError):

@@ -242,3 +242,34 @@ def test_the_commands_without_an_auto_default_refuse_a_limit_that_is_no_number_o
     result = CliRunner().invoke(cli.main, [command, str(ROOT / "instances" / "web-store.yaml"), "--time-limit", value])
     assert result.exit_code == 2
     assert f"--time-limit {value}" in result.output and "Traceback" not in result.output
+
+
+def test_the_reserve_for_verifying_and_printing_grows_on_a_machine_that_runs_the_process_slower() -> None:
+    """A process that got a third of a core while reading keeps about three times the idle reserve, so that
+    verifying and printing (as slow as reading was) still end within the limit. Measured in a fresh process:
+    wall time with no CPU time (a sleep) stands for a heavier load than the machine's own."""
+    import subprocess
+    import sys
+
+    code = """
+import time
+from podplan.models.generate import generate_instance
+from podplan.models.loader import parse_documents
+from podplan.optimizer.pipeline import reserve
+from podplan.optimizer.timelimit import slowdown, start_measuring
+cluster = parse_documents(generate_instance(20, 2000, 1, "mixed").manifests, "g")
+start_measuring()
+end = time.process_time() + 1.5
+while time.process_time() < end:
+    pass
+idle = (slowdown(), reserve(cluster, 60))
+time.sleep(3.5)  # now 1.5 s of CPU in 5 s of wall time
+print(idle[0], idle[1], slowdown(), reserve(cluster, 60))
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    busy_factor, busy_reserve, slow_factor, slow_reserve = map(float, out)
+    # the busy part alone is as slow as the machine is loaded (about 1 on an idle machine); the sleep adds
+    # 3.5 s of wall time and no CPU time
+    assert slow_factor >= min(4.0, busy_factor + 3.5 / 1.5 * 0.9)
+    assert slow_reserve > busy_reserve or busy_reserve >= 30
+    assert slow_reserve <= 30  # at most half the limit

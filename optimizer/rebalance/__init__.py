@@ -31,6 +31,7 @@ from .drain import left_on_drained
 from .metrics import metrics
 from .movable import who_moves
 from ..runner import Status
+from ..timelimit import slowdown
 from .plan import DRAIN, GOALS, Blocked, Note, RebalanceError, RebalanceParams, RebalancePlan
 from .states import state_of, violations_by_pod
 from .target import find_target
@@ -73,7 +74,9 @@ def rebalance(cluster: Cluster, params: RebalanceParams, deadline: float | None 
     for reason, keys in movers.kept.items():
         notes.append(Note(f"{len(keys)} pod(s) cannot be evicted ({{items}}): {reason}", tuple(keys)))
 
-    reserve = RESERVE_PER_POD * len(base.pods)
+    # measured on an idle machine; scaled by how much slower this process has run so far (a loaded machine)
+    idle = RESERVE_PER_POD * len(base.pods)
+    reserve = min(max(idle, 0.5 * (end - started)), idle * slowdown())
     target_end = time.perf_counter() + max(0.0, end - reserve - time.perf_counter()) * TARGET_SHARE
     _say(params, f"rebalance: {len(movers.free)} pod(s) may move, {len(blocked)} blocked; the target search has "
                  f"{max(0.0, target_end - time.perf_counter()):.1f}s: {time.perf_counter() - started:.1f}s")
