@@ -24,6 +24,7 @@ from .models.parse import Doc
 from .optimizer.rebalance.plan import EMITS as REBALANCE_EMITS
 from .optimizer.rebalance.plan import GOALS as REBALANCE_GOALS
 from .optimizer.runner import Interrupt
+from .optimizer.timelimit import begin_command, command_started
 
 OUTPUTS = click.Choice(["table", "wide", "json", "yaml"])
 EMITS = click.Choice(["plan", "state", "bindings", "evictions"])
@@ -153,9 +154,7 @@ def main(ctx: click.Context) -> None:
     obj = ctx.ensure_object(dict)
     obj.setdefault("strict", False)
     obj.setdefault("verbose", False)
-    from .optimizer.timelimit import start_measuring
-
-    start_measuring()  # how much slower than idle this run goes scales the reserves for verifying and printing
+    begin_command()  # --time-limit counts from here; how much slower than idle the run goes scales reserves
 
 
 def emit(text: str) -> None:
@@ -522,7 +521,7 @@ def solve(ctx: click.Context, files: Sequence[str], output: str, emit_kind: str,
     if not preempt and (allow_pdb_violations or emit_kind == "evictions"):
         refuse(f"{'--allow-pdb-violations' if allow_pdb_violations else '--emit evictions'} needs --preempt "
                "(without it solve evicts nobody)")
-    started = Deadline.start(0.0).started  # the limit is the whole command's: reading the input included
+    started = command_started()  # the limit is the whole command's: start-up and reading the input included
     policy = load_policy(policy_file)
     profiles = load_profiles(scheduler_config)
     cluster = load_input(files)
@@ -656,10 +655,10 @@ def explain(files: Sequence[str], output: str, pod_patterns: Sequence[str], node
     from .optimizer.solve import why_pending as blockers_of
 
     profile = profiles.for_batch(cluster.pending)
-    limit = resolve_limit("explain", time_limit, cluster, time.perf_counter())
+    limit = resolve_limit("explain", time_limit, cluster, command_started())
     params = SolverParams(time_limit=limit.seconds, gang=gang, strategy=profiles.strategy(profile))
     with timed("solve"):
-        plan, _ = optimal_plan(cluster, params, deadline=Deadline.start(limit.seconds), profile=profile)
+        plan, _ = optimal_plan(cluster, params, deadline=Deadline(command_started(), limit.seconds), profile=profile)
         check(cluster, plan, profile=profile)  # the verify gate: its pending pods are printed
     with timed(f"why pending: {len(plan.pending)} pod(s)"):
         doc = why_pending_document(plan, blockers_of(cluster, plan, params, pods=asked, profile=profile))
@@ -721,7 +720,7 @@ def compare(files: Sequence[str], time_limit: float, workers: int, seed: int, ga
         refuse("--allow-pdb-violations needs --preempt (without it compare evicts nobody)")
     if report_dir is not None:
         report_dir_writable(report_dir)
-    started = Deadline.start(0.0).started  # the limit is the whole command's: reading the input included
+    started = command_started()  # the limit is the whole command's: start-up and reading the input included
     policy = load_policy(policy_file)
     profiles = load_profiles(scheduler_config)
     cluster, held = held_back(load_input(files), profiles)
@@ -828,7 +827,7 @@ def rebalance(ctx: click.Context, files: Sequence[str], goal: str | None, drain:
         raise RebalanceError(f"--emit script prints a bash script: -o {output} does not apply")
     if emit_kind == "evictions" and output == "table":
         raise RebalanceError("--emit evictions prints manifests: -o yaml or -o json, not -o table")
-    started = Deadline.start(0.0).started  # the whole command, loading and printing included
+    started = command_started()  # the whole command: start-up, loading and printing included
     policy = load_policy(policy_file)
     profiles = load_profiles(scheduler_config)
     cluster = load_input(files, batch=False)  # the scope says which running pods may move
