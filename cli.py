@@ -21,9 +21,8 @@ from .models.errors import PlanInvalidError, PodplanError
 from .models.loader import cluster_of, read_paths
 from .models.objects import Cluster, Pod
 from .models.parse import Doc
-from .optimizer.rebalance.plan import EMITS as REBALANCE_EMITS
-from .optimizer.rebalance.plan import GOALS as REBALANCE_GOALS
-from .optimizer.runner import Interrupt
+from .optimizer.interrupt import Interrupt
+from .optimizer.names import REBALANCE_EMITS, REBALANCE_GOALS
 from .optimizer.timelimit import begin_command, command_started
 
 OUTPUTS = click.Choice(["table", "wide", "json", "yaml"])

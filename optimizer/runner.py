@@ -24,7 +24,6 @@ from __future__ import annotations
 import contextvars
 import enum
 import math
-import signal
 import sys
 import threading
 import time
@@ -34,6 +33,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ortools.sat.python import cp_model, cp_model_helper
+
+from .interrupt import NEVER, Interrupt  # noqa: F401 (re-exported: every search takes one)
 
 # Largest component that gets the exact full model (CP-SAT proves its own bound), and the size of the
 # restricted models larger components are searched in (measured: README "solve" section).
@@ -135,51 +136,6 @@ class SolverParams:
         return max(0.1 * budget, budget * self.search_share - PREP_SECONDS_PER_POD * pods)
 
 
-class Interrupt:
-    """Ctrl-C as a flag (see the module docstring). `install()` routes SIGINT here for the duration of a
-    command; without it, `is_set` stays False and a KeyboardInterrupt behaves as usual."""
-
-    def __init__(self) -> None:
-        self._event = threading.Event()
-        self._solvers: set[cp_model.CpSolver] = set()
-        self._lock = threading.Lock()
-
-    def is_set(self) -> bool:
-        return self._event.is_set()
-
-    def stop(self) -> None:
-        """Set the flag and stop every CP-SAT run under way (safe from a signal handler)."""
-        self._event.set()
-        with self._lock:
-            for solver in list(self._solvers):
-                solver.stop_search()
-
-    @contextmanager
-    def running(self, solver: cp_model.CpSolver) -> Iterator[None]:
-        with self._lock:
-            self._solvers.add(solver)
-        try:
-            if self.is_set():
-                solver.stop_search()
-            yield
-        finally:
-            with self._lock:
-                self._solvers.discard(solver)
-
-    @contextmanager
-    def install(self) -> Iterator["Interrupt"]:
-        """SIGINT sets this flag while the block runs (main thread only; elsewhere a no-op)."""
-        if threading.current_thread() is not threading.main_thread():
-            yield self
-            return
-        previous = signal.signal(signal.SIGINT, lambda signum, frame: self.stop())
-        try:
-            yield self
-        finally:
-            signal.signal(signal.SIGINT, previous)
-
-
-NEVER = Interrupt()  # for callers that cannot be interrupted (tests, library use)
 
 
 class Clock:

@@ -9,16 +9,15 @@ from ...models.errors import PodplanError
 from ...models.objects import Pod
 
 from ..framework import Profile
+from ..names import REBALANCE_DRAIN as DRAIN
+from ..names import REBALANCE_EMITS as EMITS
+from ..names import REBALANCE_GOALS as GOALS
 from ..policy import Policy
 from ..registry import DEFAULT_PROFILE
 from ..runner import NEVER, Interrupt, Status
 from .movable import MovePolicy
 
-GOALS = ("fix", "spread", "pack", "prefs")
-DRAIN = "drain"
-EMITS = ("plan", "evictions", "script")  # what `podplan rebalance --emit` prints
-
-
+__all__ = ["DRAIN", "EMITS", "GOALS"]  # names every module of optimizer.rebalance imports from here
 
 class RebalanceError(PodplanError):
     """Arguments that name nothing in the input (an unknown --drain node), or that do not apply together."""

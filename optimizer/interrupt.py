@@ -1,0 +1,61 @@
+"""Ctrl-C as a flag: a SIGINT handler sets it and stops the CP-SAT runs under way, so no KeyboardInterrupt ever
+unwinds through the solver's callbacks; long Python loops (greedy, model building) poll it and hand back what
+they have. A module of its own, without OR-Tools, so that the command line can set it up before any solver is
+imported (importing the solver stack costs about a second of CPU at every start)."""
+from __future__ import annotations
+
+import signal
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ortools.sat.python import cp_model
+
+
+class Interrupt:
+    """Ctrl-C as a flag (see the module docstring). `install()` routes SIGINT here for the duration of a
+    command; without it, `is_set` stays False and a KeyboardInterrupt behaves as usual."""
+
+    def __init__(self) -> None:
+        self._event = threading.Event()
+        self._solvers: set["cp_model.CpSolver"] = set()
+        self._lock = threading.Lock()
+
+    def is_set(self) -> bool:
+        return self._event.is_set()
+
+    def stop(self) -> None:
+        """Set the flag and stop every CP-SAT run under way (safe from a signal handler)."""
+        self._event.set()
+        with self._lock:
+            for solver in list(self._solvers):
+                solver.stop_search()
+
+    @contextmanager
+    def running(self, solver: "cp_model.CpSolver") -> Iterator[None]:
+        with self._lock:
+            self._solvers.add(solver)
+        try:
+            if self.is_set():
+                solver.stop_search()
+            yield
+        finally:
+            with self._lock:
+                self._solvers.discard(solver)
+
+    @contextmanager
+    def install(self) -> Iterator["Interrupt"]:
+        """SIGINT sets this flag while the block runs (main thread only; elsewhere a no-op)."""
+        if threading.current_thread() is not threading.main_thread():
+            yield self
+            return
+        previous = signal.signal(signal.SIGINT, lambda signum, frame: self.stop())
+        try:
+            yield self
+        finally:
+            signal.signal(signal.SIGINT, previous)
+
+
+NEVER = Interrupt()  # for callers that cannot be interrupted (tests, library use)
