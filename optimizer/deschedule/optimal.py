@@ -25,11 +25,13 @@ from ..disruption import pod_ready
 from ..rebalance.budgets import PdbIndex
 from ..rebalance.metrics import metrics
 from ..rebalance.movable import MovePolicy, who_moves
-from ..rebalance.plan import Blocked, Note, RebalanceParams, RebalancePlan
+from ..rebalance.landing import Lander
+from ..rebalance.plan import Blocked, Note, RebalanceParams, RebalancePlan, Target
 from ..rebalance.states import state_of, violations_by_pod
 from ..rebalance.target import FOCUS_LIMIT, find_target, solve_target
 from ..rebalance.waves import waves_to
 from ..runner import Status
+from .constructive import plan_low
 from .cycle import Verdict, nodes_of, verdict
 from .evictor import Counts, Evictor
 from .plugins import Snapshot, _capped, _target_nodes, utilization_thresholds
@@ -148,6 +150,7 @@ class Optimum:
     verdict: Verdict  # the policy's verdict on the plan's end state
     unmet: tuple[str, ...]  # per goal not met: which, and why (blocking pods and nodes)
     free: int  # the pods the target could re-place
+    bound: int | None = None  # the fewest evictions proven necessary (None: no bound computed)
 
 
 def optimum(cluster: Cluster, policy: DeschedulerPolicy, base_params: RebalanceParams, deadline: float,
@@ -163,7 +166,8 @@ def optimum(cluster: Cluster, policy: DeschedulerPolicy, base_params: RebalanceP
     params = replace(base_params, goal="fix", extra=goals, max_moves=policy.max_total,
                      move_policy=MovePolicy(True, True, scope))
     healthy = {p.key: pod_ready(p) for p in base.pods}
-    initial_bad = violations_by_pod(state_of(base, {}), params.profile)
+    state0 = state_of(base, {})
+    initial_bad = violations_by_pod(state0, params.profile)
     pdbs = PdbIndex.of(base)
     movers = who_moves(base, params.move_policy, set(), healthy, pdbs.budgets(healthy), initial_bad)
     notes: list[Note] = []
@@ -176,18 +180,26 @@ def optimum(cluster: Cluster, policy: DeschedulerPolicy, base_params: RebalanceP
         free = [p for p in free if p.node_name in helpful or p.key in want or owner_key(p) in over_dup]
         notes.append(Note(f"{len(movers.free)} evictable pods: only the {len(free)} on nodes outside the thresholds, "
                           "in violation or duplicated were re-placed (optimal among plans that evict only those)"))
-    target_end = started + (deadline - started) * TARGET_SHARE
+    fast = _low_optimum(base, state0, policy, params, goals, movers, healthy, initial_bad, pdbs, deadline, evictor)
+    if fast is not None and (fast.plan.status == Status.OPTIMAL or time.perf_counter() > deadline - 1.0):
+        return fast
+    # not proven: the CP-SAT target (from the constructive plan when there is one) searches for better, and the
+    # better of the two plans is printed
+    now = time.perf_counter()
+    target_end = now + (deadline - now) * TARGET_SHARE
+    start = {m.key: fast.plan.final[m.key] for w in fast.plan.waves for m in w.moves} if fast is not None else {}
     restricted = len(free) < len(movers.free)
     nodes_allowed = None
     if len(base.nodes) > RECEIVERS_FROM:
         # the free pods may end on their own nodes and on the least used nodes (twice as many, at least
         # RECEIVERS_MIN): a 500-node model is not built and solved in seconds on a loaded machine
-        nodes_allowed = _receivers(base, free, goals)
+        nodes_allowed = list(dict.fromkeys(_receivers(base, free, goals) + list(start.values())))
         restricted = True
         notes.append(Note(f"the re-placed pods could go to {len(nodes_allowed)} of {len(base.nodes)} nodes: their "
                           "own and the least used (optimal among those plans, not proven against all)"))
     if nodes_allowed is not None:
-        target = solve_target(base, free, params, target_end, movers.guarded, nodes=nodes_allowed)
+        target = solve_target(base, free, params, target_end, movers.guarded, nodes=nodes_allowed,
+                              start=start or None)
     elif len(free) <= FOCUS_LIMIT:
         found = find_target(base, free, params, target_end, movers.guarded, initial_bad)
         restricted = restricted or len(found.free) < len(free)
@@ -203,8 +215,8 @@ def optimum(cluster: Cluster, policy: DeschedulerPolicy, base_params: RebalanceP
         plan = RebalancePlan("fix", (), False, (Blocked("-", "no target state meets the policy's hard limits"),), (),
                              before, before, Status.NO_TARGET, (), tuple(notes), time.perf_counter() - started,
                              where0)
-        return Optimum(plan, initial, ("no plan: " + "; ".join(_unmet_reasons(base, policy, initial, evictor)),),
-                       len(free))
+        return fast or Optimum(plan, initial, ("no plan: " + "; ".join(_unmet_reasons(base, policy, initial,
+                                                                                     evictor)),), len(free))
     waves, stuck, final = waves_to(base, target, free, params, healthy, initial_bad, deadline=deadline, pdbs=pdbs)
     moved = {m.key for w in waves for m in w.moves}
     after = metrics(base, final, moved, (), params.policy, params.profile)
@@ -218,7 +230,89 @@ def optimum(cluster: Cluster, policy: DeschedulerPolicy, base_params: RebalanceP
                          time.perf_counter() - started, final)
     end_cluster = end_state(base, final)
     v = verdict(end_cluster, policy)
-    return Optimum(plan, v, tuple(_unmet_reasons(end_cluster, policy, v, evictor)), len(free))
+    found = Optimum(plan, v, tuple(_unmet_reasons(end_cluster, policy, v, evictor)), len(free))
+    if fast is not None and _rank(fast) <= _rank(found):
+        return fast
+    return replace(found, bound=fast.bound) if fast is not None else found
+
+
+def _rank(o: Optimum) -> tuple[int, int, int, int, bool]:
+    """Better plans first: fewer nodes outside the thresholds, fewer violations, fewer blocked moves, fewer
+    evictions, proven first."""
+    return (len(o.verdict.outside), len(o.verdict.violations), len(o.plan.blocked), o.plan.moves,
+            o.plan.status != Status.OPTIMAL)
+
+
+def _low_optimum(base: Cluster, state: Any, policy: DeschedulerPolicy, params: RebalanceParams, goals: PolicyGoals,
+                 movers: Any, healthy: dict[str, bool], initial_bad: dict[str, set[str]], pdbs: PdbIndex,
+                 deadline: float, evictor: Evictor | None) -> Optimum | None:
+    """A policy whose only goal is LowNodeUtilization's: the constructive plan and its bound (constructive.py),
+    landed in PDB-safe waves. None when the policy states other goals or limits the plan must meet together.
+    `state`: the input's state (changed: the plan is built on it)."""
+    low = policy.plugin(LOW)
+    if low is None or any(a.name != LOW for a in policy.plugins()) or policy.max_per_namespace is not None:
+        return None
+    started = time.perf_counter()
+    lander = Lander(state, params.seed, params.profile)
+    movable: dict[str, list[Pod]] = defaultdict(list)
+    for p in movers.free:
+        if p.node_name in goals.caps and low.namespaces.admits(p.namespace):
+            movable[p.node_name].append(p)
+    guarded = movers.guarded
+    # pods other pods' required affinity points at (a cache its frontends must share a zone with): moving one
+    # drags or strands its followers, so they are evicted last
+    terms = {t.label_selector for p in base.pods for t in p.affinity.pod_required if t.label_selector is not None}
+    anchors = {p.key for ps in movable.values() for p in ps if any(t.matches(p.labels) for t in terms)}
+
+    def preference(p: Pod) -> tuple:
+        # pods no PDB guards first (then more budget left), not followed, lower priority, no placement rules
+        return (p.key in guarded, -guarded.get(p.key, 0), p.key in anchors, p.priority, _holds_rules(p), p.order)
+
+    def eviction_key(p: Pod) -> tuple:
+        return (-p.priority, bool(p.affinity.pod_required), -p.requests.get("cpu", 0),
+                -p.requests.get("memory", 0), p.order)
+
+    # the waves (landing simulated and verified per wave) get at least half of the time left
+    stop_at = started + (deadline - started) * 0.5
+    lp = plan_low(state, lander, goals.caps, movable, preference, eviction_key,
+                  stop=lambda: time.perf_counter() > stop_at or params.interrupt.is_set())
+    per_node = min((v for v in (policy.max_per_node, low.node_limit) if v is not None), default=None)
+    sources: dict[str, int] = defaultdict(int)
+    pods = {p.key: p for p in movers.free}
+    for key in lp.assignment:
+        sources[pods[key].node_name] += 1
+    if (per_node is not None and any(v > per_node for v in sources.values())) or \
+            (policy.max_total is not None and len(lp.assignment) > policy.max_total):
+        return None  # the eviction limits bind: the CP-SAT target weighs them against the thresholds
+    proven_outside = len(lp.outside) == lp.outside_bound
+    proven = proven_outside and len(lp.assignment) == lp.bound
+    target = Target(dict(lp.assignment), Status.OPTIMAL if proven else Status.FEASIBLE,
+                    (("outside", len(lp.outside), proven_outside), ("moves", len(lp.assignment), proven)))
+    chosen = [pods[k] for k in lp.assignment]
+    waves, stuck, final = waves_to(base, target, chosen, params, healthy, initial_bad, deadline=deadline, pdbs=pdbs)
+    moved = {m.key for w in waves for m in w.moves}
+    where0 = {p.key: p.node_name for p in base.pods}
+    before = metrics(base, where0, (), (), params.policy, params.profile, bad=initial_bad)
+    after = metrics(base, final, moved, (), params.policy, params.profile)
+    status, levels = target.status, target.levels
+    if stuck:
+        status = Status.FEASIBLE
+        levels = tuple((name, value, False) for name, value, _ in levels)
+    notes = [Note(f"{len(movers.free)} evictable pods; every plan that meets the thresholds evicts at least "
+                  f"{lp.bound} (per node above targetThresholds, the fewest of its evictable pods whose requests "
+                  "cover the excess); each replacement landed by kube-scheduler, steered by temporary cordons")]
+    notes += [Note(f"{n}: {why}") for n, why in sorted(lp.why.items())]
+    plan = RebalancePlan("fix", (), not stuck, tuple(stuck), tuple(waves), before, after, status, levels,
+                         tuple(notes), time.perf_counter() - started, final)
+    end_cluster = end_state(base, final)
+    v = verdict(end_cluster, policy)
+    return Optimum(plan, v, tuple(_unmet_reasons(end_cluster, policy, v, evictor)), len(chosen), lp.bound)
+
+
+def _holds_rules(pod: Pod) -> bool:
+    a = pod.affinity
+    return bool(a.pod_required or a.anti_required or a.node_required
+                or any(c.when_unsatisfiable == "DoNotSchedule" for c in pod.spread_constraints))
 
 
 def _receivers(cluster: Cluster, free: list[Pod], goals: PolicyGoals) -> list[str]:
