@@ -206,3 +206,11 @@ def _land(state: ClusterState, lander: Lander, pod: Pod, fits, cordoned: set[str
             return to
         cordons.add(to)
     return ""
+
+
+def undo(state: ClusterState, pods: Sequence[Pod], assignment: Mapping[str, str]) -> None:
+    """plan_low's evictions taken back: each pod's replacement removed, the pod bound where it ran."""
+    for pod in pods:
+        info = state.nodes[assignment[pod.key]]
+        state.remove(info.pods[pod.key])
+        state.add(pod, pod.node_name)

@@ -31,7 +31,7 @@ from ..rebalance.states import state_of, violations_by_pod
 from ..rebalance.target import FOCUS_LIMIT, find_target, solve_target
 from ..rebalance.waves import waves_to
 from ..runner import Status
-from .constructive import plan_low
+from .constructive import plan_low, undo
 from .cycle import Verdict, nodes_of, verdict
 from .evictor import Counts, Evictor
 from .plugins import Snapshot, _capped, _target_nodes, utilization_thresholds
@@ -272,10 +272,8 @@ def _low_optimum(base: Cluster, state: Any, policy: DeschedulerPolicy, params: R
         return (-p.priority, bool(p.affinity.pod_required), -p.requests.get("cpu", 0),
                 -p.requests.get("memory", 0), p.order)
 
-    # the waves (landing simulated and verified per wave) get at least half of the time left
-    stop_at = started + (deadline - started) * 0.5
-    lp = plan_low(state, lander, goals.caps, movable, preference, eviction_key,
-                  stop=lambda: time.perf_counter() > stop_at or params.interrupt.is_set())
+    # the plan always runs (seconds: a kube-scheduler landing per eviction); the waves then take what is left
+    lp = plan_low(state, lander, goals.caps, movable, preference, eviction_key, stop=params.interrupt.is_set)
     per_node = min((v for v in (policy.max_per_node, low.node_limit) if v is not None), default=None)
     sources: dict[str, int] = defaultdict(int)
     pods = {p.key: p for p in movers.free}
@@ -289,11 +287,14 @@ def _low_optimum(base: Cluster, state: Any, policy: DeschedulerPolicy, params: R
     target = Target(dict(lp.assignment), Status.OPTIMAL if proven else Status.FEASIBLE,
                     (("outside", len(lp.outside), proven_outside), ("moves", len(lp.assignment), proven)))
     chosen = [pods[k] for k in lp.assignment]
-    waves, stuck, final = waves_to(base, target, chosen, params, healthy, initial_bad, deadline=deadline, pdbs=pdbs)
+    undo(state, chosen, lp.assignment)  # the input's state again, for the waves (with its lander)
+    waves, stuck, final = waves_to(base, target, chosen, params, healthy, initial_bad, deadline=deadline, pdbs=pdbs,
+                                   start=(state, lander))
     moved = {m.key for w in waves for m in w.moves}
     where0 = {p.key: p.node_name for p in base.pods}
-    before = metrics(base, where0, (), (), params.policy, params.profile, bad=initial_bad)
-    after = metrics(base, final, moved, (), params.policy, params.profile)
+    # the command prints the policy's verdict and the verify gate's, not rebalance's metrics: no second judge here
+    before = metrics(base, where0, (), (), params.policy, params.profile, judged=False)
+    after = metrics(base, final, moved, (), params.policy, params.profile, judged=False)
     status, levels = target.status, target.levels
     if stuck:
         status = Status.FEASIBLE
