@@ -24,7 +24,7 @@ from ...models.objects import Cluster, Pod
 from ..disruption import pod_ready
 from ..rebalance.budgets import PdbIndex
 from ..rebalance.metrics import metrics
-from ..rebalance.movable import MovePolicy, who_moves
+from ..rebalance.movable import MovePolicy, goes_with_node, who_moves
 from ..rebalance.landing import Lander
 from ..rebalance.plan import Blocked, Note, RebalanceParams, RebalancePlan, Target
 from ..rebalance.states import state_of, violations_by_pod
@@ -35,7 +35,7 @@ from .constructive import plan_low, undo
 from .cycle import Verdict, nodes_of, verdict
 from .evictor import Counts, Evictor
 from .plugins import Snapshot, _capped, _target_nodes, utilization_thresholds
-from .policy import DUPLICATES, LOW, SPREAD, DeschedulerPolicy
+from .policy import DUPLICATES, HIGH, LOW, SPREAD, DeschedulerPolicy
 
 
 RECEIVERS_FROM = 60  # nodes above which the re-placed pods may go only to their own and the least used nodes
@@ -180,6 +180,9 @@ def optimum(cluster: Cluster, policy: DeschedulerPolicy, base_params: RebalanceP
         free = [p for p in free if p.node_name in helpful or p.key in want or owner_key(p) in over_dup]
         notes.append(Note(f"{len(movers.free)} evictable pods: only the {len(free)} on nodes outside the thresholds, "
                           "in violation or duplicated were re-placed (optimal among plans that evict only those)"))
+    high = _high_optimum(base, policy, params, movers, healthy, initial_bad, pdbs, deadline, evictor, initial)
+    if high is not None:
+        return high
     fast = _low_optimum(base, state0, policy, params, goals, movers, healthy, initial_bad, pdbs, deadline, evictor)
     if fast is not None and (fast.plan.status == Status.OPTIMAL or time.perf_counter() > deadline - 1.0):
         return fast
@@ -310,6 +313,50 @@ def _low_optimum(base: Cluster, state: Any, policy: DeschedulerPolicy, params: R
     return Optimum(plan, v, tuple(_unmet_reasons(end_cluster, policy, v, evictor)), len(chosen), lp.bound)
 
 
+def _high_optimum(base: Cluster, policy: DeschedulerPolicy, params: RebalanceParams, movers: Any,
+                  healthy: dict[str, bool], initial_bad: dict[str, set[str]], pdbs: PdbIndex, deadline: float,
+                  evictor: Evictor | None, initial: Verdict) -> Optimum | None:
+    """HighNodeUtilization's goal: the underutilised nodes emptied (every pod but DaemonSet and mirror pods off
+    them, each landing on a node that stays), so that they can be removed; the most nodes emptied, then the
+    fewest evictions. That is rebalance's `pack` target with only the evictable pods of the underutilised
+    nodes free to move (empty nodes counted over the cluster: only those nodes can newly become empty), and
+    its waves (the nodes it empties cordoned from the first wave). None when the policy states other goals."""
+    high = policy.plugin(HIGH)
+    if high is None or any(a.name != HIGH for a in policy.plugins()) or policy.max_per_namespace is not None \
+            or policy.max_per_node is not None or high.node_limit is not None:
+        return None
+    started = time.perf_counter()
+    under = set(initial.under)
+    free = [p for p in movers.free if p.node_name in under and high.namespaces.admits(p.namespace)
+            and not goes_with_node(p)]
+    pparams = replace(params, goal="pack", extra=None)
+    found = find_target(base, free, pparams, started + (deadline - started) * TARGET_SHARE, movers.guarded,
+                        initial_bad)
+    where0 = {p.key: p.node_name for p in base.pods}
+    before = metrics(base, where0, (), (), params.policy, params.profile, judged=False)
+    notes = [Note(n) for n in found.notes] + [Note(f"{k} {why}") for k, why in found.unrepaired.items()]
+    if found.target is None:
+        plan = RebalancePlan("pack", (), False, (Blocked("-", "no target state found in time"),), (), before, before,
+                             Status.NO_TARGET, (), tuple(notes), time.perf_counter() - started, where0)
+        return Optimum(plan, initial, tuple(_unmet_reasons(base, policy, initial, evictor)), len(free))
+    target = found.target
+    waves, stuck, final = waves_to(base, target, found.free, pparams, healthy, initial_bad, deadline=deadline,
+                                   pdbs=pdbs)
+    moved = {m.key for w in waves for m in w.moves}
+    after = metrics(base, final, moved, (), params.policy, params.profile, judged=False)
+    status, levels = target.status, target.levels
+    if stuck:
+        status = Status.FEASIBLE
+        levels = tuple((name, value, False) for name, value, _ in levels)
+    proven = status == Status.OPTIMAL
+    plan = RebalancePlan("pack", (), not stuck, tuple(stuck), tuple(waves), before, after, status, levels,
+                         tuple(notes) + tuple(Note(n) for n in target.notes), time.perf_counter() - started, final)
+    end_cluster = end_state(base, final)
+    v = verdict(end_cluster, policy)
+    return Optimum(plan, v, tuple(_unmet_reasons(end_cluster, policy, v, evictor, initial.under)), len(found.free),
+                   len(moved) if proven else None)
+
+
 def _holds_rules(pod: Pod) -> bool:
     a = pod.affinity
     return bool(a.pod_required or a.anti_required or a.node_required
@@ -339,11 +386,22 @@ def end_state(cluster: Cluster, final: dict[str, str]) -> Cluster:
                    pending=())
 
 
-def _unmet_reasons(cluster: Cluster, policy: DeschedulerPolicy, v: Verdict, evictor: Evictor | None) -> list[str]:
+def _unmet_reasons(cluster: Cluster, policy: DeschedulerPolicy, v: Verdict, evictor: Evictor | None,
+                   to_empty: tuple[str, ...] = ()) -> list[str]:
+    """Per goal not met, which and why. `to_empty`: HighNodeUtilization's underutilised nodes (before the plan),
+    each still holding pods other than DaemonSet and mirror pods is named."""
     out = []
     on: dict[str, list[Pod]] = defaultdict(list)
     for p in cluster.pods:
         on[p.node_name].append(p)
+    for n in to_empty:
+        left = [p for p in on[n] if not goes_with_node(p)]
+        if not left:
+            continue
+        kept = [p.key for p in left if evictor is None or evictor.why_not(p)]
+        why = (f"the evictor keeps {', '.join(kept[:5])}{' ...' if len(kept) > 5 else ''}" if kept else
+               "no other node takes all of its pods (or the time limit ran out)")
+        out.append(f"{n} is underutilised and not emptied ({len(left)} pod(s) left): {why}")
     for n in v.outside:
         stuck = [p.key for p in on[n] if evictor is None or evictor.why_not(p)]
         why = (f"its pods the evictor keeps ({', '.join(stuck[:5])}{' ...' if len(stuck) > 5 else ''}) already "

@@ -7,6 +7,7 @@ from typing import Any
 
 from ..deschedule import Result
 from ..deschedule.cycle import NEW_VIOLATION, NOWHERE, SAME_NODE
+from ..deschedule.policy import HIGH
 from .plans import table
 from .rebalance import rebalance_document
 
@@ -35,7 +36,8 @@ def document(r: Result) -> dict[str, Any]:
             "loop_returns_to": sim.loop_from,  # the cycle whose end state recurs (0: the input's state)
             "evictions_total": sum(len(c.evictions) for c in sim.cycles),
             "after_last_cycle": {"nodes_outside_thresholds": list(last.outside),
-                                 "violations_left": len(last.violations)},
+                                 "violations_left": len(last.violations), "empty_nodes": list(last.empty)},
+            "empty_nodes": list(first_v.empty),
             "per_cycle": [{"evictions": len(c.evictions),
                            "bounced": sum(1 for e in c.evictions if e.landed == SAME_NODE),
                            "new_violations": sum(1 for e in c.evictions if e.landed == NEW_VIOLATION),
@@ -53,13 +55,16 @@ def document(r: Result) -> dict[str, Any]:
             "waves": rebalance_document(plan)["waves"],
             "nodes_outside_thresholds": list(opt.verdict.outside),
             "violations_left": len(opt.verdict.violations),
+            "empty_nodes": list(opt.verdict.empty),
             "unmet": list(opt.unmet),
             "complete": plan.complete,
             "blocked": [{"pod": b.pod, "reason": b.reason} for b in plan.blocked],
             "notes": [n.with_items(", ".join(n.items)) for n in plan.notes],
         },
         "before": {"nodes_outside_thresholds": list(sim.initial.outside),
-                   "violations": len(sim.initial.violations)},
+                   "violations": len(sim.initial.violations),
+                   "underutilised_nodes": list(sim.initial.under), "empty_nodes": list(sim.initial.empty)},
+        "high_node_utilization": any(a.name == HIGH for a in r.policy.plugins()),
         "seconds": r.seconds,
     }
 
@@ -92,10 +97,14 @@ def render_table(doc: dict[str, Any]) -> str:
         ["  could not land", nowhere, 0],
         ["nodes outside thresholds after", len(d["nodes_outside_thresholds"]), len(o["nodes_outside_thresholds"])],
         ["violations left after", d["violations_left"], o["violations_left"]],
+    ] + ([["empty nodes after (removable)", len(d["empty_nodes"]), len(o["empty_nodes"])]]
+         if doc.get("high_node_utilization") else []) + [
         ["cycles to converge", conv, f"{len(o['waves'])} wave(s)"],
     ]
+    high = (f", {len(doc['before']['underutilised_nodes'])} underutilised, {len(doc['before']['empty_nodes'])} "
+            "empty") if doc.get("high_node_utilization") else ""
     out = [f"before: {len(doc['before']['nodes_outside_thresholds'])} node(s) outside thresholds, "
-           f"{doc['before']['violations']} violation(s)", "",
+           f"{doc['before']['violations']} violation(s){high}", "",
            table(["", "descheduler (1 cycle)", "podplan optimal"], rows), "",
            f"optimal: {_status(doc)}, {len(o['evictions'])} eviction(s) in {len(o['waves'])} wave(s)"]
     if d["evictions"]:
