@@ -111,6 +111,9 @@ GENERATED = [
     ("two busy nodes and four idle ones", 6, [[900, 700, 500, 400], [1200, 800, 300], [], [], [], []], False),
     ("a busy node whose PDB allows one eviction at a time", 5, [[800] * 4 + [300] * 2, [], [], [100], []], True),
     ("three busy nodes in two zones", 8, [[600] * 4, [500] * 5, [1000, 1000, 300], [200], [], [], [], []], False),
+    # above 60 nodes the CP-SAT fallback restricts its receivers: the constructive plan is the same
+    ("a 64-node cluster with busy nodes among half-full ones", 64,
+     [[900, 700, 500, 400], [1200, 800, 300]] + [[1200, 600]] * 50 + [[]] * 12, True),
 ]
 
 
