@@ -34,7 +34,7 @@ class Verdict:
     under: tuple[str, ...]  # underutilised nodes
     violations: tuple[str, ...]  # pods a plugin other than the utilisation ones would still evict
     plugins: tuple[str, ...] = ()  # the plugin that would evict each of them
-    empty: tuple[str, ...] = ()  # HighNodeUtilization: nodes holding no pod but DaemonSet and mirror pods
+    empty: tuple[str, ...] = ()  # nodes holding no pod but DaemonSet and mirror pods (removable)
 
 
 @dataclass(frozen=True)
@@ -83,7 +83,6 @@ def verdict(cluster: Cluster, policy: DeschedulerPolicy) -> Verdict:
     snap = Snapshot.of(cluster, nodes)
     outside: list[str] = []
     under: list[str] = []
-    empty: list[str] = []
     for args in policy.plugins():
         if args.name == LOW:
             c = classify(args, snap)
@@ -92,7 +91,7 @@ def verdict(cluster: Cluster, policy: DeschedulerPolicy) -> Verdict:
         elif args.name == HIGH:
             c = classify(args, snap)
             under += [n for n in c.low if n not in under]
-            empty = [n.name for n in nodes if all(goes_with_node(p) for p in snap.pods_on.get(n.name, []))]
+    empty = [n.name for n in nodes if all(goes_with_node(p) for p in snap.pods_on.get(n.name, []))]
     found = decide(cluster, policy, limits=False)
     bad = dict((p.key, plugin) for p, plugin in reversed(found))
     keys = tuple(dict.fromkeys(p.key for p, _ in found))
