@@ -275,8 +275,12 @@ def _low_optimum(base: Cluster, state: Any, policy: DeschedulerPolicy, params: R
         return (-p.priority, bool(p.affinity.pod_required), -p.requests.get("cpu", 0),
                 -p.requests.get("memory", 0), p.order)
 
-    # the plan always runs (seconds: a kube-scheduler landing per eviction); the waves then take what is left
-    lp = plan_low(state, lander, goals.caps, movable, preference, eviction_key, stop=params.interrupt.is_set)
+    # the plan takes at most 40 % of the time left (a kube-scheduler landing per eviction, more with steering:
+    # 106 evictions took most of a minute on a loaded machine), the waves the rest; a node not planned in time
+    # is named in the notes
+    stop_at = started + max(0.0, deadline - started) * 0.4
+    lp = plan_low(state, lander, goals.caps, movable, preference, eviction_key,
+                  stop=lambda: params.interrupt.is_set() or time.perf_counter() > stop_at)
     per_node = min((v for v in (policy.max_per_node, low.node_limit) if v is not None), default=None)
     sources: dict[str, int] = defaultdict(int)
     pods = {p.key: p for p in movers.free}

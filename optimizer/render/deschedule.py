@@ -24,7 +24,8 @@ def document(r: Result) -> dict[str, Any]:
     moves = plan.moves
     # the proven fewest evictions: the constructive plan's per-node bound, or a proven target's own count
     bound = opt.bound if opt.bound is not None else (moves if proven else None)
-    gap = None if bound is None else (0.0 if moves <= bound else round((moves - bound) / moves, 4))
+    # a plan evicting fewer than the bound leaves the goal unmet: the bound does not apply to it (no gap)
+    gap = None if bound is None or moves < bound else (0.0 if moves == bound else round((moves - bound) / moves, 4))
     return {
         "descheduler": {
             "evictions": evictions,
@@ -73,8 +74,10 @@ def _status(doc: dict[str, Any]) -> str:
     o = doc["optimal"]
     if o["gap"] == 0.0 and o["status"] == "OPTIMAL":
         return f"{o['status']} (proven)"
-    if o["bound"] is not None:
+    if o["bound"] is not None and o["gap"] is not None:
         return f"{o['status']} (at least {o['bound']} eviction(s) needed, gap {o['gap']:.0%})"
+    if o["bound"] is not None:
+        return f"{o['status']} (meeting the goal needs at least {o['bound']} eviction(s))"
     return f"{o['status']} (not proven optimal)"
 
 
