@@ -114,6 +114,7 @@ class LowPlan:
     outside_bound: int  # nodes no plan brings within the caps (their evictable pods cannot cover the excess)
     outside: tuple[str, ...]  # nodes this plan leaves above the caps
     why: dict[str, str]  # node left above -> why
+    steps: tuple[tuple[Pod, str, tuple[str, ...]], ...] = ()  # (pod, node, cordons it landed under), in order
 
 
 def bound(state: ClusterState, caps: Mapping[str, Mapping[str, int]], movable: Mapping[str, list[Pod]],
@@ -145,6 +146,7 @@ def plan_low(state: ClusterState, lander: Lander, caps: Mapping[str, Mapping[str
     over.sort(key=lambda n: (-max(usage(state, n)[r] / max(1, c) for r, c in caps[n].items()), n))
     assignment: dict[str, str] = {}
     why: dict[str, str] = {}
+    steps: list[tuple[Pod, str, tuple[str, ...]]] = []
 
     def fits(node: str, pod: Pod) -> bool:
         cap = caps.get(node)
@@ -172,7 +174,7 @@ def plan_low(state: ClusterState, lander: Lander, caps: Mapping[str, Mapping[str
             done: list[tuple[Pod, Pod, str]] = []
             failed = None
             for pod in sorted(chosen, key=eviction_key):
-                to = _land(state, lander, pod, fits, still_over() | {name})
+                to, cordons = _land(state, lander, pod, fits, still_over() | {name})
                 if not to:
                     failed = pod
                     break
@@ -180,10 +182,12 @@ def plan_low(state: ClusterState, lander: Lander, caps: Mapping[str, Mapping[str
                 new = replace(pod, node_name="")
                 state.add(new, to)
                 done.append((pod, new, to))
+                steps.append((pod, to, cordons))
             if failed is None:
                 for pod, _, to in done:
                     assignment[pod.key] = to
                 break
+            del steps[len(steps) - len(done):]
             for pod, new, _ in reversed(done):
                 state.remove(new)
                 state.add(pod, name)
@@ -191,21 +195,22 @@ def plan_low(state: ClusterState, lander: Lander, caps: Mapping[str, Mapping[str
         else:
             why[name] = "the replacements of its pods found no node within the thresholds"
     outside = tuple(sorted(n for n in over if excess(usage(state, n), caps[n])))
-    return LowPlan(assignment, low_bound, len(hopeless), outside, why)
+    return LowPlan(assignment, low_bound, len(hopeless), outside, why, tuple(steps))
 
 
-def _land(state: ClusterState, lander: Lander, pod: Pod, fits, cordoned: set[str]) -> str:
+def _land(state: ClusterState, lander: Lander, pod: Pod, fits, cordoned: set[str]) -> tuple[str, tuple[str, ...]]:
     """Where kube-scheduler binds `pod`'s replacement with `cordoned` unschedulable, cordoning as well each node
-    it picks that the replacement would push above its caps ("" when none within the caps is found)."""
+    it picks that the replacement would push above its caps, and the cordons ("" when none within the caps is
+    found)."""
     cordons = set(cordoned)
     for _ in range(MAX_STEERS):
         to = lander.simulate([Move(pod, pod.node_name, "")], sorted(cordons))[0]
         if not to:
-            return ""
+            return "", ()
         if to not in cordoned and fits(to, pod):
-            return to
+            return to, tuple(sorted(cordons))
         cordons.add(to)
-    return ""
+    return "", ()
 
 
 def undo(state: ClusterState, pods: Sequence[Pod], assignment: Mapping[str, str]) -> None:

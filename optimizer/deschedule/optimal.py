@@ -26,10 +26,10 @@ from ..rebalance.budgets import PdbIndex
 from ..rebalance.metrics import metrics
 from ..rebalance.movable import MovePolicy, goes_with_node, who_moves
 from ..rebalance.landing import Lander
-from ..rebalance.plan import Blocked, Note, RebalanceParams, RebalancePlan, Target
+from ..rebalance.plan import Blocked, Landing, Move, Note, RebalanceParams, RebalancePlan, Target, Wave
 from ..rebalance.states import state_of, violations_by_pod
 from ..rebalance.target import FOCUS_LIMIT, find_target, solve_target
-from ..rebalance.waves import waves_to
+from ..rebalance.waves import R_INTERRUPTED, R_OUT_OF_TIME, R_STUCK, R_UNPLANNED, _Waves, waves_to
 from ..runner import Status
 from .constructive import plan_low, undo
 from .cycle import Verdict, nodes_of, verdict
@@ -38,6 +38,7 @@ from .plugins import Snapshot, _capped, _target_nodes, utilization_thresholds
 from .policy import DUPLICATES, HIGH, LOW, SPREAD, DeschedulerPolicy
 
 
+MIN_PLAN_S = 1.0  # seconds the constructive plan, and then its waves, always get
 RECEIVERS_FROM = 60  # nodes above which the re-placed pods may go only to their own and the least used nodes
 RECEIVERS_MIN = 30
 TARGET_SHARE = 0.45  # of the optimum's time, the target's; the waves (landing simulated per wave) get the rest
@@ -278,7 +279,10 @@ def _low_optimum(base: Cluster, state: Any, policy: DeschedulerPolicy, params: R
     # the plan takes at most 40 % of the time left (a kube-scheduler landing per eviction, more with steering:
     # 106 evictions took most of a minute on a loaded machine), the waves the rest; a node not planned in time
     # is named in the notes
-    stop_at = started + max(0.0, deadline - started) * 0.4
+    # like the descheduler's first cycle, the plan always gets MIN_PLAN_S (a small cluster's plan takes
+    # milliseconds; with no time left at all the command would otherwise print no plan)
+    stop_at = max(started + max(0.0, deadline - started) * 0.4, started + MIN_PLAN_S)
+    deadline = max(deadline, started + 2 * MIN_PLAN_S)
     lp = plan_low(state, lander, goals.caps, movable, preference, eviction_key,
                   stop=lambda: params.interrupt.is_set() or time.perf_counter() > stop_at)
     per_node = min((v for v in (policy.max_per_node, low.node_limit) if v is not None), default=None)
@@ -295,8 +299,7 @@ def _low_optimum(base: Cluster, state: Any, policy: DeschedulerPolicy, params: R
                     (("outside", len(lp.outside), proven_outside), ("moves", len(lp.assignment), proven)))
     chosen = [pods[k] for k in lp.assignment]
     undo(state, chosen, lp.assignment)  # the input's state again, for the waves (with its lander)
-    waves, stuck, final = waves_to(base, target, chosen, params, healthy, initial_bad, deadline=deadline, pdbs=pdbs,
-                                   start=(state, lander))
+    waves, stuck, final = _waves_of_steps(base, lp.steps, params, healthy, initial_bad, pdbs, state, lander, deadline)
     moved = {m.key for w in waves for m in w.moves}
     where0 = {p.key: p.node_name for p in base.pods}
     # the command prints the policy's verdict and the verify gate's, not rebalance's metrics: no second judge here
@@ -315,6 +318,85 @@ def _low_optimum(base: Cluster, state: Any, policy: DeschedulerPolicy, params: R
     end_cluster = end_state(base, final)
     v = verdict(end_cluster, policy)
     return Optimum(plan, v, tuple(_unmet_reasons(end_cluster, policy, v, evictor)), len(chosen), lp.bound)
+
+
+def _waves_of_steps(base: Cluster, steps: Any, params: RebalanceParams, healthy: dict[str, bool],
+                    initial_bad: dict[str, set[str]], pdbs: PdbIndex, state: Any, lander: Lander, deadline: float,
+                    ) -> tuple[list[Wave], list[Blocked], dict[str, str]]:
+    """The constructive plan's evictions as waves, in its order, from the input's `state`. Each eviction joins
+    the wave being built when the wave's replacements, scheduled together under the union of their cordons,
+    still land each on its planned node, the PodDisruptionBudgets allow the wave's evictions together, and the
+    state after the wave passes the verifier (rebalance's incremental check: the pods the wave can affect
+    judged, the others keep their verdict); else the wave is closed and the eviction starts the next one (alone:
+    under the cordons it was planned with, where it lands on its planned node). rebalance's wave builder steers
+    every replacement to its planned node with a bounded number of cordons, trying groups; here each planned
+    node is kube-scheduler's own choice under the eviction's cordons, so the waves are built directly (on a
+    500-node cluster the builder made about one wave of one eviction a second on a loaded machine and ran out
+    of time)."""
+    w = _Waves(base, params, healthy, initial_bad, (), None, pdbs, (state, lander))
+    waves: list[Wave] = []
+    blocked: list[Blocked] = []
+    wave: list[Move] = []
+    cordons: set[str] = set()
+
+    def allowed(moves: list[Move]) -> str:
+        """The PDB the wave's evictions together exceed, or ""."""
+        budgets = w.budgets()
+        spent: dict[str, int] = defaultdict(int)
+        for m in moves:
+            key = w.cost(m, budgets)
+            if key:
+                spent[key] += 1
+                if spent[key] > budgets[key].allowed:
+                    return key
+        return ""
+
+    def fits(moves: list[Move], cords: set[str]) -> bool:
+        landed = lander.simulate(moves, sorted(cords))
+        return all(n == m.target for m, n in zip(moves, landed)) and not allowed(moves) and w.verified(moves)
+
+    def close() -> None:
+        if not wave:
+            return
+        budgets = w.budgets()
+        cost = {m.key: w.cost(m, budgets) for m in wave}
+        spent: dict[str, int] = defaultdict(int)
+        for key in cost.values():
+            if key:
+                spent[key] += 1
+        alone = lander.simulate(wave, ())
+        cords = tuple(sorted(cordons))
+        waves.append(Wave(tuple(wave), cords, cords,
+                          tuple(Landing(m.key, m.target, a, m.target) for m, a in zip(wave, alone)),
+                          {k: (n, budgets[k].allowed) for k, n in spent.items()},
+                          {k: v for k, v in cost.items() if v}))
+        w.commit(wave)
+        wave.clear()
+        cordons.clear()
+
+    for i, (pod, to, cords) in enumerate(steps):
+        m = Move(pod, pod.node_name, to)
+        if params.interrupt.is_set() or time.perf_counter() >= deadline:
+            close()
+            why = (R_INTERRUPTED if params.interrupt.is_set() else R_OUT_OF_TIME).format(waves=len(waves))
+            blocked += [Blocked(p.key, R_UNPLANNED.format(src=p.node_name, dst=n, why=why)) for p, n, _ in steps[i:]]
+            break
+        if wave and fits(wave + [m], cordons | set(cords)):
+            wave.append(m)
+            cordons.update(cords)
+            continue
+        close()
+        if fits([m], set(cords)):
+            wave.append(m)
+            cordons.update(cords)
+            continue
+        landed = lander.simulate([m], cords)[0]
+        why = (f"kube-scheduler would bind its replacement on {landed or 'no node'} after the waves before it"
+               if landed != to else allowed([m]) and f"its PodDisruptionBudget {allowed([m])} allows no disruption"
+               or "the state after its wave fails the verifier")
+        blocked.append(Blocked(pod.key, R_STUCK.format(src=pod.node_name, dst=to, why=why)))
+    close()
+    return waves, blocked, dict(w.where)
 
 
 def _high_optimum(base: Cluster, policy: DeschedulerPolicy, params: RebalanceParams, movers: Any,
