@@ -299,7 +299,14 @@ def _low_optimum(base: Cluster, state: Any, policy: DeschedulerPolicy, params: R
                     (("outside", len(lp.outside), proven_outside), ("moves", len(lp.assignment), proven)))
     chosen = [pods[k] for k in lp.assignment]
     undo(state, chosen, lp.assignment)  # the input's state again, for the waves (with its lander)
-    waves, stuck, final = _waves_of_steps(base, lp.steps, params, healthy, initial_bad, pdbs, state, lander, deadline)
+    if len(base.nodes) <= RECEIVERS_FROM:
+        # rebalance's wave builder: it tries groups and takes kube-scheduler's nodes when as good (fewer waves),
+        # and is fast at this size
+        waves, stuck, final = waves_to(base, target, chosen, params, healthy, initial_bad, deadline=deadline,
+                                       pdbs=pdbs, start=(state, lander))
+    else:
+        waves, stuck, final = _waves_of_steps(base, lp.steps, params, healthy, initial_bad, pdbs, state, lander,
+                                              deadline)
     moved = {m.key for w in waves for m in w.moves}
     where0 = {p.key: p.node_name for p in base.pods}
     # the command prints the policy's verdict and the verify gate's, not rebalance's metrics: no second judge here
