@@ -281,8 +281,9 @@ def _low_optimum(base: Cluster, state: Any, policy: DeschedulerPolicy, params: R
     # is named in the notes
     # like the descheduler's first cycle, the plan always gets MIN_PLAN_S (a small cluster's plan takes
     # milliseconds; with no time left at all the command would otherwise print no plan)
-    stop_at = max(started + max(0.0, deadline - started) * 0.4, started + MIN_PLAN_S)
-    deadline = max(deadline, started + 2 * MIN_PLAN_S)
+    now = time.perf_counter()
+    stop_at = max(now + max(0.0, deadline - now) * 0.4, now + MIN_PLAN_S)
+    deadline = max(deadline, now + 2 * MIN_PLAN_S)
     lp = plan_low(state, lander, goals.caps, movable, preference, eviction_key,
                   stop=lambda: params.interrupt.is_set() or time.perf_counter() > stop_at)
     per_node = min((v for v in (policy.max_per_node, low.node_limit) if v is not None), default=None)
