@@ -13,7 +13,7 @@ into a new violation, could not land, nodes still above targetThresholds, cycles
 (evictions, nodes above targetThresholds, status, waves). The load average is printed beside: the machine
 these figures come from is shared.
 
-    nice -n 10 python benchmarks/bench_deschedule.py                       # the issue's 500-node cluster
+    nice -n 10 python benchmarks/bench_deschedule.py --seeds 1,2,3         # the 500-node cluster, three seeds
     python benchmarks/bench_deschedule.py --family                         # three utilisations, two seeds
     python benchmarks/bench_deschedule.py --nodes 30 --pods 300 --fresh 3 --time-limit 20   # toy size
 """
@@ -46,7 +46,7 @@ profiles:
 COLUMNS = ("nodes", "pods", "util", "seed", "limit s", "load", "wall s", "cycles+optimum s", "RSS MiB",
            "before: outside", "desched evictions (cycle 1)", "bounced", "new viol.", "nowhere",
            "desched: outside after", "desched cycles (evictions)", "podplan evictions", "podplan: outside after",
-           "status", "waves", "complete")
+           "status", "bound", "gap", "waves", "complete")
 
 
 def running_state(nodes: int, pods: int, util: float, seed: int, fresh: int, inputs: Path) -> Path:
@@ -112,7 +112,8 @@ def row(nodes: int, pods: int, util: float, seed: int, fresh: int, limit: float,
             str(sum(1 for e in ev if e["landed"] == "new-violation")),
             str(sum(1 for e in ev if e["landed"] == "nowhere")), str(len(d["nodes_outside_thresholds"])),
             f"{d['cycles']}{' (loops)' if d['loops'] else ''} ({d['evictions_total']})", str(len(o["evictions"])),
-            str(len(o["nodes_outside_thresholds"])), str(o["status"]) + ("" if o["gap"] == 0.0 else " (gap open)"),
+            str(len(o["nodes_outside_thresholds"])), str(o["status"]),
+            "-" if o["bound"] is None else str(o["bound"]), "-" if o["gap"] is None else f"{o['gap']:.0%}",
             str(len(o["waves"])), "yes" if o["complete"] else f"no ({len(o['blocked'])} blocked)"]
 
 
@@ -122,12 +123,13 @@ def main() -> None:
     ap.add_argument("--pods", type=int, default=6000, help="workload replicas given to `podplan generate`")
     ap.add_argument("--utilization", type=float, default=0.45)
     ap.add_argument("--fresh", type=int, default=25, help="empty nodes joined to the running cluster")
-    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--seeds", default="1", help="comma-separated seeds of `podplan generate` (and simulate)")
     ap.add_argument("--time-limit", type=float, default=60.0)
     ap.add_argument("--family", action="store_true", help="utilisation 0.40/0.45/0.50 x seeds 1, 2")
     ap.add_argument("--inputs", type=Path, default=INPUTS)
     a = ap.parse_args()
-    members = [(u, s) for u in (0.40, 0.45, 0.50) for s in (1, 2)] if a.family else [(a.utilization, a.seed)]
+    seeds = [int(x) for x in a.seeds.split(",") if x.strip()]
+    members = [(u, s) for u in (0.40, 0.45, 0.50) for s in (1, 2)] if a.family else [(a.utilization, s) for s in seeds]
     print(f"cpu count {os.cpu_count()}, load average at start {load()} (a shared machine: figures vary with load)")
     print("| " + " | ".join(COLUMNS) + " |")
     print("|" + "---|" * len(COLUMNS))

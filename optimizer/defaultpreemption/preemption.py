@@ -173,8 +173,11 @@ class Evaluator:
 
     def budgets(self) -> dict[str, Budget]:
         if self._budgets is None:
-            pods = [(p, pod_ready(p)) for p in self.running]
-            self._budgets = {b.key: budget(b, pods, self.workloads) for b in self.pdbs}
+            # a PDB counts only pods of its namespace: grouped once (PDBs x pods was 4 s at 500 nodes)
+            by_ns: dict[str, list[tuple[Pod, bool]]] = {}
+            for p in self.running:
+                by_ns.setdefault(p.namespace, []).append((p, pod_ready(p)))
+            self._budgets = {b.key: budget(b, by_ns.get(b.namespace, []), self.workloads) for b in self.pdbs}
         return self._budgets
 
     def allowed(self) -> dict[str, int]:

@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 
 from ...models.objects import Cluster, Pod
 from ..greedy import simulate
-from ..rebalance.movable import as_pending
+from ..rebalance.movable import as_pending, goes_with_node
 from .evictor import Counts, Evictor
 from .plugins import PLUGINS, Snapshot, classify
 from .policy import HIGH, LOW, DeschedulerPolicy
@@ -34,6 +34,7 @@ class Verdict:
     under: tuple[str, ...]  # underutilised nodes
     violations: tuple[str, ...]  # pods a plugin other than the utilisation ones would still evict
     plugins: tuple[str, ...] = ()  # the plugin that would evict each of them
+    empty: tuple[str, ...] = ()  # nodes holding no pod but DaemonSet and mirror pods (removable)
 
 
 @dataclass(frozen=True)
@@ -90,10 +91,11 @@ def verdict(cluster: Cluster, policy: DeschedulerPolicy) -> Verdict:
         elif args.name == HIGH:
             c = classify(args, snap)
             under += [n for n in c.low if n not in under]
+    empty = [n.name for n in nodes if all(goes_with_node(p) for p in snap.pods_on.get(n.name, []))]
     found = decide(cluster, policy, limits=False)
     bad = dict((p.key, plugin) for p, plugin in reversed(found))
     keys = tuple(dict.fromkeys(p.key for p, _ in found))
-    return Verdict(tuple(outside), tuple(under), keys, tuple(bad[k] for k in keys))
+    return Verdict(tuple(outside), tuple(under), keys, tuple(bad[k] for k in keys), tuple(empty))
 
 
 def one_cycle(cluster: Cluster, policy: DeschedulerPolicy, profile, seed: int = 0) -> Cycle:

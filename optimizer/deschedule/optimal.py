@@ -24,18 +24,21 @@ from ...models.objects import Cluster, Pod
 from ..disruption import pod_ready
 from ..rebalance.budgets import PdbIndex
 from ..rebalance.metrics import metrics
-from ..rebalance.movable import MovePolicy, who_moves
-from ..rebalance.plan import Blocked, Note, RebalanceParams, RebalancePlan
+from ..rebalance.movable import MovePolicy, goes_with_node, who_moves
+from ..rebalance.landing import Lander
+from ..rebalance.plan import Blocked, Landing, Move, Note, RebalanceParams, RebalancePlan, Target, Wave
 from ..rebalance.states import state_of, violations_by_pod
 from ..rebalance.target import FOCUS_LIMIT, find_target, solve_target
-from ..rebalance.waves import waves_to
+from ..rebalance.waves import R_INTERRUPTED, R_OUT_OF_TIME, R_STUCK, R_UNPLANNED, _Waves, waves_to
 from ..runner import Status
+from .constructive import plan_low, undo
 from .cycle import Verdict, nodes_of, verdict
 from .evictor import Counts, Evictor
 from .plugins import Snapshot, _capped, _target_nodes, utilization_thresholds
-from .policy import DUPLICATES, LOW, SPREAD, DeschedulerPolicy
+from .policy import DUPLICATES, HIGH, LOW, SPREAD, DeschedulerPolicy
 
 
+MIN_PLAN_S = 1.0  # seconds the constructive plan, and then its waves, always get
 RECEIVERS_FROM = 60  # nodes above which the re-placed pods may go only to their own and the least used nodes
 RECEIVERS_MIN = 30
 TARGET_SHARE = 0.45  # of the optimum's time, the target's; the waves (landing simulated per wave) get the rest
@@ -148,6 +151,7 @@ class Optimum:
     verdict: Verdict  # the policy's verdict on the plan's end state
     unmet: tuple[str, ...]  # per goal not met: which, and why (blocking pods and nodes)
     free: int  # the pods the target could re-place
+    bound: int | None = None  # the fewest evictions proven necessary (None: no bound computed)
 
 
 def optimum(cluster: Cluster, policy: DeschedulerPolicy, base_params: RebalanceParams, deadline: float,
@@ -163,7 +167,8 @@ def optimum(cluster: Cluster, policy: DeschedulerPolicy, base_params: RebalanceP
     params = replace(base_params, goal="fix", extra=goals, max_moves=policy.max_total,
                      move_policy=MovePolicy(True, True, scope))
     healthy = {p.key: pod_ready(p) for p in base.pods}
-    initial_bad = violations_by_pod(state_of(base, {}), params.profile)
+    state0 = state_of(base, {})
+    initial_bad = violations_by_pod(state0, params.profile)
     pdbs = PdbIndex.of(base)
     movers = who_moves(base, params.move_policy, set(), healthy, pdbs.budgets(healthy), initial_bad)
     notes: list[Note] = []
@@ -176,18 +181,29 @@ def optimum(cluster: Cluster, policy: DeschedulerPolicy, base_params: RebalanceP
         free = [p for p in free if p.node_name in helpful or p.key in want or owner_key(p) in over_dup]
         notes.append(Note(f"{len(movers.free)} evictable pods: only the {len(free)} on nodes outside the thresholds, "
                           "in violation or duplicated were re-placed (optimal among plans that evict only those)"))
-    target_end = started + (deadline - started) * TARGET_SHARE
+    high = _high_optimum(base, policy, params, movers, healthy, initial_bad, pdbs, deadline, evictor, initial)
+    if high is not None:
+        return high
+    fast = _low_optimum(base, state0, policy, params, goals, movers, healthy, initial_bad, pdbs, deadline, evictor)
+    if fast is not None and (fast.plan.status == Status.OPTIMAL or time.perf_counter() > deadline - 1.0):
+        return fast
+    # not proven: the CP-SAT target (from the constructive plan when there is one) searches for better, and the
+    # better of the two plans is printed
+    now = time.perf_counter()
+    target_end = now + (deadline - now) * TARGET_SHARE
+    start = {m.key: fast.plan.final[m.key] for w in fast.plan.waves for m in w.moves} if fast is not None else {}
     restricted = len(free) < len(movers.free)
     nodes_allowed = None
     if len(base.nodes) > RECEIVERS_FROM:
         # the free pods may end on their own nodes and on the least used nodes (twice as many, at least
         # RECEIVERS_MIN): a 500-node model is not built and solved in seconds on a loaded machine
-        nodes_allowed = _receivers(base, free, goals)
+        nodes_allowed = list(dict.fromkeys(_receivers(base, free, goals) + list(start.values())))
         restricted = True
         notes.append(Note(f"the re-placed pods could go to {len(nodes_allowed)} of {len(base.nodes)} nodes: their "
                           "own and the least used (optimal among those plans, not proven against all)"))
     if nodes_allowed is not None:
-        target = solve_target(base, free, params, target_end, movers.guarded, nodes=nodes_allowed)
+        target = solve_target(base, free, params, target_end, movers.guarded, nodes=nodes_allowed,
+                              start=start or None)
     elif len(free) <= FOCUS_LIMIT:
         found = find_target(base, free, params, target_end, movers.guarded, initial_bad)
         restricted = restricted or len(found.free) < len(free)
@@ -203,8 +219,8 @@ def optimum(cluster: Cluster, policy: DeschedulerPolicy, base_params: RebalanceP
         plan = RebalancePlan("fix", (), False, (Blocked("-", "no target state meets the policy's hard limits"),), (),
                              before, before, Status.NO_TARGET, (), tuple(notes), time.perf_counter() - started,
                              where0)
-        return Optimum(plan, initial, ("no plan: " + "; ".join(_unmet_reasons(base, policy, initial, evictor)),),
-                       len(free))
+        return fast or Optimum(plan, initial, ("no plan: " + "; ".join(_unmet_reasons(base, policy, initial,
+                                                                                     evictor)),), len(free))
     waves, stuck, final = waves_to(base, target, free, params, healthy, initial_bad, deadline=deadline, pdbs=pdbs)
     moved = {m.key for w in waves for m in w.moves}
     after = metrics(base, final, moved, (), params.policy, params.profile)
@@ -218,7 +234,227 @@ def optimum(cluster: Cluster, policy: DeschedulerPolicy, base_params: RebalanceP
                          time.perf_counter() - started, final)
     end_cluster = end_state(base, final)
     v = verdict(end_cluster, policy)
-    return Optimum(plan, v, tuple(_unmet_reasons(end_cluster, policy, v, evictor)), len(free))
+    found = Optimum(plan, v, tuple(_unmet_reasons(end_cluster, policy, v, evictor)), len(free))
+    if fast is not None and _rank(fast) <= _rank(found):
+        return fast
+    return replace(found, bound=fast.bound) if fast is not None else found
+
+
+def _rank(o: Optimum) -> tuple[int, int, int, int, bool]:
+    """Better plans first: fewer nodes outside the thresholds, fewer violations, fewer blocked moves, fewer
+    evictions, proven first."""
+    return (len(o.verdict.outside), len(o.verdict.violations), len(o.plan.blocked), o.plan.moves,
+            o.plan.status != Status.OPTIMAL)
+
+
+def _low_optimum(base: Cluster, state: Any, policy: DeschedulerPolicy, params: RebalanceParams, goals: PolicyGoals,
+                 movers: Any, healthy: dict[str, bool], initial_bad: dict[str, set[str]], pdbs: PdbIndex,
+                 deadline: float, evictor: Evictor | None) -> Optimum | None:
+    """A policy whose only goal is LowNodeUtilization's: the constructive plan and its bound (constructive.py),
+    landed in PDB-safe waves. None when the policy states other goals or limits the plan must meet together.
+    `state`: the input's state (changed: the plan is built on it)."""
+    low = policy.plugin(LOW)
+    if low is None or any(a.name != LOW for a in policy.plugins()) or policy.max_per_namespace is not None:
+        return None
+    started = time.perf_counter()
+    lander = Lander(state, params.seed, params.profile)
+    movable: dict[str, list[Pod]] = defaultdict(list)
+    for p in movers.free:
+        if p.node_name in goals.caps and low.namespaces.admits(p.namespace):
+            movable[p.node_name].append(p)
+    guarded = movers.guarded
+    # pods other pods' required affinity points at (a cache its frontends must share a zone with): moving one
+    # drags or strands its followers, so they are evicted last
+    terms = {t.label_selector for p in base.pods for t in p.affinity.pod_required if t.label_selector is not None}
+    anchors = {p.key for ps in movable.values() for p in ps if any(t.matches(p.labels) for t in terms)}
+
+    def preference(p: Pod) -> tuple:
+        # pods no PDB guards first (then more budget left), not followed, lower priority, no placement rules
+        return (p.key in guarded, -guarded.get(p.key, 0), p.key in anchors, p.priority, _holds_rules(p), p.order)
+
+    def eviction_key(p: Pod) -> tuple:
+        return (-p.priority, bool(p.affinity.pod_required), -p.requests.get("cpu", 0),
+                -p.requests.get("memory", 0), p.order)
+
+    # the plan takes at most 40 % of the time left (a kube-scheduler landing per eviction, more with steering:
+    # 106 evictions took most of a minute on a loaded machine), the waves the rest; a node not planned in time
+    # is named in the notes
+    # like the descheduler's first cycle, the plan always gets MIN_PLAN_S (a small cluster's plan takes
+    # milliseconds; with no time left at all the command would otherwise print no plan)
+    now = time.perf_counter()
+    stop_at = max(now + max(0.0, deadline - now) * 0.4, now + MIN_PLAN_S)
+    deadline = max(deadline, now + 2 * MIN_PLAN_S)
+    lp = plan_low(state, lander, goals.caps, movable, preference, eviction_key,
+                  stop=lambda: params.interrupt.is_set() or time.perf_counter() > stop_at)
+    per_node = min((v for v in (policy.max_per_node, low.node_limit) if v is not None), default=None)
+    sources: dict[str, int] = defaultdict(int)
+    pods = {p.key: p for p in movers.free}
+    for key in lp.assignment:
+        sources[pods[key].node_name] += 1
+    if (per_node is not None and any(v > per_node for v in sources.values())) or \
+            (policy.max_total is not None and len(lp.assignment) > policy.max_total):
+        return None  # the eviction limits bind: the CP-SAT target weighs them against the thresholds
+    proven_outside = len(lp.outside) == lp.outside_bound
+    proven = proven_outside and len(lp.assignment) == lp.bound
+    target = Target(dict(lp.assignment), Status.OPTIMAL if proven else Status.FEASIBLE,
+                    (("outside", len(lp.outside), proven_outside), ("moves", len(lp.assignment), proven)))
+    chosen = [pods[k] for k in lp.assignment]
+    undo(state, chosen, lp.assignment)  # the input's state again, for the waves (with its lander)
+    if len(base.nodes) <= RECEIVERS_FROM:
+        # rebalance's wave builder: it tries groups and takes kube-scheduler's nodes when as good (fewer waves),
+        # and is fast at this size
+        waves, stuck, final = waves_to(base, target, chosen, params, healthy, initial_bad, deadline=deadline,
+                                       pdbs=pdbs, start=(state, lander))
+    else:
+        waves, stuck, final = _waves_of_steps(base, lp.steps, params, healthy, initial_bad, pdbs, state, lander,
+                                              deadline)
+    moved = {m.key for w in waves for m in w.moves}
+    where0 = {p.key: p.node_name for p in base.pods}
+    # the command prints the policy's verdict and the verify gate's, not rebalance's metrics: no second judge here
+    before = metrics(base, where0, (), (), params.policy, params.profile, judged=False)
+    after = metrics(base, final, moved, (), params.policy, params.profile, judged=False)
+    status, levels = target.status, target.levels
+    if stuck:
+        status = Status.FEASIBLE
+        levels = tuple((name, value, False) for name, value, _ in levels)
+    notes = [Note(f"{len(movers.free)} evictable pods; every plan that meets the thresholds evicts at least "
+                  f"{lp.bound} (per node above targetThresholds, the fewest of its evictable pods whose requests "
+                  "cover the excess); each replacement landed by kube-scheduler, steered by temporary cordons")]
+    notes += [Note(f"{n}: {why}") for n, why in sorted(lp.why.items())]
+    plan = RebalancePlan("fix", (), not stuck, tuple(stuck), tuple(waves), before, after, status, levels,
+                         tuple(notes), time.perf_counter() - started, final)
+    end_cluster = end_state(base, final)
+    v = verdict(end_cluster, policy)
+    return Optimum(plan, v, tuple(_unmet_reasons(end_cluster, policy, v, evictor)), len(chosen), lp.bound)
+
+
+def _waves_of_steps(base: Cluster, steps: Any, params: RebalanceParams, healthy: dict[str, bool],
+                    initial_bad: dict[str, set[str]], pdbs: PdbIndex, state: Any, lander: Lander, deadline: float,
+                    ) -> tuple[list[Wave], list[Blocked], dict[str, str]]:
+    """The constructive plan's evictions as waves, in its order, from the input's `state`. Each eviction joins
+    the wave being built when the wave's replacements, scheduled together under the union of their cordons,
+    still land each on its planned node, the PodDisruptionBudgets allow the wave's evictions together, and the
+    state after the wave passes the verifier (rebalance's incremental check: the pods the wave can affect
+    judged, the others keep their verdict); else the wave is closed and the eviction starts the next one (alone:
+    under the cordons it was planned with, where it lands on its planned node). rebalance's wave builder steers
+    every replacement to its planned node with a bounded number of cordons, trying groups; here each planned
+    node is kube-scheduler's own choice under the eviction's cordons, so the waves are built directly (on a
+    500-node cluster the builder made about one wave of one eviction a second on a loaded machine and ran out
+    of time)."""
+    w = _Waves(base, params, healthy, initial_bad, (), None, pdbs, (state, lander))
+    waves: list[Wave] = []
+    blocked: list[Blocked] = []
+    wave: list[Move] = []
+    cordons: set[str] = set()
+
+    def allowed(moves: list[Move]) -> str:
+        """The PDB the wave's evictions together exceed, or ""."""
+        budgets = w.budgets()
+        spent: dict[str, int] = defaultdict(int)
+        for m in moves:
+            key = w.cost(m, budgets)
+            if key:
+                spent[key] += 1
+                if spent[key] > budgets[key].allowed:
+                    return key
+        return ""
+
+    def fits(moves: list[Move], cords: set[str]) -> bool:
+        landed = lander.simulate(moves, sorted(cords))
+        return all(n == m.target for m, n in zip(moves, landed)) and not allowed(moves) and w.verified(moves)
+
+    def close() -> None:
+        if not wave:
+            return
+        budgets = w.budgets()
+        cost = {m.key: w.cost(m, budgets) for m in wave}
+        spent: dict[str, int] = defaultdict(int)
+        for key in cost.values():
+            if key:
+                spent[key] += 1
+        alone = lander.simulate(wave, ())
+        cords = tuple(sorted(cordons))
+        waves.append(Wave(tuple(wave), cords, cords,
+                          tuple(Landing(m.key, m.target, a, m.target) for m, a in zip(wave, alone)),
+                          {k: (n, budgets[k].allowed) for k, n in spent.items()},
+                          {k: v for k, v in cost.items() if v}))
+        w.commit(wave)
+        wave.clear()
+        cordons.clear()
+
+    for i, (pod, to, cords) in enumerate(steps):
+        m = Move(pod, pod.node_name, to)
+        if params.interrupt.is_set() or time.perf_counter() >= deadline:
+            close()
+            why = (R_INTERRUPTED if params.interrupt.is_set() else R_OUT_OF_TIME).format(waves=len(waves))
+            blocked += [Blocked(p.key, R_UNPLANNED.format(src=p.node_name, dst=n, why=why)) for p, n, _ in steps[i:]]
+            break
+        if wave and fits(wave + [m], cordons | set(cords)):
+            wave.append(m)
+            cordons.update(cords)
+            continue
+        close()
+        if fits([m], set(cords)):
+            wave.append(m)
+            cordons.update(cords)
+            continue
+        landed = lander.simulate([m], cords)[0]
+        why = (f"kube-scheduler would bind its replacement on {landed or 'no node'} after the waves before it"
+               if landed != to else allowed([m]) and f"its PodDisruptionBudget {allowed([m])} allows no disruption"
+               or "the state after its wave fails the verifier")
+        blocked.append(Blocked(pod.key, R_STUCK.format(src=pod.node_name, dst=to, why=why)))
+    close()
+    return waves, blocked, dict(w.where)
+
+
+def _high_optimum(base: Cluster, policy: DeschedulerPolicy, params: RebalanceParams, movers: Any,
+                  healthy: dict[str, bool], initial_bad: dict[str, set[str]], pdbs: PdbIndex, deadline: float,
+                  evictor: Evictor | None, initial: Verdict) -> Optimum | None:
+    """HighNodeUtilization's goal: the underutilised nodes emptied (every pod but DaemonSet and mirror pods off
+    them, each landing on a node that stays), so that they can be removed; the most nodes emptied, then the
+    fewest evictions. That is rebalance's `pack` target with only the evictable pods of the underutilised
+    nodes free to move (empty nodes counted over the cluster: only those nodes can newly become empty), and
+    its waves (the nodes it empties cordoned from the first wave). None when the policy states other goals."""
+    high = policy.plugin(HIGH)
+    if high is None or any(a.name != HIGH for a in policy.plugins()) or policy.max_per_namespace is not None \
+            or policy.max_per_node is not None or high.node_limit is not None:
+        return None
+    started = time.perf_counter()
+    under = set(initial.under)
+    free = [p for p in movers.free if p.node_name in under and high.namespaces.admits(p.namespace)
+            and not goes_with_node(p)]
+    pparams = replace(params, goal="pack", extra=None)
+    found = find_target(base, free, pparams, started + (deadline - started) * TARGET_SHARE, movers.guarded,
+                        initial_bad)
+    where0 = {p.key: p.node_name for p in base.pods}
+    before = metrics(base, where0, (), (), params.policy, params.profile, judged=False)
+    notes = [Note(n) for n in found.notes] + [Note(f"{k} {why}") for k, why in found.unrepaired.items()]
+    if found.target is None:
+        plan = RebalancePlan("pack", (), False, (Blocked("-", "no target state found in time"),), (), before, before,
+                             Status.NO_TARGET, (), tuple(notes), time.perf_counter() - started, where0)
+        return Optimum(plan, initial, tuple(_unmet_reasons(base, policy, initial, evictor)), len(free))
+    target = found.target
+    waves, stuck, final = waves_to(base, target, found.free, pparams, healthy, initial_bad, deadline=deadline,
+                                   pdbs=pdbs)
+    moved = {m.key for w in waves for m in w.moves}
+    after = metrics(base, final, moved, (), params.policy, params.profile, judged=False)
+    status, levels = target.status, target.levels
+    if stuck:
+        status = Status.FEASIBLE
+        levels = tuple((name, value, False) for name, value, _ in levels)
+    proven = status == Status.OPTIMAL
+    plan = RebalancePlan("pack", (), not stuck, tuple(stuck), tuple(waves), before, after, status, levels,
+                         tuple(notes) + tuple(Note(n) for n in target.notes), time.perf_counter() - started, final)
+    end_cluster = end_state(base, final)
+    v = verdict(end_cluster, policy)
+    return Optimum(plan, v, tuple(_unmet_reasons(end_cluster, policy, v, evictor, initial.under)), len(found.free),
+                   len(moved) if proven else None)
+
+
+def _holds_rules(pod: Pod) -> bool:
+    a = pod.affinity
+    return bool(a.pod_required or a.anti_required or a.node_required
+                or any(c.when_unsatisfiable == "DoNotSchedule" for c in pod.spread_constraints))
 
 
 def _receivers(cluster: Cluster, free: list[Pod], goals: PolicyGoals) -> list[str]:
@@ -244,11 +480,22 @@ def end_state(cluster: Cluster, final: dict[str, str]) -> Cluster:
                    pending=())
 
 
-def _unmet_reasons(cluster: Cluster, policy: DeschedulerPolicy, v: Verdict, evictor: Evictor | None) -> list[str]:
+def _unmet_reasons(cluster: Cluster, policy: DeschedulerPolicy, v: Verdict, evictor: Evictor | None,
+                   to_empty: tuple[str, ...] = ()) -> list[str]:
+    """Per goal not met, which and why. `to_empty`: HighNodeUtilization's underutilised nodes (before the plan),
+    each still holding pods other than DaemonSet and mirror pods is named."""
     out = []
     on: dict[str, list[Pod]] = defaultdict(list)
     for p in cluster.pods:
         on[p.node_name].append(p)
+    for n in to_empty:
+        left = [p for p in on[n] if not goes_with_node(p)]
+        if not left:
+            continue
+        kept = [p.key for p in left if evictor is None or evictor.why_not(p)]
+        why = (f"the evictor keeps {', '.join(kept[:5])}{' ...' if len(kept) > 5 else ''}" if kept else
+               "no other node takes all of its pods (or the time limit ran out)")
+        out.append(f"{n} is underutilised and not emptied ({len(left)} pod(s) left): {why}")
     for n in v.outside:
         stuck = [p.key for p in on[n] if evictor is None or evictor.why_not(p)]
         why = (f"its pods the evictor keeps ({', '.join(stuck[:5])}{' ...' if len(stuck) > 5 else ''}) already "

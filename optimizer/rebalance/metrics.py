@@ -90,9 +90,12 @@ def state_values(cluster: Cluster, params: RebalanceParams, state: ClusterState,
 
 
 def metrics(cluster: Cluster, where: Mapping[str, str], moved: Iterable[str], drain: Sequence[str],
-            policy: Policy | None = None, profile: Profile = DEFAULT_PROFILE) -> dict[str, Any]:
+            policy: Policy | None = None, profile: Profile = DEFAULT_PROFILE,
+            bad: Mapping[str, set[str]] | None = None, judged: bool = True) -> dict[str, Any]:
     """Utilisation (max/mean/stddev per resource over the nodes not drained), nodes used, empty nodes,
-    violations (every pod judged with itself removed, pre-existing ones included) and the preference score."""
+    violations (every pod judged with itself removed, pre-existing ones included) and the preference score.
+    `bad`: violations_by_pod of this state when the caller has it (a 500-node cluster's takes seconds);
+    `judged=False`: violations and preference not computed (None), for callers that print neither."""
     moved = set(moved)
     state = state_of(cluster, where, moved)
     kept = [n.name for n in cluster.nodes if n.name not in drain]
@@ -105,13 +108,14 @@ def metrics(cluster: Cluster, where: Mapping[str, str], moved: Iterable[str], dr
             util[r] = {"max": round(max(vals), 4), "mean": round(mean, 4), "stddev": round(std, 4)}
         else:
             util[r] = {"max": 0.0, "mean": 0.0, "stddev": 0.0}
-    bad = violations_by_pod(state, profile)
+    if bad is None and judged:
+        bad = violations_by_pod(state, profile)
     empty = [n.name for n in cluster.nodes if not occupied(state.nodes[n.name])]
     return {
         "utilization": util,
         "nodes_used": len(cluster.nodes) - len(empty),
         "empty_nodes": empty,
-        "violations": sum(len(v) for v in bad.values()),
-        "preference": sum(preference_terms(cluster, state, policy or Policy()).values()),
+        "violations": sum(len(v) for v in bad.values()) if bad is not None else None,
+        "preference": sum(preference_terms(cluster, state, policy or Policy()).values()) if judged else None,
     }
 

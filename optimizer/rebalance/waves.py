@@ -66,7 +66,8 @@ class _Waves:
 
     def __init__(self, cluster: Cluster, params: RebalanceParams, healthy: Mapping[str, bool],
                  initial_bad: Mapping[str, set[str]], retire: Sequence[str] = (),
-                 watch: "_Watch | None" = None, pdbs: PdbIndex | None = None) -> None:
+                 watch: "_Watch | None" = None, pdbs: PdbIndex | None = None,
+                 start: "tuple[ClusterState, Lander] | None" = None) -> None:
         self.cluster = cluster
         self.params = params
         self.where: dict[str, str] = {p.key: p.node_name for p in cluster.pods}
@@ -77,8 +78,10 @@ class _Waves:
         self.pods = {p.key: p for p in cluster.pods}
         # the state before the next wave, kept up to date by commit(); trials apply moves to it and undo them
         # (a state is 0.6 s to build on a 1,000-node cluster: once per trial was most of a wave's time)
-        self.state = state_of(cluster, {})
-        self.lander = Lander(self.state, params.seed, params.profile)
+        self.state, self.lander = start or (None, None)
+        if self.state is None:
+            self.state = state_of(cluster, {})
+            self.lander = Lander(self.state, params.seed, params.profile)
         self.pdbs = pdbs or PdbIndex.of(cluster)
         self._budgets: dict[str, Budget] | None = None
         # cordoned from the first wave to the end: drained nodes, and the nodes `pack` empties (removable)
@@ -333,6 +336,7 @@ def plan_waves(cluster: Cluster, moves: Sequence[Move], params: RebalanceParams,
                initial_bad: Mapping[str, set[str]], retire: Sequence[str] = (),
                accept: Callable[[Mapping[str, str], bool], bool] | None = None, deadline: float | None = None,
                watch: "_Watch | None" = None, pdbs: PdbIndex | None = None,
+               start: "tuple[ClusterState, Lander] | None" = None,
                ) -> tuple[list[Wave], list[tuple[Move, str]], dict[str, str]]:
     """Waves for `moves` (in priority order: drained nodes first), the moves no wave can make with why, and
     where every pod is after the waves. `retire`: nodes the target empties, cordoned like drained ones.
@@ -342,7 +346,7 @@ def plan_waves(cluster: Cluster, moves: Sequence[Move], params: RebalanceParams,
     instead of being split; when cordons cannot steer them either, it takes them if they beat not moving. At
     `deadline` (or Ctrl-C) the waves planned so far stand and the moves left are returned as not made, with
     why."""
-    w = _Waves(cluster, params, healthy, initial_bad, retire, watch, pdbs)
+    w = _Waves(cluster, params, healthy, initial_bad, retire, watch, pdbs, start)
     drain_rank = {d: i for i, d in enumerate(params.drain)}
     # pack: the moves off the nodes with the fewest moves first, node by node, so that waves planned before a
     # deadline empty whole nodes
@@ -445,11 +449,13 @@ R_UNPLANNED = "its move {src} -> {dst} was not planned: {why} (rebalance again f
 
 def waves_to(cluster: Cluster, target: Target, free: list[Pod], params: RebalanceParams,
              healthy: Mapping[str, bool], initial_bad: Mapping[str, set[str]], deadline: float | None = None,
-             pdbs: PdbIndex | None = None) -> tuple[list[Wave], list[Blocked], dict[str, str]]:
+             pdbs: PdbIndex | None = None, start: "tuple[ClusterState, Lander] | None" = None,
+             ) -> tuple[list[Wave], list[Blocked], dict[str, str]]:
     """The waves that reach `target` from `cluster`, a blocked entry per move no wave can make, and where every
     pod is after the waves. A wave's replacements may land on kube-scheduler's nodes instead of the planned ones
     when the target stays valid and no worse (plan_waves' `accept`). `pdbs`: the cluster's PdbIndex, when the
-    caller has built it."""
+    caller has built it; `start`: the state of `cluster` and a Lander over it, when the caller has them (the
+    waves change the state: it ends as the state after the last wave)."""
     pods = {p.key: p for p in cluster.pods}
     final_target = {p.key: p.node_name for p in cluster.pods}
     final_target.update(target.assignment)
@@ -465,7 +471,7 @@ def waves_to(cluster: Cluster, target: Target, free: list[Pod], params: Rebalanc
     watch = _Watch(cluster)
     accept = _Acceptance(cluster, params, free, planned, levels, watch).accept
     waves, stuck, final = plan_waves(cluster, moves, params, healthy, initial_bad, retire, accept, deadline, watch,
-                                     pdbs)
+                                     pdbs, start)
     unplanned = (R_OUT_OF_TIME.split("{")[0], R_INTERRUPTED.split("{")[0])
     blocked = [Blocked(m.key, (R_UNPLANNED if why.startswith(unplanned) else R_STUCK).format(
         src=m.source, dst=m.target, why=why)) for m, why in stuck]

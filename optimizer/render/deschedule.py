@@ -7,6 +7,7 @@ from typing import Any
 
 from ..deschedule import Result
 from ..deschedule.cycle import NEW_VIOLATION, NOWHERE, SAME_NODE
+from ..deschedule.policy import HIGH
 from .plans import table
 from .rebalance import rebalance_document
 
@@ -21,6 +22,10 @@ def document(r: Result) -> dict[str, Any]:
     plan = opt.plan
     proven = bool(plan.levels) and all(p for _, _, p in plan.levels)
     moves = plan.moves
+    # the proven fewest evictions: the constructive plan's per-node bound, or a proven target's own count
+    bound = opt.bound if opt.bound is not None else (moves if proven else None)
+    # a plan evicting fewer than the bound leaves the goal unmet: the bound does not apply to it (no gap)
+    gap = None if bound is None or moves < bound else (0.0 if moves == bound else round((moves - bound) / moves, 4))
     return {
         "descheduler": {
             "evictions": evictions,
@@ -32,7 +37,8 @@ def document(r: Result) -> dict[str, Any]:
             "loop_returns_to": sim.loop_from,  # the cycle whose end state recurs (0: the input's state)
             "evictions_total": sum(len(c.evictions) for c in sim.cycles),
             "after_last_cycle": {"nodes_outside_thresholds": list(last.outside),
-                                 "violations_left": len(last.violations)},
+                                 "violations_left": len(last.violations), "empty_nodes": list(last.empty)},
+            "empty_nodes": list(first_v.empty),
             "per_cycle": [{"evictions": len(c.evictions),
                            "bounced": sum(1 for e in c.evictions if e.landed == SAME_NODE),
                            "new_violations": sum(1 for e in c.evictions if e.landed == NEW_VIOLATION),
@@ -45,26 +51,33 @@ def document(r: Result) -> dict[str, Any]:
             "status": str(plan.status.value if hasattr(plan.status, "value") else plan.status),
             "evictions": [{"pod": m.key, "from": m.source, "to": plan.final.get(m.key, m.target)}
                           for w in plan.waves for m in w.moves],
-            "bound": moves if proven else None,
-            "gap": 0.0 if proven else None,
+            "bound": bound,
+            "gap": gap,
             "waves": rebalance_document(plan)["waves"],
             "nodes_outside_thresholds": list(opt.verdict.outside),
             "violations_left": len(opt.verdict.violations),
+            "empty_nodes": list(opt.verdict.empty),
             "unmet": list(opt.unmet),
             "complete": plan.complete,
             "blocked": [{"pod": b.pod, "reason": b.reason} for b in plan.blocked],
             "notes": [n.with_items(", ".join(n.items)) for n in plan.notes],
         },
         "before": {"nodes_outside_thresholds": list(sim.initial.outside),
-                   "violations": len(sim.initial.violations)},
+                   "violations": len(sim.initial.violations),
+                   "underutilised_nodes": list(sim.initial.under), "empty_nodes": list(sim.initial.empty)},
+        "high_node_utilization": any(a.name == HIGH for a in r.policy.plugins()),
         "seconds": r.seconds,
     }
 
 
 def _status(doc: dict[str, Any]) -> str:
     o = doc["optimal"]
-    if o["gap"] == 0.0:
+    if o["gap"] == 0.0 and o["status"] == "OPTIMAL":
         return f"{o['status']} (proven)"
+    if o["bound"] is not None and o["gap"] is not None:
+        return f"{o['status']} (at least {o['bound']} eviction(s) needed, gap {o['gap']:.0%})"
+    if o["bound"] is not None:
+        return f"{o['status']} (meeting the goal needs at least {o['bound']} eviction(s))"
     return f"{o['status']} (not proven optimal)"
 
 
@@ -87,10 +100,14 @@ def render_table(doc: dict[str, Any]) -> str:
         ["  could not land", nowhere, 0],
         ["nodes outside thresholds after", len(d["nodes_outside_thresholds"]), len(o["nodes_outside_thresholds"])],
         ["violations left after", d["violations_left"], o["violations_left"]],
+    ] + ([["empty nodes after (removable)", len(d["empty_nodes"]), len(o["empty_nodes"])]]
+         if doc.get("high_node_utilization") else []) + [
         ["cycles to converge", conv, f"{len(o['waves'])} wave(s)"],
     ]
+    high = (f", {len(doc['before']['underutilised_nodes'])} underutilised, {len(doc['before']['empty_nodes'])} "
+            "empty") if doc.get("high_node_utilization") else ""
     out = [f"before: {len(doc['before']['nodes_outside_thresholds'])} node(s) outside thresholds, "
-           f"{doc['before']['violations']} violation(s)", "",
+           f"{doc['before']['violations']} violation(s){high}", "",
            table(["", "descheduler (1 cycle)", "podplan optimal"], rows), "",
            f"optimal: {_status(doc)}, {len(o['evictions'])} eviction(s) in {len(o['waves'])} wave(s)"]
     if d["evictions"]:
