@@ -175,6 +175,18 @@ def _new_replica_set(deploy: Workload, workloads: Iterable[Workload]) -> Workloa
     return None
 
 
+def _replica_sets_by_owner(workloads: Iterable[Workload]) -> dict[tuple[str, str], list[Workload]]:
+    """Each (namespace, Deployment name)'s controlled ReplicaSets, in input order: _new_replica_set looks among
+    these only (scanning every workload for every Deployment took 25 s at 5,000 nodes)."""
+    out: dict[tuple[str, str], list[Workload]] = defaultdict(list)
+    for rs in workloads:
+        if rs.kind == "ReplicaSet":
+            ref = _controller_ref(rs.owner_refs)
+            if ref is not None and ref.kind == "Deployment":
+                out[(rs.namespace, ref.name)].append(rs)
+    return out
+
+
 def _is_owned_by_input_deployment(rs: Workload, index: WorkloadIndex) -> bool:
     ref = _controller_ref(rs.owner_refs)
     return ref is not None and ref.kind == "Deployment" and (ref.kind, rs.namespace, ref.name) in index
@@ -259,10 +271,11 @@ def build_cluster(c: Collected, extra_warnings: tuple[str, ...] = ()) -> Cluster
     generated: list[Pod] = []
     order = len(c.pods)
     used = {p.key for p, _ in c.pods}  # generated names must not collide with any pod, read or generated
+    replica_sets = _replica_sets_by_owner(c.workloads)
     for w in c.workloads:
         if w.template is None or (w.kind == "ReplicaSet" and _is_owned_by_input_deployment(w, index)):
             continue  # a ReplicaSet of a Deployment in the input is expanded through that Deployment
-        for template, name, owner in _missing_pods(w, present.get(w.key, []), c, used):
+        for template, name, owner in _missing_pods(w, present.get(w.key, []), c, used, replica_sets):
             template = replace(template, priority=priorities.of(template, _explicit_priority(template)),
                                preemption_policy=priorities.preemption_policy(template))
             generated.append(_instance(template, w, name, owner, order))
@@ -302,7 +315,8 @@ def build_cluster(c: Collected, extra_warnings: tuple[str, ...] = ()) -> Cluster
     )
 
 
-def _missing_pods(w: Workload, present: list[Pod], c: Collected, used: set[str]) -> list[tuple[Pod, str, OwnerRef]]:
+def _missing_pods(w: Workload, present: list[Pod], c: Collected, used: set[str],
+                  replica_sets: Mapping[tuple[str, str], list[Workload]] | None = None) -> list[tuple[Pod, str, OwnerRef]]:
     """(template, name, controller ref) of each pod the workload's controller would still create.
 
     `used` holds every pod key taken so far; the names chosen here are added to it (5-character suffixes
@@ -334,7 +348,8 @@ def _missing_pods(w: Workload, present: list[Pod], c: Collected, used: set[str])
         return []
     template, prefix = w.template, w.name
     if w.kind == "Deployment":
-        rs = _new_replica_set(w, c.workloads)
+        candidates = c.workloads if replica_sets is None else replica_sets.get((w.namespace, w.name), [])
+        rs = _new_replica_set(w, candidates)
         if rs is not None and rs.template is not None:
             template, prefix = rs.template, rs.name
             own = OwnerRef("ReplicaSet", rs.name, rs.uid, True)
