@@ -28,10 +28,10 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import replace
 from typing import Any
 
 from .errors import Where
+from .evolve import evolve
 from .objects import (
     POD_GROUP_LABEL, Affinity, Cluster, Node, OwnerRef, Pod, Workload,
 )
@@ -120,7 +120,7 @@ def _daemon_node(pod: Pod) -> str:
 def _pin_to_node(template: Pod, node_name: str) -> Pod:
     term = NodeSelectorTerm((), (Requirement("metadata.name", "In", (node_name,)),))
     a = template.affinity
-    return replace(template, affinity=Affinity(NodeSelector((term,)), a.node_preferred, a.pod_required,
+    return evolve(template, affinity=Affinity(NodeSelector((term,)), a.node_preferred, a.pod_required,
                                                a.pod_preferred, a.anti_required, a.anti_preferred),
                    tolerations=template.tolerations + _DAEMON_TOLERATIONS)
 
@@ -140,14 +140,14 @@ def with_labels(template: Pod, extra: Mapping[str, str]) -> Pod:
     pod's real labels, as it would when the API server admits the controller's pod."""
     labels = {**template.labels, **extra}
     if not (_label_keys_used(template) & extra.keys()) or template.raw is None:
-        return replace(template, labels=labels)
+        return evolve(template, labels=labels)
     raw = template.raw
     meta = dict(raw.get("metadata") or {})
     meta["labels"] = labels
     # Already validated strictly when first read: lenient here so a re-read cannot fail differently.
     ctx = Ctx(template.where, "spec.template", strict=False)
     again = parse_pod_spec(ctx, template.namespace, template.name, meta, raw.get("spec"), template.order, raw)
-    return replace(again, priority=template.priority, priority_class_name=template.priority_class_name)
+    return evolve(again, priority=template.priority, priority_class_name=template.priority_class_name)
 
 
 def _template_identity(raw: Mapping[str, Any] | None) -> str:
@@ -257,7 +257,7 @@ def build_cluster(c: Collected, extra_warnings: tuple[str, ...] = ()) -> Cluster
     absent_nodes: dict[str, list[Pod]] = defaultdict(list)
     for pod, explicit in c.pods:
         owner = _owner_of(pod, index)
-        pod = replace(pod, priority=priorities.of(pod, explicit), workload=owner.key if owner else "",
+        pod = evolve(pod, priority=priorities.of(pod, explicit), workload=owner.key if owner else "",
                       pod_group=_group_of(pod), preemption_policy=priorities.preemption_policy(pod))
         if owner is not None:
             present[owner.key].append(pod)
@@ -276,7 +276,7 @@ def build_cluster(c: Collected, extra_warnings: tuple[str, ...] = ()) -> Cluster
         if w.template is None or (w.kind == "ReplicaSet" and _is_owned_by_input_deployment(w, index)):
             continue  # a ReplicaSet of a Deployment in the input is expanded through that Deployment
         for template, name, owner in _missing_pods(w, present.get(w.key, []), c, used, replica_sets):
-            template = replace(template, priority=priorities.of(template, _explicit_priority(template)),
+            template = evolve(template, priority=priorities.of(template, _explicit_priority(template)),
                                preemption_policy=priorities.preemption_policy(template))
             generated.append(_instance(template, w, name, owner, order))
             order += 1
@@ -386,9 +386,9 @@ def _group_of(pod: Pod) -> str:
 
 
 def _instance(template: Pod, w: Workload, name: str, owner: OwnerRef, order: int) -> Pod:
-    pod = replace(template, name=name, uid="", owner_refs=(owner,), node_name="", order=order,
+    pod = evolve(template, name=name, uid="", owner_refs=(owner,), node_name="", order=order,
                   workload=w.key, where=Where(w.where.file, w.where.doc, w.kind, w.namespace, w.name))
-    return replace(pod, pod_group=_group_of(pod))
+    return evolve(pod, pod_group=_group_of(pod))
 
 
 def _topology_keys(pod: Pod) -> set[str]:

@@ -169,3 +169,45 @@ def test_edited_kubectl_dumps_are_read_as_pyyaml_reads_them_or_handed_back(edits
         at %= len(text) + 1
         text = text[:at] + insert + text[at + cut:]
     agrees(text)
+
+
+def _reference_docs(text: str, file: str) -> list[Any]:
+    """The documents as the full loader (libyaml + models.fastyaml) reads them, the line reader bypassed."""
+    from podplan.models import fastyaml
+    from podplan.models.parse import Doc
+
+    loader = fastyaml.Loader(text)
+    try:
+        return [Doc(d, file, i) for i, d in enumerate(fastyaml.documents(loader))]
+    finally:
+        loader.dispose()
+
+
+@pytest.mark.parametrize("profile", ["production", "mixed"])
+def test_the_cluster_read_through_the_line_reader_is_the_reference_cluster(profile: str) -> None:
+    from podplan.models.loader import cluster_of, read_documents
+
+    out = io.StringIO()
+    dump_yaml(generate(40, 300, 5, profile), out)
+    text = out.getvalue()
+    assert blockyaml.load_all(text) is not None  # the fast path is the one under test
+    fast = cluster_of(read_documents(text, "c.yaml"), ["c.yaml"])
+    ref = cluster_of(_reference_docs(text, "c.yaml"), ["c.yaml"])
+    assert fast == ref
+    assert [p.raw for p in fast.pods] == [p.raw for p in ref.pods]
+    assert [p.where for p in fast.pending] == [p.where for p in ref.pending]
+
+
+def test_evolve_is_dataclasses_replace() -> None:
+    from dataclasses import replace
+
+    from podplan.models.evolve import evolve
+    from podplan.models.loader import parse_documents
+
+    out = io.StringIO()
+    dump_yaml(generate(5, 20, 1, "production"), out)
+    pod = parse_documents(yaml.safe_load_all(out.getvalue())).pending[0]
+    assert evolve(pod, name="x", order=7) == replace(pod, name="x", order=7)
+    assert evolve(pod, name="x").raw is pod.raw and evolve(pod, name="x").where == pod.where
+    with pytest.raises(TypeError):
+        evolve(pod, nmae="x")
