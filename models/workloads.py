@@ -386,9 +386,9 @@ def _group_of(pod: Pod) -> str:
 
 
 def _instance(template: Pod, w: Workload, name: str, owner: OwnerRef, order: int) -> Pod:
-    pod = evolve(template, name=name, uid="", owner_refs=(owner,), node_name="", order=order,
-                  workload=w.key, where=Where(w.where.file, w.where.doc, w.kind, w.namespace, w.name))
-    return evolve(pod, pod_group=_group_of(pod))
+    # one copy of the template (_group_of reads labels and namespace, which the template and its pod share)
+    return evolve(template, name=name, uid="", owner_refs=(owner,), node_name="", order=order, workload=w.key,
+                  where=Where(w.where.file, w.where.doc, w.kind, w.namespace, w.name), pod_group=_group_of(template))
 
 
 def _topology_keys(pod: Pod) -> set[str]:
