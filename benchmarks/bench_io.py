@@ -98,7 +98,7 @@ def validate(path: Path) -> tuple[float, float, float]:
     return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
 
 
-def ctrl_c(path: Path, after: float) -> tuple[float, str]:
+def ctrl_c(path: Path, after: float, fallback: float = 240.0) -> tuple[float, str]:
     """(seconds from SIGINT to exit, what was printed) for solve interrupted `after` s into the search."""
     proc = subprocess.Popen([podplan(), "--verbose", "solve", str(path), "--time-limit", "600", "-o", "json"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
@@ -117,10 +117,12 @@ def ctrl_c(path: Path, after: float) -> tuple[float, str]:
     out: list[str] = []
     reader = threading.Thread(target=lambda: out.append(proc.stdout.read() if proc.stdout else ""), daemon=True)
     reader.start()
-    searching.wait()
+    # the search's first progress line; failing that (a long greedy warm start), `fallback` s after the start
+    searching.wait(timeout=fallback)
     time.sleep(after)
     if proc.poll() is not None:
         return float("nan"), "ended before the signal"
+    stage = err[-1].strip()[:60] if err else "?"
     signalled = time.perf_counter()
     os.killpg(proc.pid, signal.SIGINT)
     proc.wait()
@@ -130,7 +132,7 @@ def ctrl_c(path: Path, after: float) -> tuple[float, str]:
     try:
         plan = json.loads(out[0])
         what = (f"exit {proc.returncode}, {plan.get('status', '?')}, {len(plan.get('placements', []))} placed, "
-                f"verify gate {gate}")
+                f"verify gate {gate}; signalled after: {stage}")
     except (ValueError, IndexError, AttributeError):
         what = f"exit {proc.returncode}, no plan: {''.join(err[-2:]).strip()}"
     return gone, what
