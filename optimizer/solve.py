@@ -455,7 +455,9 @@ def _solve_large(problem: Problem, comp: Component, policy: Policy, params: Solv
         state.timings["packing"] += time.perf_counter() - t0
     best: ComponentResult | None = None
     first: ComponentResult | None = None
-    pref_cap_all = preference_bound(problem, comp, policy, True)
+    # After Ctrl-C no round runs and the plan's bounds stay unknown: the relaxation's LP (seconds at 1,000 nodes,
+    # not interruptible) would only delay the plan
+    pref_cap_all = float("inf") if state.interrupt.is_set() else preference_bound(problem, comp, policy, True)
 
     def reaches_bounds(r: ComponentResult) -> bool:
         """Every pod placed and P at the relaxation's bound: the part is proven optimal."""
