@@ -76,6 +76,8 @@ class Group(click.Group):
             # Ctrl-C before any plan existed (reading the input): nothing to print
             click.echo("interrupted: no plan was made yet", err=True)
             sys.exit(EXIT_INTERRUPTED)
+        finally:
+            gc.unfreeze()  # what load_input froze was this command's input (tests run many commands in a process)
 
 
 # ------------------------------------------------------------------------------------------ input options
