@@ -1,13 +1,17 @@
-"""Ctrl-C during a large search: the plan comes back without waiting for the relaxation's bound, still verified."""
+"""Ctrl-C during a large search: the plan comes back without waiting for the relaxation's bound, still verified;
+a bound stopped half-way is given up and not remembered."""
 from __future__ import annotations
 
 import pytest
 
 from podplan.models.generate import generate
 from podplan.models.loader import parse_documents
+from podplan.optimizer import bound as bound_module
 from podplan.optimizer import solve as solve_module
 from podplan.optimizer.pipeline import check, greedy_plan
 from podplan.optimizer.policy import Policy
+from podplan.optimizer.problem import build_problem
+from podplan.optimizer.registry import DEFAULT_PROFILE
 from podplan.optimizer.runner import Interrupt, SolverParams
 
 
@@ -16,8 +20,8 @@ def test_ctrl_c_during_the_packing_repair_returns_the_incumbent_without_the_pref
     cluster = parse_documents(generate(12, 60, 1, "production"))
     greedy = greedy_plan(cluster, 0)
     asked: list[object] = []
-    real = solve_module.preference_bound
-    monkeypatch.setattr(solve_module, "preference_bound", lambda *a: asked.append(a) or real(*a))
+    real = solve_module.preference_bound_unless
+    monkeypatch.setattr(solve_module, "preference_bound_unless", lambda *a: asked.append(a) or real(*a))
     interrupt = Interrupt()
 
     def repair_then_ctrl_c(problem, comp, incumbent, *rest):  # type: ignore[no-untyped-def]
@@ -40,7 +44,28 @@ def test_without_ctrl_c_the_neighbourhood_search_asks_for_the_bound(monkeypatch:
     cluster = parse_documents(generate(12, 60, 1, "production"))
     greedy = greedy_plan(cluster, 0)
     asked: list[object] = []
-    real = solve_module.preference_bound
-    monkeypatch.setattr(solve_module, "preference_bound", lambda *a: asked.append(a) or real(*a))
+    real = solve_module.preference_bound_unless
+    monkeypatch.setattr(solve_module, "preference_bound_unless", lambda *a: asked.append(a) or real(*a))
     solve_module.solve(cluster, SolverParams(time_limit=10.0, full_model_variables=0), Policy(), greedy)
     assert asked
+
+
+def test_ctrl_c_while_the_preference_lp_is_built_gives_it_up_and_remembers_nothing(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    cluster = parse_documents(generate(12, 60, 1, "production"))
+    problem = build_problem(cluster, DEFAULT_PROFILE)
+    comp = max(problem.components, key=lambda c: len(c.classes))
+    fresh = bound_module.preference_bound(build_problem(cluster, DEFAULT_PROFILE), comp, Policy(), True)
+    interrupt = Interrupt()
+    real = bound_module.linear_gains
+
+    def gains_then_ctrl_c(*a):  # type: ignore[no-untyped-def]
+        interrupt.stop()  # Ctrl-C while the LP's first class is looked at
+        return real(*a)
+
+    monkeypatch.setattr(bound_module, "linear_gains", gains_then_ctrl_c)
+    assert bound_module.preference_bound_unless(problem, comp, Policy(), True, interrupt) is None
+    monkeypatch.setattr(bound_module, "linear_gains", real)
+    # nothing half-done was kept: the bound asked again is the whole one
+    assert bound_module.preference_bound(problem, comp, Policy(), True) == fresh
+    assert bound_module.preference_bound_unless(problem, comp, Policy(), True, Interrupt()) == fresh
