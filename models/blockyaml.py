@@ -28,7 +28,8 @@ from yaml.nodes import ScalarNode
 
 STR = "tag:yaml.org,2002:str"
 # Characters PyYAML refuses or treats as line breaks, and the ones this reader leaves to it (tab, CR, BOM).
-_NOT_MINE = re.compile("[^\n\x20-\x7e\xa0-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]")
+# (U+2028 and U+2029 are line breaks to PyYAML, as NEL U+0085 is.)
+_NOT_MINE = re.compile("[^\n\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]")
 # First characters of a plain scalar or key this reader leaves to PyYAML: indicators (anchors, aliases, tags,
 # flow collections, block scalars, directives, reserved) and quotes it did not take as a whole.
 _INDICATORS = frozenset(",[]{}#&*!|>'\"%@`")
@@ -120,17 +121,21 @@ def _literal(lines: list[str], i: int, header: str, indent: int) -> tuple[str, i
             out.append("")
         else:
             s = line.lstrip(" ")
-            if len(line) - len(s) >= width:
+            if not s:
+                if len(line) > width:
+                    raise NotMine("spaces past the indentation on a blank line of a literal block")
+                out.append("")
+            elif len(line) - len(s) >= width:
                 out.append(line[width:])
-            elif not s:
-                raise NotMine("spaces-only line in a literal block")
             else:
                 break
         i += 1
+    # the block's last line is the stream's, with no line break after it: clip has no break to keep
+    unbroken = i == n and lines[n - 1].strip(" ") != ""
     while out and not out[-1]:
         out.pop()
     text = "\n".join(out)
-    return (text + "\n" if header == "|" else text), i
+    return (text + "\n" if header == "|" and not unbroken else text), i
 
 
 # What a line is (the first item of its _Line), decided once per distinct line text: a cluster's 2 million lines

@@ -19,7 +19,7 @@ TRICKY = ["yes", "No", "on", "OFF", "y", "n", "true", "False", "~", "null", "0x1
           "1:20", "190:20:30", "-1", "+2", "3.5", "1e3", "6.8523015e+5", ".inf", "-.Inf", ".nan", "2001-12-14",
           "2001-12-14t21:59:43.10-05:00", "100m", "1Gi", "=", "<<", "app", "web-1", "nvidia.com/gpu", "0.5Gi",
           "a:b", "a #b", "a# b", "-x", "?x", ":x", "x:", "'q'", '"q"', "it's", "{}", "[]", "|", "- a", "",
-          " lead", "trail ", "multi\nline", "tab\there", "back\\slash", "f:metadata", "---", "..."]
+          " lead", "trail ", "multi\nline", "tab\there", "back\\slash", "line\u2028sep", "nel\x85", "f:metadata", "---", "..."]
 
 
 def same(a: Any, b: Any) -> bool:
@@ -129,7 +129,8 @@ def test_a_kubectl_dump_with_literal_blocks_comments_and_compact_sequences_is_mi
     "a: 1\n  b: 2\n", "a\nb\n", "- a\nb: 1\n", "a: b: c\n", "a: 2001-13-45\n", "a: =\n", "  a: 1\n",
     "a:\n  - x\n  b: 1\n", "a:\n- x\nb: 1\n- y\n", "a: |\n\n  x\n", "a: |\n  x\n   \n  y\n", "- |\n x\n",
     "x:\n- a: |\n    t\n  b: 2\n", "a: 1\na: 2\n", "'a': 1\n\"b\": 2\n", "a: ''\nb: \"\"\n", "a: --- x\n",
-    "--- a\n", "a:  \n  b: 1\n", "1: one\ntrue: t\nnull: n\n~: m\n", "a: 'x' y\n", "- 'x': 1\n  y: 2\n",
+    "--- a\n", "a: |\n  x", "- |\n  x", "a: |\n  x\n  ", "a: |\n  x\n   ", "a: |\n  x\n  \n  y\n", "a: |\n  x\n\n\n",
+    "a: |\n  x\n   \n  y\n", "a: |-\n  x\n\nb: 1\n", "a: |\n    x\n  y\n", "a: x\u2028y\nb: 1\n", "a: x\u2029y\n", "a: x\x85y\n", "a: \x07\n", "a:  \n  b: 1\n", "1: one\ntrue: t\nnull: n\n~: m\n", "a: 'x' y\n", "- 'x': 1\n  y: 2\n",
 ], ids=lambda t: repr(t)[:40])
 def test_small_texts_agree_with_pyyaml(text: str) -> None:
     agrees(text)
@@ -211,3 +212,17 @@ def test_evolve_is_dataclasses_replace() -> None:
     assert evolve(pod, name="x").raw is pod.raw and evolve(pod, name="x").where == pod.where
     with pytest.raises(TypeError):
         evolve(pod, nmae="x")
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.text(alphabet=" a#:-|'\"", max_size=6), min_size=1, max_size=5), st.sampled_from(["|", "|-"]),
+       st.sampled_from([1, 2, 4]), st.sampled_from(["a", "- a", "- k"]), st.booleans(), st.booleans())
+def test_literal_blocks_agree_with_pyyaml(lines: list[str], header: str, indent: int, parent: str, after: bool,
+                                          final_break: bool) -> None:
+    """Literal blocks under a key, a sequence item or a sequence item's key; blank, comment-like and
+    indented lines; with or without a following key and a final line break."""
+    head = {"a": f"a: {header}", "- a": f"- {header}", "- k": f"- k: {header}"}[parent]
+    base = 2 if parent == "- k" else 0
+    body = "\n".join((" " * (base + indent) + line) if line.strip() else line for line in lines)
+    tail = ("\n" + ("b: 1" if parent == "a" else "- b")) if after else ""
+    agrees(head + "\n" + body + tail + ("\n" if final_break else ""))
