@@ -14,6 +14,7 @@ fresh process, one at a time:
     python benchmarks/bench_io.py                          # production 1,000 and three shapes at 1,000 nodes
     python benchmarks/bench_io.py --production-5000        # ... and production 5,000 (minutes on 2 cores)
     python benchmarks/bench_io.py --rows production-1000 --no-ctrl-c
+    python benchmarks/bench_io.py --nodes 12 --no-ctrl-c                # toy size (smoke test)
 
 Instances: production N = `podplan generate --profile production --nodes N --pods 10*N --seed 0`;
 shape S = `podplan generate --shape S --nodes 1000 --seed 0`. The machine's cores and load average are printed
@@ -37,22 +38,22 @@ INPUTS = ROOT / "benchmarks" / "results" / "inputs"
 SHAPE_ROWS = ("eks-default", "anti-host-30", "spread-anyway")
 
 
-def rows(production_5000: bool) -> dict[str, tuple[str, int, int]]:
+def rows(production_5000: bool, nodes: int = 1000) -> dict[str, tuple[str, int, int]]:
     """name: (profile or shape, nodes, pods or 0 for the shape's own count)."""
-    out = {"production-1000": ("production", 1000, 10000)}
+    out = {f"production-{nodes}": ("production", nodes, 10 * nodes)}
     if production_5000:
         out["production-5000"] = ("production", 5000, 50000)
-    out.update({f"shape {s}": (f"shape:{s}", 1000, 0) for s in SHAPE_ROWS})
+    out.update({f"shape {s}": (f"shape:{s}", nodes, 0) for s in SHAPE_ROWS})
     return out
 
 
-def write_inputs(name: str, what: str, nodes: int, pods: int) -> tuple[Path, Path]:
+def write_inputs(name: str, what: str, nodes: int, pods: int, inputs: Path = INPUTS) -> tuple[Path, Path]:
     """The instance as YAML and as JSON (written once; later runs reuse them)."""
     from podplan.models.generate import dump_yaml, generate
     from podplan.models.shapes import shape_instance
 
-    INPUTS.mkdir(parents=True, exist_ok=True)
-    stem = INPUTS / f"io-{name.replace(' ', '-')}-seed0"
+    inputs.mkdir(parents=True, exist_ok=True)
+    stem = inputs / f"io-{name.replace(' ', '-')}-{nodes}-seed0"
     yaml_path, json_path = stem.with_suffix(".yaml"), stem.with_suffix(".json")
     if yaml_path.exists() and json_path.exists():
         return yaml_path, json_path
@@ -144,8 +145,11 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--rows", nargs="*", help="only these rows (names as printed)")
     ap.add_argument("--no-ctrl-c", action="store_true", help="skip the Ctrl-C column (it runs solve)")
     ap.add_argument("--ctrl-c-after", type=float, default=5.0, help="seconds into the search before SIGINT")
+    ap.add_argument("--nodes", type=int, default=1000, help="nodes of the production and shape rows (toy sizes "
+                                                             "for a smoke test)")
+    ap.add_argument("--inputs", type=Path, default=INPUTS, help="where the generated inputs are kept")
     args = ap.parse_args(argv)
-    chosen = rows(args.production_5000)
+    chosen = rows(args.production_5000, args.nodes)
     if args.rows:
         chosen = {k: v for k, v in chosen.items() if k in args.rows}
     print(f"{os.cpu_count()} cores; load average {os.getloadavg()[0]:.1f} at the start (a shared machine)")
@@ -153,7 +157,7 @@ def main(argv: list[str] | None = None) -> None:
           "| validate wall s (cpu) | validate peak MiB | Ctrl-C to print s | after Ctrl-C | load |")
     print("|---|---|---:|---:|---:|---:|---:|---:|---:|---|---:|")
     for name, (what, nodes, pods) in chosen.items():
-        yaml_path, json_path = write_inputs(name, what, nodes, pods)
+        yaml_path, json_path = write_inputs(name, what, nodes, pods, args.inputs)
         y_cpu, y_wall, counts = read_seconds(yaml_path)
         j_cpu, j_wall, _ = read_seconds(json_path)
         v_wall, v_cpu, v_rss = validate(yaml_path)
