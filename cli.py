@@ -6,6 +6,7 @@ exit 3, never printed. Ctrl-C: the best plan so far is printed, exit 130.
 """
 from __future__ import annotations
 
+import gc
 import os
 import sys
 import time
@@ -75,6 +76,8 @@ class Group(click.Group):
             # Ctrl-C before any plan existed (reading the input): nothing to print
             click.echo("interrupted: no plan was made yet", err=True)
             sys.exit(EXIT_INTERRUPTED)
+        finally:
+            gc.unfreeze()  # what load_input froze was this command's input (tests run many commands in a process)
 
 
 # ------------------------------------------------------------------------------------------ input options
@@ -201,6 +204,8 @@ def load_input(files: Sequence[str], batch: bool = True, unscoped: str = "") -> 
         docs = docs + read_paths(files or ("-",))
         sources.extend(files or ("-",))
     cluster = cluster_of(docs, sources, unknown_fields_fatal=bool(root.get("strict")))
+    # The input lives as long as the command: the collector's full passes (greedy, search, verify) skip it.
+    gc.freeze()
     for w in cluster.warnings:
         click.echo(f"warning: {w}", err=True)
     if batch and cluster.pending and not cluster.nodes:

@@ -29,11 +29,12 @@ import difflib
 
 import hashlib
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from . import names
 from .errors import InputError, Where, describe_value, printable, quote
+from .evolve import evolve
 from .fields import KNOWN_FIELDS, WORKLOAD_SPECS, unknown_field_message
 from .objects import (
     Affinity, HostPort, Namespace, Node, OwnerRef, Pod, PodAffinityTerm, PodDisruptionBudget, PodGroup,
@@ -91,13 +92,16 @@ class Ctx:
         return ".".join(p for p in (self.prefix, path) if p)
 
     def sub(self, path: str) -> "Ctx":
-        return replace(self, prefix=self.path(path))
+        # the constructor, not dataclasses.replace: replace costs 10 times more, and runs for every template
+        return Ctx(self.where, self.path(path), self.strict, self.typos)
 
 
 # ----------------------------------------------------------------------------------------------- primitives
 
 
 def _map(ctx: Ctx, value: Any, path: str) -> dict[str, Any]:
+    if type(value) is dict:  # the common case, without the ABC's isinstance
+        return dict(value)
     if value is None:
         return {}
     if not isinstance(value, Mapping):
@@ -169,12 +173,17 @@ def _strict_str(ctx: Ctx, value: Any, path: str) -> str:
     return _str(ctx, value, path)
 
 
+_SYNTAX_OK: set[tuple[Callable[[str], str], str]] = set()  # (rule, text) found valid: labels repeat by thousands
+
+
 def _syntax(ctx: Ctx, path: str, text: str, rule: Callable[[str], str]) -> None:
     """The API server's syntax rule for a name or label (models.names); skipped when not strict."""
-    if ctx.strict:
+    if ctx.strict and (rule, text) not in _SYNTAX_OK:
         broken = rule(text)
         if broken:
             raise ctx.fail(path, f"{quote(text)} {broken}")
+        if len(_SYNTAX_OK) < 200_000:
+            _SYNTAX_OK.add((rule, text))
 
 
 def _labels(ctx: Ctx, value: Any, path: str, annotations: bool = False) -> dict[str, str]:
@@ -610,6 +619,26 @@ def _scheduling_gates(ctx: Ctx, spec: Mapping[str, Any]) -> tuple[str, ...]:
     return tuple(names)
 
 
+# Parts of pod specs parsed before, by what they were parsed from (the part's repr, and what else it depends on):
+# the pods of a workload, or of a DaemonSet on every node, repeat the same containers, tolerations and affinity.
+_PARTS: dict[tuple[Any, ...], Any] = {}
+_NONE = object()
+
+
+def _once(ctx: Ctx, key: tuple[Any, ...], compute: Callable[[], Any]) -> Any:
+    """compute(), or its value for the same key before. Only a part parsed without an error or a warning is
+    remembered: those belong to each object that has them, and a part read again raises or warns again."""
+    key = (ctx.strict, *key)
+    hit = _PARTS.get(key, _NONE)
+    if hit is not _NONE:
+        return hit
+    before = len(ctx.typos.warnings)
+    value = compute()
+    if len(ctx.typos.warnings) == before and len(_PARTS) < 20_000:
+        _PARTS[key] = value
+    return value
+
+
 def parse_pod_spec(ctx: Ctx, namespace: str, name: str, meta: Mapping[str, Any], spec: Any, order: int,
                    raw: Mapping[str, Any] | None = None) -> Pod:
     """A Pod (or a workload's pod template) from its metadata and spec; `ctx` points at the spec's parent."""
@@ -617,32 +646,39 @@ def parse_pod_spec(ctx: Ctx, namespace: str, name: str, meta: Mapping[str, Any],
     labels = _labels(ctx, meta.get("labels"), "metadata.labels")
     annotations = _labels(ctx, meta.get("annotations"), "metadata.annotations", annotations=True)
     host_network = _bool(ctx, spec.get("hostNetwork"), "spec.hostNetwork")
-    containers, ports = [], []
-    for i, c in enumerate(_list(ctx, spec.get("containers"), "spec.containers")):
-        c = _fields(ctx, c, f"spec.containers[{i}]", "Container")
-        containers.append(_container_requests(ctx, c, f"spec.containers[{i}]"))
-        ports.extend(_host_ports(ctx, c, f"spec.containers[{i}]", host_network))
-    inits = []
-    for i, c in enumerate(_list(ctx, spec.get("initContainers"), "spec.initContainers")):
-        c = _fields(ctx, c, f"spec.initContainers[{i}]", "Container")
-        # Only Always makes a sidecar (isRestartableInitContainer); newer per-container policies are not sidecars.
-        policy = _str(ctx, c.get("restartPolicy"), f"spec.initContainers[{i}].restartPolicy")
-        inits.append((_container_requests(ctx, c, f"spec.initContainers[{i}]"), policy == "Always"))
-    pod_res = _fields(ctx, spec.get("resources"), "spec.resources", "ResourceRequirements")
-    pod_level = _resources(ctx, pod_res.get("requests"), "spec.resources.requests")
-    # defaultPodRequests: a pod-level limit becomes the pod-level request only where no container requests
-    # that resource (cpu/memory; where one does, the default is the containers' own aggregate, a no-op here).
-    requested_by_containers = {k for c in containers for k in c} | {k for c, _ in inits for k in c}
-    for rname, amount in _resources(ctx, pod_res.get("limits"), "spec.resources.limits").items():
-        if not is_pod_level_resource(rname) or rname in pod_level:
-            continue
-        if rname in POD_LEVEL_RESOURCES and rname in requested_by_containers:
-            continue
-        pod_level[rname] = amount
-    overhead = _resources(ctx, spec.get("overhead"), "spec.overhead")
-    requests = effective_requests(containers, inits, pod_level, overhead)
-    nonzero = effective_requests([_with_nonzero(c) for c in containers],
-                                 [(_with_nonzero(c), r) for c, r in inits], pod_level, overhead)
+
+    def resources() -> tuple[dict[str, int], dict[str, int], tuple[HostPort, ...]]:
+        containers, ports = [], []
+        for i, c in enumerate(_list(ctx, spec.get("containers"), "spec.containers")):
+            c = _fields(ctx, c, f"spec.containers[{i}]", "Container")
+            containers.append(_container_requests(ctx, c, f"spec.containers[{i}]"))
+            ports.extend(_host_ports(ctx, c, f"spec.containers[{i}]", host_network))
+        inits = []
+        for i, c in enumerate(_list(ctx, spec.get("initContainers"), "spec.initContainers")):
+            c = _fields(ctx, c, f"spec.initContainers[{i}]", "Container")
+            # Only Always makes a sidecar (isRestartableInitContainer); newer per-container policies are not sidecars.
+            policy = _str(ctx, c.get("restartPolicy"), f"spec.initContainers[{i}].restartPolicy")
+            inits.append((_container_requests(ctx, c, f"spec.initContainers[{i}]"), policy == "Always"))
+        pod_res = _fields(ctx, spec.get("resources"), "spec.resources", "ResourceRequirements")
+        pod_level = _resources(ctx, pod_res.get("requests"), "spec.resources.requests")
+        # defaultPodRequests: a pod-level limit becomes the pod-level request only where no container requests
+        # that resource (cpu/memory; where one does, the default is the containers' own aggregate, a no-op here).
+        requested_by_containers = {k for c in containers for k in c} | {k for c, _ in inits for k in c}
+        for rname, amount in _resources(ctx, pod_res.get("limits"), "spec.resources.limits").items():
+            if not is_pod_level_resource(rname) or rname in pod_level:
+                continue
+            if rname in POD_LEVEL_RESOURCES and rname in requested_by_containers:
+                continue
+            pod_level[rname] = amount
+        overhead = _resources(ctx, spec.get("overhead"), "spec.overhead")
+        requests = effective_requests(containers, inits, pod_level, overhead)
+        nonzero = effective_requests([_with_nonzero(c) for c in containers],
+                                     [(_with_nonzero(c), r) for c, r in inits], pod_level, overhead)
+        return requests, nonzero, tuple(ports)
+
+    requests, nonzero, ports = _once(ctx, ("resources", repr(spec.get("containers")), repr(spec.get("initContainers")),
+                                           repr(spec.get("resources")), repr(spec.get("overhead")), host_network),
+                                     resources)
     priority = _int(ctx, spec.get("priority"), "spec.priority")
     volumes = _list(ctx, spec.get("volumes"), "spec.volumes")
     local = any(isinstance(v, Mapping) and ("emptyDir" in v or "hostPath" in v) for v in volumes)
@@ -656,11 +692,14 @@ def parse_pod_spec(ctx: Ctx, namespace: str, name: str, meta: Mapping[str, Any],
         priority_class_name=_str(ctx, spec.get("priorityClassName"), "spec.priorityClassName"),
         node_name=_str(ctx, spec.get("nodeName"), "spec.nodeName"),
         node_selector=node_selector,
-        affinity=_affinity(ctx, spec.get("affinity"), "spec.affinity", labels),
-        tolerations=tuple(_toleration(ctx, t, f"spec.tolerations[{i}]")
-                          for i, t in enumerate(_list(ctx, spec.get("tolerations"), "spec.tolerations"))),
-        spread_constraints=_spreads(ctx, spec, labels),
-        host_ports=tuple(ports),
+        affinity=_once(ctx, ("affinity", repr(spec.get("affinity")), repr(labels)),
+                       lambda: _affinity(ctx, spec.get("affinity"), "spec.affinity", labels)),
+        tolerations=_once(ctx, ("tolerations", repr(spec.get("tolerations"))),
+                          lambda: tuple(_toleration(ctx, t, f"spec.tolerations[{i}]")
+                                        for i, t in enumerate(_list(ctx, spec.get("tolerations"), "spec.tolerations")))),
+        spread_constraints=_once(ctx, ("spreads", repr(spec.get("topologySpreadConstraints")), repr(labels)),
+                                 lambda: _spreads(ctx, spec, labels)),
+        host_ports=ports,
         requests=requests, nonzero_requests=nonzero,
         scheduler_name=_str(ctx, spec.get("schedulerName"), "spec.schedulerName", "default-scheduler") or "default-scheduler",
         scheduling_gates=_scheduling_gates(ctx, spec),
@@ -681,7 +720,7 @@ def parse_pod(ctx: Ctx, body: Mapping[str, Any], order: int) -> tuple[Pod, bool]
     spec = _map(ctx, body.get("spec"), "spec")
     status = body.get("status")
     if isinstance(status, Mapping):  # what preemption reads: the pod's nomination and when it started
-        pod = replace(pod, nominated_node_name=_str(ctx, status.get("nominatedNodeName"), "status.nominatedNodeName"),
+        pod = evolve(pod, nominated_node_name=_str(ctx, status.get("nominatedNodeName"), "status.nominatedNodeName"),
                       start_time=_str(ctx, status.get("startTime"), "status.startTime"))
     return pod, spec.get("priority") is not None
 

@@ -28,10 +28,10 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import replace
 from typing import Any
 
 from .errors import Where
+from .evolve import evolve
 from .objects import (
     POD_GROUP_LABEL, Affinity, Cluster, Node, OwnerRef, Pod, Workload,
 )
@@ -120,7 +120,7 @@ def _daemon_node(pod: Pod) -> str:
 def _pin_to_node(template: Pod, node_name: str) -> Pod:
     term = NodeSelectorTerm((), (Requirement("metadata.name", "In", (node_name,)),))
     a = template.affinity
-    return replace(template, affinity=Affinity(NodeSelector((term,)), a.node_preferred, a.pod_required,
+    return evolve(template, affinity=Affinity(NodeSelector((term,)), a.node_preferred, a.pod_required,
                                                a.pod_preferred, a.anti_required, a.anti_preferred),
                    tolerations=template.tolerations + _DAEMON_TOLERATIONS)
 
@@ -140,14 +140,14 @@ def with_labels(template: Pod, extra: Mapping[str, str]) -> Pod:
     pod's real labels, as it would when the API server admits the controller's pod."""
     labels = {**template.labels, **extra}
     if not (_label_keys_used(template) & extra.keys()) or template.raw is None:
-        return replace(template, labels=labels)
+        return evolve(template, labels=labels)
     raw = template.raw
     meta = dict(raw.get("metadata") or {})
     meta["labels"] = labels
     # Already validated strictly when first read: lenient here so a re-read cannot fail differently.
     ctx = Ctx(template.where, "spec.template", strict=False)
     again = parse_pod_spec(ctx, template.namespace, template.name, meta, raw.get("spec"), template.order, raw)
-    return replace(again, priority=template.priority, priority_class_name=template.priority_class_name)
+    return evolve(again, priority=template.priority, priority_class_name=template.priority_class_name)
 
 
 def _template_identity(raw: Mapping[str, Any] | None) -> str:
@@ -173,6 +173,18 @@ def _new_replica_set(deploy: Workload, workloads: Iterable[Workload]) -> Workloa
         if _template_identity(rs.template.raw if rs.template else None) == want:
             return rs
     return None
+
+
+def _replica_sets_by_owner(workloads: Iterable[Workload]) -> dict[tuple[str, str], list[Workload]]:
+    """Each (namespace, Deployment name)'s controlled ReplicaSets, in input order: _new_replica_set looks among
+    these only (scanning every workload for every Deployment took 25 s at 5,000 nodes)."""
+    out: dict[tuple[str, str], list[Workload]] = defaultdict(list)
+    for rs in workloads:
+        if rs.kind == "ReplicaSet":
+            ref = _controller_ref(rs.owner_refs)
+            if ref is not None and ref.kind == "Deployment":
+                out[(rs.namespace, ref.name)].append(rs)
+    return out
 
 
 def _is_owned_by_input_deployment(rs: Workload, index: WorkloadIndex) -> bool:
@@ -245,7 +257,7 @@ def build_cluster(c: Collected, extra_warnings: tuple[str, ...] = ()) -> Cluster
     absent_nodes: dict[str, list[Pod]] = defaultdict(list)
     for pod, explicit in c.pods:
         owner = _owner_of(pod, index)
-        pod = replace(pod, priority=priorities.of(pod, explicit), workload=owner.key if owner else "",
+        pod = evolve(pod, priority=priorities.of(pod, explicit), workload=owner.key if owner else "",
                       pod_group=_group_of(pod), preemption_policy=priorities.preemption_policy(pod))
         if owner is not None:
             present[owner.key].append(pod)
@@ -259,11 +271,12 @@ def build_cluster(c: Collected, extra_warnings: tuple[str, ...] = ()) -> Cluster
     generated: list[Pod] = []
     order = len(c.pods)
     used = {p.key for p, _ in c.pods}  # generated names must not collide with any pod, read or generated
+    replica_sets = _replica_sets_by_owner(c.workloads)
     for w in c.workloads:
         if w.template is None or (w.kind == "ReplicaSet" and _is_owned_by_input_deployment(w, index)):
             continue  # a ReplicaSet of a Deployment in the input is expanded through that Deployment
-        for template, name, owner in _missing_pods(w, present.get(w.key, []), c, used):
-            template = replace(template, priority=priorities.of(template, _explicit_priority(template)),
+        for template, name, owner in _missing_pods(w, present.get(w.key, []), c, used, replica_sets):
+            template = evolve(template, priority=priorities.of(template, _explicit_priority(template)),
                                preemption_policy=priorities.preemption_policy(template))
             generated.append(_instance(template, w, name, owner, order))
             order += 1
@@ -302,7 +315,8 @@ def build_cluster(c: Collected, extra_warnings: tuple[str, ...] = ()) -> Cluster
     )
 
 
-def _missing_pods(w: Workload, present: list[Pod], c: Collected, used: set[str]) -> list[tuple[Pod, str, OwnerRef]]:
+def _missing_pods(w: Workload, present: list[Pod], c: Collected, used: set[str],
+                  replica_sets: Mapping[tuple[str, str], list[Workload]] | None = None) -> list[tuple[Pod, str, OwnerRef]]:
     """(template, name, controller ref) of each pod the workload's controller would still create.
 
     `used` holds every pod key taken so far; the names chosen here are added to it (5-character suffixes
@@ -334,7 +348,8 @@ def _missing_pods(w: Workload, present: list[Pod], c: Collected, used: set[str])
         return []
     template, prefix = w.template, w.name
     if w.kind == "Deployment":
-        rs = _new_replica_set(w, c.workloads)
+        candidates = c.workloads if replica_sets is None else replica_sets.get((w.namespace, w.name), [])
+        rs = _new_replica_set(w, candidates)
         if rs is not None and rs.template is not None:
             template, prefix = rs.template, rs.name
             own = OwnerRef("ReplicaSet", rs.name, rs.uid, True)
@@ -371,9 +386,9 @@ def _group_of(pod: Pod) -> str:
 
 
 def _instance(template: Pod, w: Workload, name: str, owner: OwnerRef, order: int) -> Pod:
-    pod = replace(template, name=name, uid="", owner_refs=(owner,), node_name="", order=order,
-                  workload=w.key, where=Where(w.where.file, w.where.doc, w.kind, w.namespace, w.name))
-    return replace(pod, pod_group=_group_of(pod))
+    # one copy of the template (_group_of reads labels and namespace, which the template and its pod share)
+    return evolve(template, name=name, uid="", owner_refs=(owner,), node_name="", order=order, workload=w.key,
+                  where=Where(w.where.file, w.where.doc, w.kind, w.namespace, w.name), pod_group=_group_of(template))
 
 
 def _topology_keys(pod: Pod) -> set[str]:

@@ -316,7 +316,12 @@ def _met_gains(problem: Problem, c: int, policy: Policy) -> np.ndarray | None:
     return out
 
 
-def _joint_linear(problem: Problem, comp: Component, policy: Policy) -> tuple[float, set[int]] | None:
+class _Stopped(Exception):
+    """Ctrl-C while a bound was being computed: the bound is not needed any more (preference_bound_unless)."""
+
+
+def _joint_linear(problem: Problem, comp: Component, policy: Policy,
+                  interrupt: Interrupt = NEVER) -> tuple[float, set[int]] | None:
     """(most the linear terms, preferred node affinity less untolerated PreferNoSchedule taints, and the preferred
     pod-affinity terms met by existing pods, can pay over the classes that prefer some nodes to others, those
     classes) when every pod is placed: an LP over node groups.
@@ -334,6 +339,8 @@ def _joint_linear(problem: Problem, comp: Component, policy: Policy) -> tuple[fl
     every: dict[int, tuple[np.ndarray, np.ndarray]] = {}
     met_at = np.zeros(len(problem.nodes), dtype=bool)  # nodes where an affinity term pays for sure
     for c in comp.classes:
+        if interrupt.is_set():
+            raise _Stopped
         gains, ub = linear_gains(problem, c, policy)
         met = _met_gains(problem, c, policy)
         if met is None:
@@ -355,6 +362,8 @@ def _joint_linear(problem: Problem, comp: Component, policy: Policy) -> tuple[fl
     cols: list[tuple[int, int, float, int]] = []  # (class, group, gain, cap)
     joint: set[int] = set()
     for c, (gains, ub) in every.items():
+        if interrupt.is_set():
+            raise _Stopped
         feas = problem.feasible[c]
         g_of = group_of[feas]
         ok = True
@@ -421,10 +430,25 @@ def preference_bound(problem: Problem, comp: Component, policy: Policy, all_plac
     return found  # type: ignore[return-value]
 
 
-def _preference_bound(problem: Problem, comp: Component, policy: Policy, all_placed: bool) -> int:
+def preference_bound_unless(problem: Problem, comp: Component, policy: Policy, all_placed: bool,
+                            interrupt: Interrupt) -> int | None:
+    """preference_bound, or None once `interrupt` is set (Ctrl-C): building the LP's groups takes seconds at
+    1,000 nodes, and a plan printed on Ctrl-C reports its bounds unknown. A stopped bound is not remembered."""
+    key = ("bound.preference", comp.index, tuple(comp.classes), policy, all_placed)
+    found = problem.cache.get(key)
+    if found is None:
+        try:
+            found = problem.cache[key] = _preference_bound(problem, comp, policy, all_placed, interrupt)
+        except _Stopped:
+            return None
+    return found  # type: ignore[return-value]
+
+
+def _preference_bound(problem: Problem, comp: Component, policy: Policy, all_placed: bool,
+                      interrupt: Interrupt = NEVER) -> int:
     total = 0
     cls_set = set(comp.classes)
-    joint = _joint_linear(problem, comp, policy) if all_placed else None
+    joint = _joint_linear(problem, comp, policy, interrupt) if all_placed else None
     # the joint form of the classes' own terms: the LP over node groups for the linear terms of the classes in it,
     # plus their affinity caps, plus the per-class bound of the others; the smaller of the two forms is the bound
     per_class_part, joint_part = 0, (joint[0] if joint is not None else 0.0)

@@ -37,7 +37,7 @@ from ortools.sat.python import cp_model
 from ..models.objects import Cluster, Pod
 
 from .blockers import carrier, dynamic_reason
-from .bound import node_groups, placed_bound, preference_bound
+from .bound import node_groups, placed_bound, preference_bound, preference_bound_unless
 from .context import TERM_KINDS, Explain
 from .framework import Profile, Reason
 from .model import Built, build, existing_terms, term_vars
@@ -455,7 +455,10 @@ def _solve_large(problem: Problem, comp: Component, policy: Policy, params: Solv
         state.timings["packing"] += time.perf_counter() - t0
     best: ComponentResult | None = None
     first: ComponentResult | None = None
-    pref_cap_all = preference_bound(problem, comp, policy, True)
+    # After Ctrl-C no round runs and the plan's bounds stay unknown: the relaxation's LP (seconds to build at
+    # 1,000 nodes) would only delay the plan, so it is not started, or given up, on Ctrl-C
+    cap = None if state.interrupt.is_set() else preference_bound_unless(problem, comp, policy, True, state.interrupt)
+    pref_cap_all = float("inf") if cap is None else cap
 
     def reaches_bounds(r: ComponentResult) -> bool:
         """Every pod placed and P at the relaxation's bound: the part is proven optimal."""

@@ -90,3 +90,11 @@ def test_bench_consolidate_prints_a_row_per_utilisation_with_bound_gap_scale_dow
     assert cells["nodes"] == "20" and cells["utilisation"] == "50%" and cells["status"] in ("OPTIMAL", "FEASIBLE")
     assert float(cells["bound"]) >= float(cells["removed"]) and cells["gap"].endswith("%")
     assert cells["load avg (1 min)"] and cells["met"] == "- (toy size)"
+
+
+def test_bench_io_prints_reading_validate_and_ctrl_c_per_instance(tmp_path: Path) -> None:
+    header, *rows = table("bench_io.py", "--nodes", "12", "--no-ctrl-c", "--inputs", str(tmp_path))
+    assert header[:4] == ["instance", "nodes/existing/pending", "YAML MB", "read YAML cpu s (wall)"]
+    assert [r[0] for r in rows] == ["production-12", "shape eks-default", "shape anti-host-30", "shape spread-anyway"]
+    assert all(r[1].startswith("12/") for r in rows)
+    assert all(r[8] == "-" for r in rows)  # no Ctrl-C column asked for

@@ -1,0 +1,228 @@
+"""The line reader of block YAML (models.blockyaml) gives exactly what yaml.safe_load_all gives, or hands the file
+back (None); it never accepts a file PyYAML rejects."""
+from __future__ import annotations
+
+import io
+import math
+from typing import Any
+
+import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from podplan.models import blockyaml
+from podplan.models.generate import dump_yaml, generate
+from podplan.models.shapes import SHAPES, shape_instance
+
+TRICKY = ["yes", "No", "on", "OFF", "y", "n", "true", "False", "~", "null", "0x1F", "0o17", "017", "1_000",
+          "1:20", "190:20:30", "-1", "+2", "3.5", "1e3", "6.8523015e+5", ".inf", "-.Inf", ".nan", "2001-12-14",
+          "2001-12-14t21:59:43.10-05:00", "100m", "1Gi", "=", "<<", "app", "web-1", "nvidia.com/gpu", "0.5Gi",
+          "a:b", "a #b", "a# b", "-x", "?x", ":x", "x:", "'q'", '"q"', "it's", "{}", "[]", "|", "- a", "",
+          " lead", "trail ", "multi\nline", "tab\there", "back\\slash", "line\u2028sep", "nel\x85", "f:metadata", "---", "..."]
+
+
+def same(a: Any, b: Any) -> bool:
+    if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
+        return True
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return list(a) == list(b) and all(same(a[k], b[k]) for k in a)
+    if isinstance(a, list):
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+    return bool(a == b)
+
+
+def reference(text: str) -> list[Any] | Exception:
+    try:
+        return list(yaml.safe_load_all(text))
+    except Exception as exc:  # noqa: BLE001 - PyYAML's errors, and ValueError from a bad timestamp
+        return exc
+
+
+def agrees(text: str) -> list[Any] | None:
+    """The reader's answer, checked against PyYAML's: the same documents, or None."""
+    fast = blockyaml.load_all(text)
+    expected = reference(text)
+    if fast is not None:
+        assert not isinstance(expected, Exception), f"accepted what PyYAML rejects: {expected}"
+        assert same(fast, expected)
+    return fast
+
+
+@pytest.mark.parametrize("profile", ["production", "mixed", "gpu"])
+def test_generated_clusters_are_read_by_the_line_reader_and_equal_pyyaml(profile: str) -> None:
+    out = io.StringIO()
+    dump_yaml(generate(30, 120, 3, profile), out)  # what `podplan generate` prints
+    assert agrees(out.getvalue()) is not None
+
+
+@pytest.mark.parametrize("shape", sorted(SHAPES)[:3])
+def test_generated_shapes_equal_pyyaml(shape: str) -> None:
+    out = io.StringIO()
+    dump_yaml(shape_instance(shape, 20, 0).manifests, out)
+    assert agrees(out.getvalue()) is not None
+
+
+KUBECTL = """\
+apiVersion: v1
+items:
+- apiVersion: v1
+  kind: Pod
+  metadata:
+    annotations:
+      kubectl.kubernetes.io/last-applied-configuration: |
+        {"apiVersion":"v1","kind":"Pod"}
+      note: |-
+        two
+          lines
+
+    creationTimestamp: "2024-01-02T03:04:05Z"
+    labels:
+      app: web
+      'quoted key': 'it''s'
+    managedFields:
+    - fieldsV1:
+        f:metadata:
+          f:labels:
+            .: {}
+            f:app: {}
+      manager: kubectl
+    name: web-1
+  spec:
+    containers:
+    - args: []
+      image: nginx
+      ports:
+      - containerPort: 80
+        protocol: TCP
+      resources: {}
+    # a comment between keys
+    nodeName: n1
+    tolerations:
+    -
+      operator: Exists
+    - key: a
+      value:
+  status:
+    phase: Running
+kind: List
+metadata:
+  resourceVersion: ""
+"""
+
+
+def test_a_kubectl_dump_with_literal_blocks_comments_and_compact_sequences_is_mine() -> None:
+    docs = agrees(KUBECTL)
+    assert docs is not None
+    pod = docs[0]["items"][0]
+    assert pod["metadata"]["annotations"]["note"] == "two\n  lines"
+    assert pod["spec"]["tolerations"] == [{"operator": "Exists"}, {"key": "a", "value": None}]
+
+
+@pytest.mark.parametrize("text", [
+    "", "\n", "# only a comment\n", "---\n", "---\n---\na: 1\n---\n", "a: 1\n---\n", "- a\n- b\n",
+    "a:\n- 1\n-\n- - 2\n", "a: &x 1\nb: *x\n", "a: !!str 1\n", "a: {b: 1}\n", "a: [1]\n", "a: >\n  folded\n",
+    "a: |2\n   x\n", "a: b # comment\n", "a: 'multi\n  line'\n", "a: \"esc\\n\"\n", "%YAML 1.1\n---\na: 1\n",
+    "a: 1\n...\n", "a:\tb\n", "a: 1\r\n", "\ufeffa: 1\n", "? a\n: b\n", "<<: {a: 1}\n", "a:\n  b: 1\n c: 2\n",
+    "a: 1\n  b: 2\n", "a\nb\n", "- a\nb: 1\n", "a: b: c\n", "a: 2001-13-45\n", "a: =\n", "  a: 1\n",
+    "a:\n  - x\n  b: 1\n", "a:\n- x\nb: 1\n- y\n", "a: |\n\n  x\n", "a: |\n  x\n   \n  y\n", "- |\n x\n",
+    "x:\n- a: |\n    t\n  b: 2\n", "a: 1\na: 2\n", "'a': 1\n\"b\": 2\n", "a: ''\nb: \"\"\n", "a: --- x\n",
+    "--- a\n", "a: |\n  x", "- |\n  x", "a: |\n  x\n  ", "a: |\n  x\n   ", "a: |\n  x\n  \n  y\n", "a: |\n  x\n\n\n",
+    "a: |\n  x\n   \n  y\n", "a: |-\n  x\n\nb: 1\n", "a: |\n    x\n  y\n", "a: x\u2028y\nb: 1\n", "a: x\u2029y\n", "a: x\x85y\n", "a: \x07\n", "a:  \n  b: 1\n", "1: one\ntrue: t\nnull: n\n~: m\n", "a: 'x' y\n", "- 'x': 1\n  y: 2\n",
+], ids=lambda t: repr(t)[:40])
+def test_small_texts_agree_with_pyyaml(text: str) -> None:
+    agrees(text)
+
+
+def test_the_reader_takes_the_shapes_it_claims() -> None:
+    for text in ("", "---\n", "a: 1\n---\n", "- a\n- b\n", "a:\n- 1\n-\n", "a: 1\na: 2\n", KUBECTL):
+        assert blockyaml.load_all(text) is not None, text
+
+
+scalars = st.one_of(st.sampled_from(TRICKY), st.from_regex(r"[a-z][a-z0-9./-]{0,8}", fullmatch=True), st.text(max_size=8), st.integers(), st.booleans(), st.none(),
+                    st.floats(allow_nan=False))
+keys = st.one_of(st.sampled_from(TRICKY), st.from_regex(r"[a-z][a-z0-9./-]{0,8}", fullmatch=True), st.text(min_size=1, max_size=6), st.integers(-5, 5), st.booleans())
+values = st.recursive(scalars, lambda inner: st.one_of(st.lists(inner, max_size=4),
+                                                       st.dictionaries(keys, inner, max_size=4)), max_leaves=25)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(values, min_size=1, max_size=3), st.sampled_from([False, None]), st.sampled_from([2, 4]),
+       st.booleans())
+def test_dumped_documents_agree_with_pyyaml(docs: list[Any], flow: bool | None, indent: int, start: bool) -> None:
+    agrees(yaml.safe_dump_all(docs, default_flow_style=flow, sort_keys=False, indent=indent, explicit_start=start))
+
+
+EDITS = [" ", "  ", "-", "- ", ":", ": ", "#", " #", "'", '"', "|", "|-", "{}", "[]", "\n", "\n  ", "\n- ", "---",
+         "&a", "*a", "!", "?", ",", "\\", "~", "0", "."]
+
+
+@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(st.integers(0, 10_000), st.integers(0, 3), st.sampled_from(EDITS)), min_size=1,
+                max_size=4))
+def test_edited_kubectl_dumps_are_read_as_pyyaml_reads_them_or_handed_back(edits: list[tuple[int, int, str]]) -> None:
+    """Random edits (insertions, deletions) of a kubectl dump: an edit that breaks the YAML must be handed back,
+    never read into something."""
+    text = KUBECTL
+    for at, cut, insert in edits:
+        at %= len(text) + 1
+        text = text[:at] + insert + text[at + cut:]
+    agrees(text)
+
+
+def _reference_docs(text: str, file: str) -> list[Any]:
+    """The documents as the full loader (libyaml + models.fastyaml) reads them, the line reader bypassed."""
+    from podplan.models import fastyaml
+    from podplan.models.parse import Doc
+
+    loader = fastyaml.Loader(text)
+    try:
+        return [Doc(d, file, i) for i, d in enumerate(fastyaml.documents(loader))]
+    finally:
+        loader.dispose()
+
+
+@pytest.mark.parametrize("profile", ["production", "mixed"])
+def test_the_cluster_read_through_the_line_reader_is_the_reference_cluster(profile: str) -> None:
+    from podplan.models.loader import cluster_of, read_documents
+
+    out = io.StringIO()
+    dump_yaml(generate(40, 300, 5, profile), out)
+    text = out.getvalue()
+    assert blockyaml.load_all(text) is not None  # the fast path is the one under test
+    fast = cluster_of(read_documents(text, "c.yaml"), ["c.yaml"])
+    ref = cluster_of(_reference_docs(text, "c.yaml"), ["c.yaml"])
+    assert fast == ref
+    assert [p.raw for p in fast.pods] == [p.raw for p in ref.pods]
+    assert [p.where for p in fast.pending] == [p.where for p in ref.pending]
+
+
+def test_evolve_is_dataclasses_replace() -> None:
+    from dataclasses import replace
+
+    from podplan.models.evolve import evolve
+    from podplan.models.loader import parse_documents
+
+    out = io.StringIO()
+    dump_yaml(generate(5, 20, 1, "production"), out)
+    pod = parse_documents(yaml.safe_load_all(out.getvalue())).pending[0]
+    assert evolve(pod, name="x", order=7) == replace(pod, name="x", order=7)
+    assert evolve(pod, name="x").raw is pod.raw and evolve(pod, name="x").where == pod.where
+    with pytest.raises(TypeError):
+        evolve(pod, nmae="x")
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.text(alphabet=" a#:-|'\"", max_size=6), min_size=1, max_size=5), st.sampled_from(["|", "|-"]),
+       st.sampled_from([1, 2, 4]), st.sampled_from(["a", "- a", "- k"]), st.booleans(), st.booleans())
+def test_literal_blocks_agree_with_pyyaml(lines: list[str], header: str, indent: int, parent: str, after: bool,
+                                          final_break: bool) -> None:
+    """Literal blocks under a key, a sequence item or a sequence item's key; blank, comment-like and
+    indented lines; with or without a following key and a final line break."""
+    head = {"a": f"a: {header}", "- a": f"- {header}", "- k": f"- k: {header}"}[parent]
+    base = 2 if parent == "- k" else 0
+    body = "\n".join((" " * (base + indent) + line) if line.strip() else line for line in lines)
+    tail = ("\n" + ("b: 1" if parent == "a" else "- b")) if after else ""
+    agrees(head + "\n" + body + tail + ("\n" if final_break else ""))

@@ -1,0 +1,71 @@
+"""Ctrl-C during a large search: the plan comes back without waiting for the relaxation's bound, still verified;
+a bound stopped half-way is given up and not remembered."""
+from __future__ import annotations
+
+import pytest
+
+from podplan.models.generate import generate
+from podplan.models.loader import parse_documents
+from podplan.optimizer import bound as bound_module
+from podplan.optimizer import solve as solve_module
+from podplan.optimizer.pipeline import check, greedy_plan
+from podplan.optimizer.policy import Policy
+from podplan.optimizer.problem import build_problem
+from podplan.optimizer.registry import DEFAULT_PROFILE
+from podplan.optimizer.runner import Interrupt, SolverParams
+
+
+def test_ctrl_c_during_the_packing_repair_returns_the_incumbent_without_the_preference_lp(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    cluster = parse_documents(generate(12, 60, 1, "production"))
+    greedy = greedy_plan(cluster, 0)
+    asked: list[object] = []
+    real = solve_module.preference_bound_unless
+    monkeypatch.setattr(solve_module, "preference_bound_unless", lambda *a: asked.append(a) or real(*a))
+    interrupt = Interrupt()
+
+    def repair_then_ctrl_c(problem, comp, incumbent, *rest):  # type: ignore[no-untyped-def]
+        interrupt.stop()  # the user presses Ctrl-C while the packing repair runs
+        return incumbent
+
+    monkeypatch.setattr(solve_module, "packable", lambda *a: True)
+    monkeypatch.setattr(solve_module, "repair", repair_then_ctrl_c)
+    # full_model_variables=0: every part goes to the neighbourhood search, whose first step was the LP
+    plan = solve_module.solve(cluster, SolverParams(time_limit=30.0, full_model_variables=0), Policy(), greedy,
+                              interrupt=interrupt)
+    assert interrupt.is_set()
+    assert asked == []
+    assert plan.status.value != "OPTIMAL"
+    assert len(plan.placements) >= len(greedy.placements)  # never worse than greedy
+    assert check(cluster, plan).ok  # the verify gate passes it
+
+
+def test_without_ctrl_c_the_neighbourhood_search_asks_for_the_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    cluster = parse_documents(generate(12, 60, 1, "production"))
+    greedy = greedy_plan(cluster, 0)
+    asked: list[object] = []
+    real = solve_module.preference_bound_unless
+    monkeypatch.setattr(solve_module, "preference_bound_unless", lambda *a: asked.append(a) or real(*a))
+    solve_module.solve(cluster, SolverParams(time_limit=10.0, full_model_variables=0), Policy(), greedy)
+    assert asked
+
+
+def test_ctrl_c_while_the_preference_lp_is_built_gives_it_up_and_remembers_nothing(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    cluster = parse_documents(generate(12, 60, 1, "production"))
+    problem = build_problem(cluster, DEFAULT_PROFILE)
+    comp = max(problem.components, key=lambda c: len(c.classes))
+    fresh = bound_module.preference_bound(build_problem(cluster, DEFAULT_PROFILE), comp, Policy(), True)
+    interrupt = Interrupt()
+    real = bound_module.linear_gains
+
+    def gains_then_ctrl_c(*a):  # type: ignore[no-untyped-def]
+        interrupt.stop()  # Ctrl-C while the LP's first class is looked at
+        return real(*a)
+
+    monkeypatch.setattr(bound_module, "linear_gains", gains_then_ctrl_c)
+    assert bound_module.preference_bound_unless(problem, comp, Policy(), True, interrupt) is None
+    monkeypatch.setattr(bound_module, "linear_gains", real)
+    # nothing half-done was kept: the bound asked again is the whole one
+    assert bound_module.preference_bound(problem, comp, Policy(), True) == fresh
+    assert bound_module.preference_bound_unless(problem, comp, Policy(), True, Interrupt()) == fresh
