@@ -994,7 +994,6 @@ def deschedule(files: Sequence[str], policy_file: str, time_limit: float, worker
     from pathlib import Path
 
     from .optimizer.deschedule import deschedule as run
-    from .optimizer.deschedule import process_seconds
     from .optimizer.deschedule.policy import load_policy_file
     from .optimizer.pipeline import Deadline
     from .optimizer.rebalance.plan import RebalanceParams
@@ -1002,7 +1001,7 @@ def deschedule(files: Sequence[str], policy_file: str, time_limit: float, worker
     from .optimizer.render.deschedule import document, render_html, render_table
     from .optimizer.render.plans import dump, state_manifests
 
-    deadline = Deadline(time.perf_counter() - process_seconds(), time_limit)  # from the process's start
+    deadline = Deadline(command_started(), time_limit)  # from the process's start
     policy = load_policy_file(policy_file)
     profiles = load_profiles(scheduler_config)
     cluster = load_input(files, batch=False)

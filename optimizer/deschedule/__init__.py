@@ -6,7 +6,6 @@ policy.py reads descheduler/v1alpha2 with upstream's defaulting and validation; 
 DefaultEvictor and the eviction limits; plugins.py the strategies, as upstream runs them."""
 from __future__ import annotations
 
-import os
 import time
 from dataclasses import dataclass
 
@@ -25,23 +24,6 @@ class Result:
     descheduler: Run
     optimal: Optimum
     seconds: dict[str, float]
-
-
-def process_seconds(command: str = "deschedule") -> float:
-    """Seconds since this process started, when the process is this command (Python's start-up and imports
-    included: --time-limit is a promise for the whole command, and the imports alone take seconds on a loaded
-    machine); 0 when it runs inside another (a test runner) or where /proc is not."""
-    try:
-        with open("/proc/self/cmdline", "rb") as f:
-            if command.encode() not in f.read().split(b"\0"):
-                return 0.0
-        with open("/proc/self/stat", encoding="ascii") as f:
-            ticks = int(f.read().rsplit(")", 1)[1].split()[19])
-        with open("/proc/uptime", encoding="ascii") as f:
-            uptime = float(f.read().split()[0])
-        return max(0.0, uptime - ticks / os.sysconf("SC_CLK_TCK"))
-    except (OSError, ValueError, IndexError):
-        return 0.0
 
 
 def deschedule(cluster: Cluster, policy: DeschedulerPolicy, params: RebalanceParams, deadline: float,
