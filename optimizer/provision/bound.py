@@ -144,9 +144,11 @@ def cover_bound(base: Cluster, offers: Sequence[Offer], node_types: NodeTypes, p
             rows.append(r); cs.append(c); vals.append(v)
         lo.append(low); hi.append(high)
 
+    of_group: dict[int, list[int]] = defaultdict(list)
+    for (g, _), col in list(xcol.items()) + list(zcol.items()):
+        of_group[g].append(col)
     for gi in range(len(glist)):  # every pod placed
-        entries = [(col, 1.0) for (g, _), col in xcol.items() if g == gi] + \
-                  [(col, 1.0) for (g, _), col in zcol.items() if g == gi]
+        entries = [(col, 1.0) for col in of_group[gi]]
         if not entries:
             return CoverBound(10 ** 18, {}, {}, True, time.perf_counter() - started, len(glist), len(cost))
         add_row(entries, float(sizes[gi]), float(sizes[gi]))

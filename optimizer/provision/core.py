@@ -67,7 +67,6 @@ def by_size(base: Cluster, offers: Sequence[Offer]) -> Cluster:
 MICRO = 1_000_000  # prices are integers of a millionth in the model
 SOLVE_EXISTING_SHARE = 0.5  # solve's placement on the existing nodes runs only when this share of the limit is left
 MIP_SHARE = 0.3  # of the time left after the relaxation: the covering program as an integer program
-ESTIMATOR_SHARE = 0.3  # of the time left: cluster-autoscaler's loops (they stop where they are when it is used)
 
 
 class Impossible(Exception):
@@ -193,9 +192,9 @@ def provision(cluster: Cluster, node_types: NodeTypes, params: SolverParams, pol
     end = deadline.at - max(0.05 * deadline.limit, 2.5e-4 * (len(cluster.pods) + len(cluster.pending)))
     # cluster-autoscaler's answer on the required pods (the others stay where kube-scheduler puts them)
     base = replace(cluster, pending=tuple(required))
-    est = estimate(base, required, offers, profile, room, params.seed,
-                   deadline=time.perf_counter() + max(0.0, end - time.perf_counter()) * ESTIMATOR_SHARE,
-                   interrupt=interrupt)
+    # the estimator's answer is the floor printed when the search has no time: it runs to its end (only Ctrl-C
+    # stops it), as solve's greedy does
+    est = estimate(base, required, offers, profile, room, params.seed, interrupt=interrupt)
     if est.stopped:
         notes.append(f"the estimator stopped early ({est.stopped}): its answer is partial")
     est_cost = est.cost() if not est.pending else math.inf
@@ -225,7 +224,17 @@ def provision(cluster: Cluster, node_types: NodeTypes, params: SolverParams, pol
     result_values = None
     status = Status.OPTIMAL
     bound_micro = 0
+    cover_micro = 0
     if comp is not None and not interrupt.is_set():
+        # the covering program's bound (optimizer.provision.bound), as a cut and as the bound when CP-SAT proves
+        # less: its linear relaxation, then the integer version for a short share of the time
+        from .bound import cover_bound
+
+        for relax, share in ((True, 0.05), (False, 0.1)):
+            if end - time.perf_counter() > 1.0:
+                cb = cover_bound(base, offers, node_types, profile, max(0.2, (end - time.perf_counter()) * share),
+                                 relax=relax)
+                cover_micro = max(cover_micro, cb.bound_micro)
         built = build(problem, comp, policy, params.strategy)
         ctx = built.ctx
         m = ctx.model
@@ -263,6 +272,8 @@ def provision(cluster: Cluster, node_types: NodeTypes, params: SolverParams, pol
                 m.add(sum(terms) <= lim)
         price = {n: round(cand[n - first_cand][0].type.price * MICRO) for n in opened}
         cost = sum(price[n] * y for n, y in opened.items())
+        if 0 < cover_micro < 10 ** 18:
+            m.add(cost >= cover_micro)
         m.minimize(cost)
         # the estimator's answer as the hint: its nodes on the first candidates of their offer
         hint_node: dict[str, int] = {n.name: i for i, n in enumerate(cluster.nodes)}
@@ -289,11 +300,12 @@ def provision(cluster: Cluster, node_types: NodeTypes, params: SolverParams, pol
         if res.values is not None:
             result_values = res.values
             value = sum(price[n] * res.values[y.index] for n, y in opened.items())
-            bound_micro = value if res.status is Status.OPTIMAL else int(_integral(res.bound, False))
+            bound_micro = value if res.status is Status.OPTIMAL else max(cover_micro, int(_integral(res.bound, False)))
             status = Status.OPTIMAL if res.status is Status.OPTIMAL else Status.FEASIBLE
         else:
             status = Status.INFEASIBLE if res.status is Status.INFEASIBLE else Status.UNKNOWN
-            bound_micro = int(_integral(res.bound, False)) if res.status is not Status.UNKNOWN else 0
+            bound_micro = max(cover_micro if cover_micro < 10 ** 18 else 0,
+                              int(_integral(res.bound, False)) if res.status is not Status.UNKNOWN else 0)
     placements: dict[str, str] = {}
     new_nodes: list[tuple[Offer, Node]] = []
     if result_values is not None:
@@ -326,9 +338,11 @@ def provision(cluster: Cluster, node_types: NodeTypes, params: SolverParams, pol
     elif result_values is None:
         raise Impossible({"(all)": "no set of new nodes within the types' max and limits places every required pod"
                           if status is Status.INFEASIBLE else "no answer found within the time limit"})
-    if status is Status.OPTIMAL:
-        stricter = _stricter_domains(problem, cand_idx)
-        if stricter:
+    stricter = _stricter_domains(problem, cand_idx)
+    if stricter:
+        # the model's own bound is for a stricter problem: only the covering program's holds
+        bound_micro = min(bound_micro, cover_micro)
+        if status is Status.OPTIMAL:
             status = Status.FEASIBLE
             notes.append(f"not proven minimal: unopened candidate nodes count as empty {', '.join(stricter)} "
                          "domains for DoNotSchedule spread constraints, which the grown cluster does not have")
@@ -338,6 +352,9 @@ def provision(cluster: Cluster, node_types: NodeTypes, params: SolverParams, pol
     bound = min(cost, bound_micro / MICRO)
     if status is Status.OPTIMAL:
         bound = cost
+    elif status is Status.FEASIBLE and cost - bound <= 1e-9:
+        status = Status.OPTIMAL  # the covering bound meets the answer's cost: proven
+        notes.append("proven minimal by the covering bound")
     return ProvisionAnswer(status, tuple(add), cost, bound, tuple(n for _, n in new_nodes), placements, dict(below),
                            grown_final, est, time.perf_counter() - started, tuple(notes))
 
@@ -386,7 +403,9 @@ def _large(cluster: Cluster, base: Cluster, required: Sequence[Pod], below: dict
         kube = {k: v for k, v in est.placements.items() if v in existing_names}
         tries = [(kube, rest_of(kube), "kube-scheduler places them")]
         need = {0: cover_bound(tries[0][1], offers, node_types, profile, max(0.5, left() * 0.1), relax=True)}
-        if left() > SOLVE_EXISTING_SHARE * deadline_limit(end, started) and not interrupt.is_set():
+        # solve starts with kube-scheduler's greedy loop, which runs to its end: only when it surely fits
+        if left() > max(SOLVE_EXISTING_SHARE * deadline_limit(end, started), 3 * est.wall_seconds) and \
+                not interrupt.is_set():
             share = Deadline(time.perf_counter(), max(1.0, left() * 0.3))
             solved, _ = optimal_plan(by_size(base, offers), params, policy, deadline=share, profile=profile,
                                      interrupt=interrupt)
