@@ -66,6 +66,8 @@ def by_size(base: Cluster, offers: Sequence[Offer]) -> Cluster:
 
 MICRO = 1_000_000  # prices are integers of a millionth in the model
 SOLVE_EXISTING_SHARE = 0.5  # solve's placement on the existing nodes runs only when this share of the limit is left
+RESERVE_SHARE = 0.1  # of the limit, kept for verifying and printing the answer (and a loaded machine's slack)
+RESERVE_PER_POD = 1.5e-3  # seconds per pod kept for the same, when more
 MIP_SHARE = 0.3  # of the time left after the relaxation: the covering program as an integer program
 
 
@@ -189,9 +191,16 @@ def provision(cluster: Cluster, node_types: NodeTypes, params: SolverParams, pol
     if bad:
         raise Impossible(bad)
     room = rooms(node_types, len(required))
-    end = deadline.at - max(0.05 * deadline.limit, 2.5e-4 * (len(cluster.pods) + len(cluster.pending)))
-    # cluster-autoscaler's answer on the required pods (the others stay where kube-scheduler puts them)
+    end = deadline.at - max(RESERVE_SHARE * deadline.limit,
+                            RESERVE_PER_POD * (len(cluster.pods) + len(cluster.pending)))
+    # the covering program's linear relaxation first: a bound in a second or two, printed whatever happens next
+    from .bound import cover_bound
+
     base = replace(cluster, pending=tuple(required))
+    first = cover_bound(base, offers, node_types, profile, max(0.5, (end - time.perf_counter()) * 0.05), relax=True)
+    if first.bound_micro >= 10 ** 18:
+        raise Impossible({"(all)": "no set of new nodes within the types' max and limits places every required pod"})
+    # cluster-autoscaler's answer on the required pods (the others stay where kube-scheduler puts them)
     # the estimator's answer is the floor printed when the search has no time: it runs to its end (only Ctrl-C
     # stops it), as solve's greedy does
     est = estimate(base, required, offers, profile, room, params.seed, interrupt=interrupt)
@@ -214,7 +223,8 @@ def provision(cluster: Cluster, node_types: NodeTypes, params: SolverParams, pol
             cand.append((o, new_node(o.type, name, o.zone)))
     n_classes = len({pod_signature(p, frozenset(p.labels)) for p in required})
     if n_classes * (len(cluster.nodes) + len(cand)) > params.full_model_variables:
-        return _large(cluster, base, required, below, offers, node_types, est, est_cost, profile, policy, params,
+        return _large(cluster, base, required, below, offers, node_types, est, est_cost, first.bound_micro, profile,
+                      policy, params,
                       end, started, notes, interrupt)
     grown = replace(base, nodes=tuple(cluster.nodes) + tuple(n for _, n in cand))
     problem = build_problem(grown, profile, decompose=False)
@@ -224,13 +234,11 @@ def provision(cluster: Cluster, node_types: NodeTypes, params: SolverParams, pol
     result_values = None
     status = Status.OPTIMAL
     bound_micro = 0
-    cover_micro = 0
+    cover_micro = first.bound_micro
     if comp is not None and not interrupt.is_set():
         # the covering program's bound (optimizer.provision.bound), as a cut and as the bound when CP-SAT proves
-        # less: its linear relaxation, then the integer version for a short share of the time
-        from .bound import cover_bound
-
-        for relax, share in ((True, 0.05), (False, 0.1)):
+        # less: its linear relaxation (above), then the integer version for a short share of the time
+        for relax, share in ((False, 0.1),):
             if end - time.perf_counter() > 1.0:
                 cb = cover_bound(base, offers, node_types, profile, max(0.2, (end - time.perf_counter()) * share),
                                  relax=relax)
@@ -360,7 +368,7 @@ def provision(cluster: Cluster, node_types: NodeTypes, params: SolverParams, pol
 
 
 def _large(cluster: Cluster, base: Cluster, required: Sequence[Pod], below: dict[str, str], offers: Sequence[Offer],
-           node_types: NodeTypes, est: Estimate, est_cost: float, profile: Profile, policy: Policy,
+           node_types: NodeTypes, est: Estimate, est_cost: float, lb: int, profile: Profile, policy: Policy,
            params: SolverParams, end: float, started: float, notes: list[str], interrupt: Interrupt
            ) -> ProvisionAnswer:
     """Too many (class, node) pairs for the exact model. The bound: the covering program
@@ -379,7 +387,6 @@ def _large(cluster: Cluster, base: Cluster, required: Sequence[Pod], below: dict
     new_nodes: list[tuple[Offer, Node]] = []
     placements: dict[str, str] = {}
     found = None
-    lb = 0
     existing_names = {n.name for n in cluster.nodes}
     keys = {p.key for p in required}
     if math.isfinite(est_cost):  # the estimator's answer is the one to beat, and the search's start
@@ -387,11 +394,6 @@ def _large(cluster: Cluster, base: Cluster, required: Sequence[Pod], below: dict
         found = Found(list(zip(est_offers, est.nodes)), {k: v for k, v in est.placements.items() if k in keys},
                       Status.GREEDY_FALLBACK)
     if not interrupt.is_set() and left() > 0:
-        relaxed = cover_bound(base, offers, node_types, profile, max(0.5, left() * 0.1), relax=True)
-        lb = relaxed.bound_micro
-        if relaxed.bound_micro >= 10 ** 18:
-            raise Impossible({"(all)": "no set of new nodes within the types' max and limits places every "
-                                       "required pod"})
 
         def rest_of(on: dict[str, str]) -> Cluster:
             kept = tuple(replace(p, node_name=on[p.key]) for p in required if p.key in on)
