@@ -197,7 +197,7 @@ def provision(cluster: Cluster, node_types: NodeTypes, params: SolverParams, pol
     from .bound import cover_bound
 
     base = replace(cluster, pending=tuple(required))
-    first = cover_bound(base, offers, node_types, profile, max(0.5, (end - time.perf_counter()) * 0.05), relax=True)
+    first = cover_bound(base, offers, node_types, profile, max(3.0, (end - time.perf_counter()) * 0.1), relax=True)
     if first.bound_micro >= 10 ** 18:
         raise Impossible({"(all)": "no set of new nodes within the types' max and limits places every required pod"})
     # cluster-autoscaler's answer on the required pods (the others stay where kube-scheduler puts them)
