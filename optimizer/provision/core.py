@@ -43,8 +43,32 @@ from ..runner import NEVER, Interrupt, SolverParams, Status, _integral, run
 from ..state import ClusterState
 from .estimator import Estimate, Offer, estimate, fits
 
+
+def deadline_limit(end: float, started: float) -> float:
+    return end - started
+
+
+def by_size(base: Cluster, offers: Sequence[Offer]) -> Cluster:
+    """`base` with its pending pods' priorities ranked (priority first, then size): solve, which places the
+    higher priorities first (lexicographically), then keeps the largest pods on the existing nodes, and the pods
+    it leaves for new nodes are the small ones, which pack well. Size: the pod's requests over the cheapest
+    offer's allocatable per resource (cpu, memory), as cluster-autoscaler's DecreasingPodOrderer scores them,
+    rounded to two digits so that a handful of levels remain."""
+    cheap = min(offers, key=lambda o: o.type.price / max(1, o.type.node.allocatable.get("cpu", 0)))
+    alloc = cheap.type.node.allocatable
+
+    def size(p: Pod) -> float:
+        return float(f"{sum(p.requests.get(r, 0) / alloc[r] for r in ('cpu', 'memory') if alloc.get(r)):.1g}")
+
+    keys = sorted({(p.priority, size(p)) for p in base.pending})
+    rank = {k: i for i, k in enumerate(keys)}
+    return replace(base, pending=tuple(replace(p, priority=rank[(p.priority, size(p))]) for p in base.pending))
+
 MICRO = 1_000_000  # prices are integers of a millionth in the model
-ESTIMATOR_SHARE = 0.3  # of the time left: cluster-autoscaler's loops (they stop where they are when it is used)
+SOLVE_EXISTING_SHARE = 0.5  # solve's placement on the existing nodes runs only when this share of the limit is left
+RESERVE_SHARE = 0.1  # of the limit, kept for verifying and printing the answer (and a loaded machine's slack)
+RESERVE_PER_POD = 1.5e-3  # seconds per pod kept for the same, when more
+MIP_SHARE = 0.3  # of the time left after the relaxation: the covering program as an integer program
 
 
 class Impossible(Exception):
@@ -167,12 +191,19 @@ def provision(cluster: Cluster, node_types: NodeTypes, params: SolverParams, pol
     if bad:
         raise Impossible(bad)
     room = rooms(node_types, len(required))
-    end = deadline.at - max(0.05 * deadline.limit, 2.5e-4 * (len(cluster.pods) + len(cluster.pending)))
-    # cluster-autoscaler's answer on the required pods (the others stay where kube-scheduler puts them)
+    end = deadline.at - max(RESERVE_SHARE * deadline.limit,
+                            RESERVE_PER_POD * (len(cluster.pods) + len(cluster.pending)))
+    # the covering program's linear relaxation first: a bound in a second or two, printed whatever happens next
+    from .bound import cover_bound
+
     base = replace(cluster, pending=tuple(required))
-    est = estimate(base, required, offers, profile, room, params.seed,
-                   deadline=time.perf_counter() + max(0.0, end - time.perf_counter()) * ESTIMATOR_SHARE,
-                   interrupt=interrupt)
+    first = cover_bound(base, offers, node_types, profile, max(3.0, (end - time.perf_counter()) * 0.1), relax=True)
+    if first.bound_micro >= 10 ** 18:
+        raise Impossible({"(all)": "no set of new nodes within the types' max and limits places every required pod"})
+    # cluster-autoscaler's answer on the required pods (the others stay where kube-scheduler puts them)
+    # the estimator's answer is the floor printed when the search has no time: it runs to its end (only Ctrl-C
+    # stops it), as solve's greedy does
+    est = estimate(base, required, offers, profile, room, params.seed, interrupt=interrupt)
     if est.stopped:
         notes.append(f"the estimator stopped early ({est.stopped}): its answer is partial")
     est_cost = est.cost() if not est.pending else math.inf
@@ -192,7 +223,8 @@ def provision(cluster: Cluster, node_types: NodeTypes, params: SolverParams, pol
             cand.append((o, new_node(o.type, name, o.zone)))
     n_classes = len({pod_signature(p, frozenset(p.labels)) for p in required})
     if n_classes * (len(cluster.nodes) + len(cand)) > params.full_model_variables:
-        return _large(cluster, base, required, below, offers, node_types, est, est_cost, profile, policy, params,
+        return _large(cluster, base, required, below, offers, node_types, est, est_cost, first.bound_micro, profile,
+                      policy, params,
                       end, started, notes, interrupt)
     grown = replace(base, nodes=tuple(cluster.nodes) + tuple(n for _, n in cand))
     problem = build_problem(grown, profile, decompose=False)
@@ -202,7 +234,15 @@ def provision(cluster: Cluster, node_types: NodeTypes, params: SolverParams, pol
     result_values = None
     status = Status.OPTIMAL
     bound_micro = 0
+    cover_micro = first.bound_micro
     if comp is not None and not interrupt.is_set():
+        # the covering program's bound (optimizer.provision.bound), as a cut and as the bound when CP-SAT proves
+        # less: its linear relaxation (above), then the integer version for a short share of the time
+        for relax, share in ((False, 0.1),):
+            if end - time.perf_counter() > 1.0:
+                cb = cover_bound(base, offers, node_types, profile, max(0.2, (end - time.perf_counter()) * share),
+                                 relax=relax)
+                cover_micro = max(cover_micro, cb.bound_micro)
         built = build(problem, comp, policy, params.strategy)
         ctx = built.ctx
         m = ctx.model
@@ -240,6 +280,8 @@ def provision(cluster: Cluster, node_types: NodeTypes, params: SolverParams, pol
                 m.add(sum(terms) <= lim)
         price = {n: round(cand[n - first_cand][0].type.price * MICRO) for n in opened}
         cost = sum(price[n] * y for n, y in opened.items())
+        if 0 < cover_micro < 10 ** 18:
+            m.add(cost >= cover_micro)
         m.minimize(cost)
         # the estimator's answer as the hint: its nodes on the first candidates of their offer
         hint_node: dict[str, int] = {n.name: i for i, n in enumerate(cluster.nodes)}
@@ -266,11 +308,12 @@ def provision(cluster: Cluster, node_types: NodeTypes, params: SolverParams, pol
         if res.values is not None:
             result_values = res.values
             value = sum(price[n] * res.values[y.index] for n, y in opened.items())
-            bound_micro = value if res.status is Status.OPTIMAL else int(_integral(res.bound, False))
+            bound_micro = value if res.status is Status.OPTIMAL else max(cover_micro, int(_integral(res.bound, False)))
             status = Status.OPTIMAL if res.status is Status.OPTIMAL else Status.FEASIBLE
         else:
             status = Status.INFEASIBLE if res.status is Status.INFEASIBLE else Status.UNKNOWN
-            bound_micro = int(_integral(res.bound, False)) if res.status is not Status.UNKNOWN else 0
+            bound_micro = max(cover_micro if cover_micro < 10 ** 18 else 0,
+                              int(_integral(res.bound, False)) if res.status is not Status.UNKNOWN else 0)
     placements: dict[str, str] = {}
     new_nodes: list[tuple[Offer, Node]] = []
     if result_values is not None:
@@ -303,9 +346,11 @@ def provision(cluster: Cluster, node_types: NodeTypes, params: SolverParams, pol
     elif result_values is None:
         raise Impossible({"(all)": "no set of new nodes within the types' max and limits places every required pod"
                           if status is Status.INFEASIBLE else "no answer found within the time limit"})
-    if status is Status.OPTIMAL:
-        stricter = _stricter_domains(problem, cand_idx)
-        if stricter:
+    stricter = _stricter_domains(problem, cand_idx)
+    if stricter:
+        # the model's own bound is for a stricter problem: only the covering program's holds
+        bound_micro = min(bound_micro, cover_micro)
+        if status is Status.OPTIMAL:
             status = Status.FEASIBLE
             notes.append(f"not proven minimal: unopened candidate nodes count as empty {', '.join(stricter)} "
                          "domains for DoNotSchedule spread constraints, which the grown cluster does not have")
@@ -315,253 +360,96 @@ def provision(cluster: Cluster, node_types: NodeTypes, params: SolverParams, pol
     bound = min(cost, bound_micro / MICRO)
     if status is Status.OPTIMAL:
         bound = cost
+    elif status is Status.FEASIBLE and cost - bound <= 1e-9:
+        status = Status.OPTIMAL  # the covering bound meets the answer's cost: proven
+        notes.append("proven minimal by the covering bound")
     return ProvisionAnswer(status, tuple(add), cost, bound, tuple(n for _, n in new_nodes), placements, dict(below),
                            grown_final, est, time.perf_counter() - started, tuple(notes))
 
 
-def _relaxation(base: Cluster, offers: Sequence[Offer], node_types: NodeTypes, profile: Profile,
-                params: SolverParams, limit: float, interrupt: Interrupt) -> tuple[int, dict[int, int]]:
-    """A lower bound on the cheapest new nodes (micro-units), and the relaxation's node counts per offer index
-    (rounded up).
-
-    The relaxation forgets which node a pod is on and that nodes come whole: the existing nodes' free cpu,
-    memory and pod slots are one pool (each class within what its own feasible nodes could take), the new
-    nodes of an offer a pool of y (fractional) copies of the type, each class at most its per-node bound per
-    copy. Every real answer is a solution of it, so its optimum (a linear program, scipy's HiGHS) is a lower
-    bound for provision's."""
-    import numpy as np
-    from scipy.optimize import linprog
-    from scipy.sparse import coo_matrix
-
-    problem = build_problem(base, profile)
-    classes = problem.classes
-    probes = [new_node(o.type, f"probe-{i}", o.zone) for i, o in enumerate(offers)]
-    probe_problem = build_problem(replace(base, nodes=tuple(probes), pods=()), profile)
-    masks = [enc.static_mask for enc in profile.encodings if enc.static_mask is not None]
-    resources = ("cpu", "memory", "pods")
-    free = {r: sum(max(0, n.allocatable.get(r, 0) - problem.state.nodes[n.name].requested.get(r, 0))
-                   for n in problem.nodes) for r in resources[:2]}
-    free["pods"] = sum(max(0, n.allocatable.get("pods", 0) - len(problem.state.nodes[n.name].pods))
-                       for n in problem.nodes)
-    n_off = len(offers)
-    cols: list[tuple[str, int, int]] = [("y", i, -1) for i in range(n_off)] + [("e", -1, c.index) for c in classes]
-    ub_co: dict[tuple[int, int], int] = {}
-    for c in classes:
-        pc = probe_problem.classes[probe_problem.class_of[c.rep.key]]
-        big = PodClass(pc.index, pc.name, [pc.rep] * c.size, pc.gang)
-        ub = upper_bound_vector(probe_problem, big)
-        for mask in masks:
-            mk = mask(probe_problem, big)
-            if mk is not None:
-                ub[~mk] = 0
-        for i in range(n_off):
-            if ub[i] > 0:
-                ub_co[(c.index, i)] = int(ub[i])
-                cols.append(("x", i, c.index))
-    col = {k: j for j, k in enumerate(cols)}
-
-    def req(c: int, r: str) -> float:
-        return 1.0 if r == "pods" else float(classes[c].rep.requests.get(r, 0))
-
-    rows, cs, vals, rhs = [], [], [], []
-    eq_rows, eq_cs, eq_vals, eq_rhs = [], [], [], []
-    row = 0
-    for c in classes:  # every pod placed somewhere
-        eq_rows.append(c.index); eq_cs.append(col[("e", -1, c.index)]); eq_vals.append(1.0)
-        for i in range(n_off):
-            if (c.index, i) in ub_co:
-                eq_rows.append(c.index); eq_cs.append(col[("x", i, c.index)]); eq_vals.append(1.0)
-        eq_rhs.append(float(c.size))
-    for r in resources:  # the existing nodes' free room
-        for c in classes:
-            rows.append(row); cs.append(col[("e", -1, c.index)]); vals.append(req(c.index, r) / max(1.0, free[r] or 1.0))
-        rhs.append(1.0 if free[r] > 0 else 0.0)
-        row += 1
-    for i, o in enumerate(offers):  # each offer's pool of nodes
-        for r in resources:
-            cap = float(o.type.allocatable.get(r, 0))
-            members = [c.index for c in classes if (c.index, i) in ub_co and req(c.index, r) > 0]
-            if not members:
-                continue
-            scale = max(cap, 1.0)
-            for c in members:
-                rows.append(row); cs.append(col[("x", i, c)]); vals.append(req(c, r) / scale)
-            rows.append(row); cs.append(col[("y", i, -1)]); vals.append(-cap / scale)
-            rhs.append(0.0)
-            row += 1
-        for c in classes:
-            if (c.index, i) in ub_co:
-                rows += [row, row]; cs += [col[("x", i, c.index)], col[("y", i, -1)]]
-                vals += [1.0, -float(ub_co[(c.index, i)])]
-                rhs.append(0.0)
-                row += 1
-    for t in node_types.types:
-        mine = [i for i, o in enumerate(offers) if o.type is t]
-        if t.max is not None and mine:
-            for i in mine:
-                rows.append(row); cs.append(col[("y", i, -1)]); vals.append(1.0)
-            rhs.append(float(t.max)); row += 1
-        for r, lim in t.limits.items():
-            for i in mine:
-                rows.append(row); cs.append(col[("y", i, -1)]); vals.append(t.capacity.get(r, 0) / max(lim, 1))
-            rhs.append(1.0); row += 1
-    for r, lim in node_types.limits.items():
-        for i, o in enumerate(offers):
-            rows.append(row); cs.append(col[("y", i, -1)]); vals.append(o.type.capacity.get(r, 0) / max(lim, 1))
-        rhs.append(1.0); row += 1
-    # node-aware cut: solve's placed bound (optimizer.bound: node groups, per-node packing cuts) on the existing
-    # nodes, all priorities as one, caps how many pods the existing nodes can take at all
-    from ..bound import placed_bound
-
-    flat = replace(base, pending=tuple(replace(p, priority=0) for p in base.pending))
-    flat_problem = build_problem(flat, profile)
-    fits_existing = 0
-    started = time.perf_counter()
-    for comp in flat_problem.components:
-        got, _ = placed_bound(flat_problem, comp, max(0.5, limit * 0.5 - (time.perf_counter() - started)),
-                              params.workers, interrupt)
-        fits_existing += sum(got.values())
-    for c in classes:
-        rows.append(row); cs.append(col[("e", -1, c.index)]); vals.append(1.0)
-    rhs.append(float(fits_existing)); row += 1
-    cost = np.zeros(len(cols))
-    for i, o in enumerate(offers):
-        cost[col[("y", i, -1)]] = o.type.price
-    bounds = [(0, None)] * len(cols)
-    for c in classes:
-        bounds[col[("e", -1, c.index)]] = (0, float(min(c.size, int(problem.ub.matrix[c.index].sum()))))
-    a_ub = coo_matrix((vals, (rows, cs)), shape=(row, len(cols))).tocsr()
-    a_eq = coo_matrix((eq_vals, (eq_rows, eq_cs)), shape=(len(classes), len(cols))).tocsr()
-    res = linprog(cost, A_ub=a_ub, b_ub=rhs, A_eq=a_eq, b_eq=eq_rhs, bounds=bounds, method="highs",
-                  options={"time_limit": max(1.0, limit)})
-    if res.status == 2:  # infeasible: no set of new nodes places every pod
-        return 10 ** 18, {}
-    if res.status != 0:
-        return 0, {}
-    lb = getattr(res, "fun", 0.0) or 0.0
-    # HiGHS's optimum to a millionth, rounded down after a margin for its tolerance: a valid bound
-    lb_micro = max(0, int(math.floor(lb * MICRO * (1 - 1e-7) - 1)))
-    return lb_micro, {i: int(math.ceil(res.x[col[("y", i, -1)]] - 1e-9)) for i in range(n_off)}
-
-
 def _large(cluster: Cluster, base: Cluster, required: Sequence[Pod], below: dict[str, str], offers: Sequence[Offer],
-           node_types: NodeTypes, est: Estimate, est_cost: float, profile: Profile, policy: Policy,
+           node_types: NodeTypes, est: Estimate, est_cost: float, lb: int, profile: Profile, policy: Policy,
            params: SolverParams, end: float, started: float, notes: list[str], interrupt: Interrupt
            ) -> ProvisionAnswer:
-    """Too many (class, node) pairs for the exact model: the bound comes from the relaxation (_relaxation); the
-    answer keeps kube-scheduler's placement on the existing nodes (as cluster-autoscaler does) and places the
-    pods left over on the fewest-cost candidates of the offers the relaxation or the estimator uses, by CP-SAT
-    (the estimator's nodes are among them: never worse than it)."""
-    lb, relaxed = _relaxation(base, offers, node_types, profile, params,
-                              (end - time.perf_counter()) * 0.25, interrupt)
-    existing_names = {n.name for n in cluster.nodes}
-    on_existing = {k: v for k, v in est.placements.items() if v in existing_names}
-    # solve's plan on the existing nodes usually leaves fewer pods over than kube-scheduler's: the one that
-    # leaves fewer is kept
+    """Too many (class, node) pairs for the exact model. The bound: the covering program
+    (optimizer.provision.bound), its linear relaxation first, then as an integer program for a share of the time.
+    The answer (optimizer.provision.search): the pods without inter-pod rules fixed on the existing nodes where
+    the relaxation puts them, every other pod placed by CP-SAT on the existing nodes' room and candidate new
+    nodes; the estimator's answer when that is not cheaper (never worse than it)."""
     from ..pipeline import optimal_plan
+    from .bound import cover_bound
+    from .search import Found, candidate_counts, search_new
 
-    if not interrupt.is_set():
-        share = Deadline(time.perf_counter(), max(1.0, (end - time.perf_counter()) * 0.5))
-        solved, _ = optimal_plan(base, params, policy, deadline=share, profile=profile, interrupt=interrupt)
-        if len(solved.placements) > len(on_existing):
-            check(base, solved, policy, profile)
-            on_existing = dict(solved.placements)
-            notes.append(f"the existing nodes hold {len(on_existing)} of the pending pods as solve places them "
-                         f"({solved.status})")
-    est_count: dict[int, int] = defaultdict(int)
-    for o, k in est.add:
-        est_count[offers.index(o)] += k
-    left = [p for p in required if p.key not in on_existing]
-    placed = [replace(p, node_name=on_existing[p.key]) for p in required if p.key in on_existing]
-    bound_cluster = replace(base, pods=base.pods + tuple(placed), pending=tuple(left))
-    cand: list[tuple[Offer, Node]] = []
-    for i, o in enumerate(offers):
-        k = max(relaxed.get(i, 0) + (1 if relaxed.get(i, 0) else 0), est_count.get(i, 0))
-        for j in range(k):
-            cand.append((o, new_node(o.type, f"{node_name_part(o.type.name)}" +
-                                     (f"-{node_name_part(o.zone)}" if o.zone else "") + f"-candidate-{j + 1}", o.zone)))
+    def left() -> float:
+        return end - time.perf_counter()
+
     status = Status.FEASIBLE
     new_nodes: list[tuple[Offer, Node]] = []
-    placements: dict[str, str] = dict(on_existing)
-    values = None
-    if left and cand and not interrupt.is_set():
-        grown = replace(bound_cluster, nodes=tuple(cluster.nodes) + tuple(n for _, n in cand))
-        problem = build_problem(grown, profile, decompose=False)
-        if problem.components:
-            built = build(problem, problem.components[0], policy, params.strategy)
-            ctx = built.ctx
-            mdl = ctx.model
-            for c in ctx.classes:
-                mdl.add(ctx.placed[c] == problem.classes[c].size)
-            first_cand = len(cluster.nodes)
-            opened = {}
-            by_offer: dict[Offer, list[int]] = defaultdict(list)
-            for j, (o, node) in enumerate(cand):
-                n = first_cand + j
-                y = mdl.new_bool_var(f"open[{node.name}]")
-                opened[n] = y
-                cs = ctx.by_node.get(n, [])
-                for c in cs:
-                    mdl.add(ctx.x[(c, n)] <= ctx.ub[(c, n)] * y)
-                if cs:
-                    mdl.add(sum(ctx.x[(c, n)] for c in cs) >= y)
-                else:
-                    mdl.add(y == 0)
-                by_offer[o].append(n)
-            for ns in by_offer.values():
-                for a, b in zip(ns, ns[1:]):
-                    mdl.add(opened[a] >= opened[b])
-            for t in node_types.types:
-                mine = [opened[n] for o, ns in by_offer.items() if o.type is t for n in ns]
-                if mine and t.max is not None:
-                    mdl.add(sum(mine) <= t.max)
-                for r, lim in t.limits.items():
-                    if mine:
-                        mdl.add(sum(y * t.capacity.get(r, 0) for y in mine) <= lim)
-            for r, lim in node_types.limits.items():
-                mdl.add(sum(y * cand[n - first_cand][0].type.capacity.get(r, 0) for n, y in opened.items()) <= lim)
-            price = {n: round(cand[n - first_cand][0].type.price * MICRO) for n in opened}
-            mdl.minimize(sum(price[n] * y for n, y in opened.items()))
-            # hint: the estimator's nodes on the first candidates of their offers
-            where: dict[str, int] = {}
-            used: dict[Offer, int] = defaultdict(int)
-            it = iter(est.nodes)
+    placements: dict[str, str] = {}
+    found = None
+    existing_names = {n.name for n in cluster.nodes}
+    keys = {p.key for p in required}
+    if math.isfinite(est_cost):  # the estimator's answer is the one to beat, and the search's start
+        est_offers = [o for o, k in est.add for _ in range(k)]
+        found = Found(list(zip(est_offers, est.nodes)), {k: v for k, v in est.placements.items() if k in keys},
+                      Status.GREEDY_FALLBACK)
+    if not interrupt.is_set() and left() > 0:
+
+        def rest_of(on: dict[str, str]) -> Cluster:
+            kept = tuple(replace(p, node_name=on[p.key]) for p in required if p.key in on)
+            return replace(base, pods=base.pods + kept, pending=tuple(p for p in required if p.key not in on))
+
+        # the existing nodes keep kube-scheduler's placement (the estimator's first step: the estimator's nodes
+        # complete it), or solve's with the largest pods first when the relaxation of what that leaves over costs
+        # less (tried first; a placement the pods left cannot complete, by their inter-pod rules, gives way)
+        kube = {k: v for k, v in est.placements.items() if v in existing_names}
+        tries = [(kube, rest_of(kube), "kube-scheduler places them")]
+        need = {0: cover_bound(tries[0][1], offers, node_types, profile, max(0.5, left() * 0.1), relax=True)}
+        # solve starts with kube-scheduler's greedy loop, which runs to its end: only when it surely fits
+        if left() > max(SOLVE_EXISTING_SHARE * deadline_limit(end, started), 3 * est.wall_seconds) and \
+                not interrupt.is_set():
+            share = Deadline(time.perf_counter(), max(1.0, left() * 0.3))
+            solved, _ = optimal_plan(by_size(base, offers), params, policy, deadline=share, profile=profile,
+                                     interrupt=interrupt)
+            other = rest_of(dict(solved.placements))
+            second = cover_bound(other, offers, node_types, profile, max(0.5, left() * 0.1), relax=True)
+            if second.bound_micro < need[0].bound_micro:
+                check(base, solved, policy, profile)
+                tries.insert(0, (dict(solved.placements), other, "solve places them, largest first"))
+                need = {0: second, 1: need[0]}
+        if left() > 0 and not interrupt.is_set():
+            whole = cover_bound(base, offers, node_types, profile, max(0.5, left() * MIP_SHARE))
+            lb = max(lb, whole.bound_micro)
+        for t, (on_existing, fixed_cluster, how) in enumerate(tries):
+            rest = fixed_cluster.pending
+            if not rest:
+                found = Found([], dict(on_existing), Status.FEASIBLE)
+                break
+            if left() <= 1.0 or interrupt.is_set():
+                break
+            # candidates: the offers the relaxation of what is left buys, in each zone, and the estimator's
+            counts = candidate_counts(need[t].counts, offers)
             for o, k in est.add:
-                for _ in range(k):
-                    node = next(it)
-                    if used[o] < len(by_offer[o]):
-                        where[node.name] = by_offer[o][used[o]]
-                    used[o] += 1
-            counts: dict[tuple[int, int], int] = defaultdict(int)
-            for key, node_name in est.placements.items():
-                c = problem.class_of.get(key)
-                if c is not None and node_name in where:
-                    counts[(c, where[node_name])] += 1
-            for key, var in ctx.x.items():
-                mdl.add_hint(var, counts.get(key, 0))
-            res = run(mdl, params, max(0.1, end - time.perf_counter()), interrupt=interrupt)
-            values = res.values
-            if values is not None:
-                seq: dict[Offer, int] = defaultdict(int)
-                rename: dict[int, str] = {}
-                taken = set(existing_names)
-                for j, (o, node) in enumerate(cand):
-                    n = first_cand + j
-                    if values[opened[n].index]:
-                        seq[o] += 1
-                        base_name = node_name_part(o.type.name) + (f"-{node_name_part(o.zone)}" if o.zone else "")
-                        i = seq[o]
-                        while f"{base_name}-{i}" in taken:
-                            i += 1
-                        taken.add(f"{base_name}-{i}")
-                        rename[n] = f"{base_name}-{i}"
-                        new_nodes.append((o, new_node(o.type, rename[n], o.zone)))
-                wanted = {c.index: list(c.pods) for c in problem.classes}
-                for (c, n), var in sorted(ctx.x.items()):
-                    for _ in range(values[var.index]):
-                        placements[wanted[c].pop(0).key] = rename.get(n, problem.nodes[n].name)
+                i = offers.index(o)
+                counts[i] = max(counts.get(i, 0), k)
+            share = left() * (0.5 if t + 1 < len(tries) else 1.0)
+            searched = search_new(cluster, fixed_cluster, counts, offers, node_types, profile, policy, params,
+                                  share, interrupt, hint=found)
+            notes.append(f"{len(on_existing)} pending pods kept on the existing nodes as {how}, {len(rest)} "
+                         f"searched over {sum(counts.values())} candidate new nodes: "
+                         + ("no answer" if searched is None else
+                            f"{sum(o.type.price for o, _ in searched.nodes):g} ({searched.status})"))
+            if searched is not None and (found is None or sum(o.type.price for o, _ in searched.nodes)
+                                         < sum(o.type.price for o, _ in found.nodes) - 1e-9):
+                merged = dict(on_existing)
+                merged.update(searched.placements)
+                found = Found(searched.nodes, merged, Status.FEASIBLE)
+                break
+    if found is not None:
+        new_nodes = list(found.nodes)
+        placements = dict(found.placements)
     model_cost = sum(o.type.price for o, _ in new_nodes)
-    if left and (values is None or (math.isfinite(est_cost) and model_cost > est_cost + 1e-9)):
+    if found is None or found.status is Status.GREEDY_FALLBACK or model_cost > est_cost + 1e-9:
         if not math.isfinite(est_cost):
             raise Impossible({"(all)": "no answer found within the time limit"})
         est_offers = [o for o, k in est.add for _ in range(k)]
@@ -570,9 +458,8 @@ def _large(cluster: Cluster, base: Cluster, required: Sequence[Pod], below: dict
         placements = {k: v for k, v in est.placements.items() if k in keys}
         status = Status.GREEDY_FALLBACK
         notes.append("the search found no cheaper answer than the estimator's within the time limit")
-    notes.append("large input: the bound is the relaxation's (pods pooled per node type, the existing nodes "
-                 "capped by solve's placed bound); the answer fixes the placement on the existing nodes and "
-                 "searches the new nodes for the rest")
+    notes.append("large input: the bound is the covering program's (whole pods on each existing node, new nodes "
+                 "pooled per offer; inter-pod rules left out)")
     add = summary(new_nodes, node_types)
     cost = sum(a.price * a.count for a in add)
     bound = min(cost, lb / MICRO)

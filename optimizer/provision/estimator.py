@@ -129,7 +129,17 @@ def _estimate(state: ClusterState, offer: Offer, pods: Sequence[Pod], profile: P
     """The binpacking estimator for one node group; the state is left as it was."""
     probe = new_node(offer.type, name(offer, "probe-"), offer.zone)
     _add_node(state, probe)
-    eligible = [p for p in pods if fits(p, [probe.name], state, profile) is not None]
+    # the pods that pass the filters on the template: one check per pod equivalence (identical pods, one verdict)
+    from ..problem import pod_signature
+
+    verdict: dict[tuple, bool] = {}
+    eligible = []
+    for p in pods:
+        sig = pod_signature(p, frozenset(p.labels))
+        if sig not in verdict:
+            verdict[sig] = fits(p, [probe.name], state, profile) is not None
+        if verdict[sig]:
+            eligible.append(p)
     _drop_node(state, probe.name)
     groups = sorted(_groups(eligible), key=lambda g: -pod_score(g[0], offer.type.node))  # stable: input order ties
     nodes: list[Node] = []

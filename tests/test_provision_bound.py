@@ -1,0 +1,78 @@
+"""provision's covering bound and its large-input path, against the exhaustive search of tests/test_provision.py:
+on tiny random clusters the covering program (its relaxation and its integer version) never exceeds the true
+cheapest set of new nodes; the large-input path (forced by a tiny model size) prints a verified answer, never
+worse than the estimator's, whose bound is valid and which is OPTIMAL only when its cost equals that bound."""
+from __future__ import annotations
+
+from dataclasses import replace
+
+from hypothesis import HealthCheck, given, settings
+
+from builders import make_node, make_pod, pod_term, selector
+from podplan.models.nodetypes import NodeTypes
+from podplan.models.objects import Cluster
+from podplan.optimizer.pipeline import Deadline
+from podplan.optimizer.provision import Impossible, offers_of, provision, verify_answer
+from podplan.optimizer.provision.bound import MICRO, cover_bound
+from podplan.optimizer.registry import DEFAULT_PROFILE
+from podplan.optimizer.runner import SolverParams, Status
+from test_provision import H, Z, a_type, brute_cost, instances
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(instances())
+def test_the_covering_bound_never_exceeds_the_exhaustive_optimum(instance: tuple[Cluster, NodeTypes]) -> None:
+    cluster, types = instance
+    best = brute_cost(cluster, types)
+    offers = offers_of(types)
+    for relax in (True, False):
+        b = cover_bound(cluster, offers, types, DEFAULT_PROFILE, 10.0, relax=relax)
+        if best is None:
+            continue  # no set of new nodes places every pod: any bound is valid
+        assert b.bound_micro <= round(best * MICRO), (relax, b.bound_micro, best)
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(instances())
+def test_the_large_input_path_is_verified_never_worse_than_the_estimator_and_honest(
+        instance: tuple[Cluster, NodeTypes]) -> None:
+    cluster, types = instance
+    params = SolverParams(workers=1, full_model_variables=0)  # every input takes the large-input path
+    try:
+        a = provision(cluster, types, params, deadline=Deadline.start(20))
+    except Impossible:
+        return
+    verify_answer(a)
+    assert len(a.placements) == len(cluster.pending)
+    best = brute_cost(cluster, types)
+    assert best is not None and a.bound <= best + 1e-9 <= a.cost + 2e-9
+    if not a.estimator.pending:
+        assert a.cost <= a.estimator.cost() + 1e-9
+    if a.status is Status.OPTIMAL:
+        assert abs(a.cost - best) < 1e-9
+
+
+def test_required_anti_affinity_per_host_forces_one_new_node_per_replica_in_the_bound() -> None:
+    # 3 replicas that repel each other per host, no room on the one existing node: 3 new nodes at least,
+    # though one node's cpu would hold them all
+    nodes = (make_node("n0").label(H, "n0").label(Z, "a").alloc(cpu="50m", memory="8Gi", pods=110).build(),)
+    pending = tuple(make_pod(f"p{i}").label("app", "a").req(cpu="100m")
+                    .pod_anti_affinity(pod_term(H, selector(app="a"))).set(order=i).build() for i in range(3))
+    types = NodeTypes((a_type("big", "8", 1.0),))
+    b = cover_bound(Cluster(nodes=nodes, pending=pending), offers_of(types), types, DEFAULT_PROFILE, 10.0)
+    assert b.bound_micro >= 3 * MICRO - 10
+
+
+def test_a_gpu_pod_is_covered_by_the_only_type_with_gpus() -> None:
+    nodes = (make_node("n0").label(H, "n0").alloc(cpu="8", memory="8Gi", pods=110).build(),)
+    gpu = make_node("gpu").label("node.kubernetes.io/instance-type", "gpu").alloc(
+        cpu="8", memory="8Gi", pods=110).build()
+    gpu = replace(gpu, allocatable={**gpu.allocatable, "nvidia.com/gpu": 1})
+    from podplan.models.nodetypes import NodeType
+
+    types = NodeTypes((a_type("cpu", "8", 0.1), NodeType(name="gpu", price=3.0, node=gpu,
+                                                         capacity=dict(gpu.allocatable))))
+    pod = make_pod("train").req(cpu="1").build()
+    pod = replace(pod, requests={**pod.requests, "nvidia.com/gpu": 1})
+    b = cover_bound(Cluster(nodes=nodes, pending=(pod,)), offers_of(types), types, DEFAULT_PROFILE, 10.0)
+    assert b.bound_micro >= 3 * MICRO - 10
