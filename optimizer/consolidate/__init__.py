@@ -150,7 +150,10 @@ def consolidate(cluster: Cluster, params: ConsolidateParams, prices: Mapping[str
 
     # 4. the waves: a drain of the removed nodes, the ones with the fewest pods to move first (the waves drain
     # in this order: at the time limit, the nodes emptied so far are the plan)
-    off = {n: sum(1 for p in free if p.node_name == n and assignment.get(p.key, n) != n) for n in removed}
+    off = dict.fromkeys(removed, 0)
+    for p in free:  # one pass: removed × free pods took 6 s at 1,000 nodes (441 removed, 10,489 movable pods)
+        if p.node_name in off and assignment.get(p.key, p.node_name) != p.node_name:
+            off[p.node_name] += 1
     removed = tuple(sorted(removed, key=lambda n: (off[n], n)))
     dparams = replace(rparams, goal=DRAIN, drain=removed)
     waves, blocked, final, left_out = _waves_in_chunks(base, removed, target_assignment, dparams, healthy,
