@@ -516,7 +516,8 @@ def capacity(cluster: Cluster, templates: Sequence[Template], params: SolverPara
         cap, cap_why = caps[gi]
         now = time.perf_counter()
         my_end = now + max(0.0, end - now) / (len(groups) - gi)
-        if sched is None and not (len(group) == 1 and group[0].ratio == 1 and _node_local(filled, group[0])):
+        if sched is None and now < my_end and not (len(group) == 1 and group[0].ratio == 1
+                                                   and _node_local(filled, group[0])):
             # one scheduler for every group (the copies of one are taken out before the next): building it takes
             # seconds at 1,000 nodes on a loaded machine; greedy's share starts once it is built
             sched = _scheduler(ClusterState.from_cluster(filled), profile, params.seed)

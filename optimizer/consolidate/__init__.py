@@ -74,9 +74,10 @@ def consolidate(cluster: Cluster, params: ConsolidateParams, prices: Mapping[str
     healthy = {p.key: pod_ready(p) for p in base.pods}
     judged = time.perf_counter()
     initial_bad = violations_by_pod(state_of(base, {}), profile)
-    # the final gate judges the whole shrunk cluster as this did the input: keep what it took, twice (a state
-    # built, every pod judged), as the machine's load makes it now, beside the per-pod reserve
-    work_end = min(work_end, end - 2 * (time.perf_counter() - judged))
+    # the final gate judges the whole shrunk cluster as this did the input: keep what it took, three times (a
+    # state built, every pod judged, the output written; twice left a 300-node plan 10 % over its limit at load
+    # 9), as the machine's load makes it now, beside the per-pod reserve
+    work_end = min(work_end, end - 3 * (time.perf_counter() - judged))
     pdbs = PdbIndex.of(base)
     movers = who_moves(base, params.move_policy, set(), healthy, pdbs.budgets(healthy), initial_bad)
     held = {k: reason.replace("kept in place", "it pins its node") for reason, keys in movers.kept.items()
