@@ -200,7 +200,7 @@ def row_family(shrink: int, limit: float, only: str | None) -> None:
     print("|" + "---|" * len(head))
     for profile, nodes, seed, tuned in FAMILY:
         name = f"{seed}/{profile}"
-        if only and only not in (name, f"{name}-{nodes}", profile):
+        if only and only not in (name, f"{name}-{nodes}", profile, str(nodes), f"{profile}-{nodes}"):
             continue
         n = max(3, nodes // shrink)
         path = capacity_input(n, 15 * n, seed, profile)
