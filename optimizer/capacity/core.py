@@ -9,7 +9,10 @@ How an answer is made (one data path: input -> Cluster -> Problem -> greedy | CP
    simulator (the same filters and scores as `simulate`) until the first one fits nowhere; its FitError
    message is the greedy answer's `stopped_by`. With several templates the copies go round by round (r_t copies
    of template t per round, in --pod order) and the greedy scale is the number of whole rounds placed.
-4. The exact answer: each template's copies are ONE pod class of optimizer.problem (identical pods share one
+4. A bound on k from relaxations (k_bound: per-node bounds summed, total free room, a hard spread's emptiest
+   domain); with several templates a constructive start (scarce_first: the scarcest template's copies first).
+   A start that reaches the bound is the answer, proven without a search.
+   The exact answer: each template's copies are ONE pod class of optimizer.problem (identical pods share one
    count variable per node), with as many copies as the per-node upper bounds of every rule allow in total
    (N_t: resources, pods, host ports, required anti-affinity to itself...). On solve's model of the filled
    cluster (optimizer.model.build: every rule, final-state semantics) one variable `k` is added, each class
