@@ -537,8 +537,8 @@ def capacity(cluster: Cluster, templates: Sequence[Template], params: SolverPara
         best = g
         # one template: the construction would be greedy's own order again
         if len(group) > 1 and g.count < cap and not interrupt.is_set() and time.perf_counter() < my_end:
-            if sched is not None:
-                _unplace(sched, g.placements, params.seed)
+            if sched is not None:  # greedy's copies, and the probe copy its stop message may have bound
+                _unplace(sched, {k: n for k, n in sched.state.node_of.items() if k not in own}, params.seed)
             # the scarcest template first: at most half of what is left, the search keeps the rest
             now = time.perf_counter()
             c = scarce_first(filled, group, [min(x, cap * t.ratio) for x, t in zip(lim, group)], cap, profile,
