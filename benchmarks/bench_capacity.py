@@ -6,6 +6,11 @@ Rows (the time limit is the command's --time-limit; the machine's core count is 
                     pending pod, no workload: a full cluster), 3 templates together and --each:
                     api (required anti-affinity per host), web (zone spread, maxSkew 1), worker (plain).
                     goal: OPTIMAL (proven) in <= 30 s; the table shows kube-scheduler's greedy count beside it.
+    capacity-family the same three templates together on a family of generated clusters: profiles mixed, web,
+                    production and batch at 300, 1,000 and 5,000 nodes (15 pods per node generated, the running
+                    ones kept), seeds 3 and 5 (tuned on) and 11, 12 (held out), at the default --time-limit 30:
+                    one table row each (seed/shape, nodes, greedy, podplan, bound, gap, status, wall s, limit s,
+                    peak MiB, load).
     provision-200   `podplan generate --profile production --nodes 240 --pods 2000 --utilization 1.0`, then 40 of
                     its general-pool nodes removed with their pods (their Deployments' replicas come back pending):
                     200 nodes, about 2,000 pending pods, most of them beyond the nodes left; 6 node types priced
@@ -19,6 +24,7 @@ resident set.
 
     nice -n 10 python benchmarks/bench_capacity.py
     python benchmarks/bench_capacity.py --rows capacity-1000
+    python benchmarks/bench_capacity.py --rows capacity-family [--only mixed]
     python benchmarks/bench_capacity.py --shrink 10 --time-limit 10     # toy sizes (smoke test)
 """
 from __future__ import annotations
@@ -78,12 +84,12 @@ def write_yaml(path: Path, docs: list[dict[str, Any]]) -> None:
     tmp.replace(path)
 
 
-def capacity_input(nodes: int, pods: int, seed: int) -> Path:
-    path = INPUTS / f"capacity-mixed-{nodes}-{pods}-{seed}.json"
+def capacity_input(nodes: int, pods: int, seed: int, profile: str = "mixed") -> Path:
+    path = INPUTS / f"capacity-{profile}-{nodes}-{pods}-{seed}.json"
     if not path.exists():
         from podplan.models.generate import generate
 
-        docs = [d for d in generate(nodes, pods, seed, "mixed", 0.6)
+        docs = [d for d in generate(nodes, pods, seed, profile, 0.6)
                 if d["kind"] not in WORKLOAD_KINDS and not (d["kind"] == "Pod" and not d["spec"].get("nodeName"))]
         for d in docs:  # their controllers are not in the input: the running pods stay as they are
             if d["kind"] == "Pod":
@@ -180,6 +186,35 @@ def row_capacity(shrink: int, limit: float) -> None:
               f"wall {wall:.1f}s, peak {rss:.2f} GiB; {before} -> {load()}; goal {'MET' if ok else 'NOT MET'}")
 
 
+# (profile, nodes, seed, tuned on?) of the family; the held-out seeds were never run while tuning
+FAMILY = [(profile, nodes, seed, seed in (3, 5)) for nodes in (300, 1000) for profile in ("mixed", "web", "production",
+                                                                                          "batch")
+          for seed in (3, 11)] + [("mixed", 1000, 5, True), ("mixed", 1000, 12, False), ("mixed", 5000, 3, True)]
+
+
+def row_family(shrink: int, limit: float, only: str | None) -> None:
+    t = [str(INPUTS / f"template-{n}.yaml") for n in TEMPLATES]
+    head = ("seed/shape", "nodes", "greedy", "podplan", "bound", "gap", "status", "wall s", "limit s", "peak MiB",
+            "load 1 min", "set")
+    print("| " + " | ".join(head) + " |")
+    print("|" + "---|" * len(head))
+    for profile, nodes, seed, tuned in FAMILY:
+        name = f"{seed}/{profile}"
+        if only and only not in (name, f"{name}-{nodes}", profile, str(nodes), f"{profile}-{nodes}"):
+            continue
+        n = max(3, nodes // shrink)
+        path = capacity_input(n, 15 * n, seed, profile)
+        doc, wall, rss, tail = timed_run(["capacity", str(path), *sum((["--pod", x] for x in t), []),
+                                          "--time-limit", str(limit)])
+        if doc is None:
+            print(f"| {name} | {n} | FAILED: {tail.splitlines()[-1] if tail else ''} |", flush=True)
+            continue
+        gap = f"{doc['gap'] / doc['bound']:.1%}" if doc["bound"] else "0.0%"
+        print(f"| {name} | {n:,} | {doc['scale_greedy']} | {doc['scale']} | {doc['bound']} | {gap} | {doc['status']} | "
+              f"{wall:.1f} | {limit:g} | {rss * 1024:.0f} | {os.getloadavg()[0]:.1f} | "
+              f"{'tuned' if tuned else 'held out'} |", flush=True)
+
+
 def row_provision(shrink: int, limit: float) -> None:
     nodes, pods, drop = 200 // shrink, 2000 // shrink, 40 // shrink
     path, types = provision_input(nodes, pods, 1, drop)
@@ -205,10 +240,13 @@ def main() -> None:
     ap.add_argument("--rows", nargs="*", default=["capacity-1000", "provision-200"])
     ap.add_argument("--shrink", type=int, default=1, help="Divide every size by this (smoke tests).")
     ap.add_argument("--time-limit", type=float, default=None, help="Override each row's time limit.")
+    ap.add_argument("--only", default=None, help="capacity-family: one profile, or one seed/profile[-nodes].")
     args = ap.parse_args()
     print(f"podplan capacity / provision benchmarks; {load()} (the machine is shared)")
     if "capacity-1000" in args.rows:
         row_capacity(args.shrink, args.time_limit or 30.0)
+    if "capacity-family" in args.rows:
+        row_family(args.shrink, args.time_limit or 30.0, args.only)
     if "provision-200" in args.rows:
         row_provision(args.shrink, args.time_limit or 60.0)
 

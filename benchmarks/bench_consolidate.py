@@ -11,6 +11,13 @@ cluster-autoscaler's scale-down on the same state ("cut short" when the limit st
 may be shared.
 
     nice -n 10 python benchmarks/bench_consolidate.py                       # 1,000 nodes, U = 0.4 0.5 0.6
+    nice -n 10 python benchmarks/bench_consolidate.py --family [--only 1000]   # the family, whole commands
+
+--family: the command as a user runs it (`/usr/bin/time -v podplan consolidate INPUT.json --time-limit L -o json`,
+a subprocess: wall seconds and peak RSS are the whole process's, reading included) on a family of running
+clusters (the same generate + simulate --emit state as above, 10 pods per node, saved once as a JSON v1 List:
+it reads several times faster than YAML), at 40, 50 and 60 % utilisation (the cpu requested over allocatable
+is printed as measured), 300 and 1,000 nodes, seeds 1 (tuned on) and 7 (held out).
     python benchmarks/bench_consolidate.py --nodes 20 --pods 200 --time-limit 5 --utilizations 0.5   # toy
 """
 from __future__ import annotations
@@ -73,6 +80,71 @@ def row(nodes: int, pods: int, utilization: float, seed: int, limit: float, inpu
             f"{os.getloadavg()[0]:.1f}", f"plan <= {GOAL_S:g} s with bound and gap", met]
 
 
+# (nodes, utilisation, seed, tuned on?)
+FAMILY = [(300, u, seed, seed == 1) for u in (0.4, 0.5, 0.6) for seed in (1, 7)] + \
+         [(1000, 0.5, 1, True), (1000, 0.5, 7, False), (1000, 0.4, 7, False), (1000, 0.6, 7, False)]
+
+
+def running_input(nodes: int, utilization: float, seed: int, inputs: Path) -> tuple[Path, float]:
+    """running_state's cluster as a JSON v1 List (read several times faster than its YAML: the command's time
+    limit includes reading) and its cpu utilisation (requested / allocatable)."""
+    import json
+
+    from podplan.models.loader import cluster_of, read_paths
+
+    path = inputs / f"running-production-{nodes}-{10 * nodes}-u{utilization:g}-seed{seed}.json"
+    if not path.exists():
+        import yaml
+
+        state = running_state(nodes, 10 * nodes, utilization, seed, inputs)
+        with state.open() as f:
+            docs = [d for d in yaml.load_all(f, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) if d]
+        items = [i for d in docs for i in (d.get("items", []) if d.get("kind") == "List" else [d])]
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}))
+        tmp.rename(path)
+    cluster = cluster_of(read_paths([str(path)]), [str(path)])
+    alloc = sum(n.allocatable.get("cpu", 0) for n in cluster.nodes)
+    used = sum(p.requests.get("cpu", 0) for p in cluster.pods)
+    return path, used / max(1, alloc)
+
+
+def family(limit: float, inputs: Path, only: str | None) -> None:
+    import json
+    import re
+    import shutil
+
+    head = ("seed/shape", "nodes", "cpu used", "scale-down removes", "podplan removes", "target", "bound", "gap",
+            "target gap", "status", "wall s", "limit s", "peak MiB", "load 1 min", "set")
+    print(markdown_row(list(head)))
+    print(markdown_row(["---"] * len(head)))
+    for nodes, u, seed, tuned in FAMILY:
+        if only and only != str(nodes):
+            continue
+        path, used = running_input(nodes, u, seed, inputs)
+        cmd = ["/usr/bin/time", "-v", shutil.which("podplan") or "podplan", "consolidate", str(path), "--time-limit",
+               f"{limit:g}", "--seed", str(seed), "-o", "json"]
+        started = time.perf_counter()
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        wall = time.perf_counter() - started
+        m = re.search(r"Maximum resident set size \(kbytes\): (\d+)", proc.stderr)
+        rss = int(m.group(1)) / 1024 if m else float("nan")
+        name = f"{seed}/production-u{u:g}"
+        try:
+            doc = json.loads(proc.stdout)
+        except json.JSONDecodeError:
+            print(markdown_row([name, f"{nodes:,}", f"{used:.0%}", "FAILED", proc.stderr.strip()[-200:]]), flush=True)
+            continue
+        bound = doc["bound"]
+        target_gap = 0.0 if bound <= 0 else max(0.0, (bound - doc["target"]["saving"]) / bound)
+        sd = doc["scale_down"]
+        print(markdown_row([name, f"{nodes:,}", f"{used:.0%}",
+                            f"{len(sd['remove'])}{'' if sd['complete'] else ' (cut short)'}", str(len(doc["remove"])),
+                            str(len(doc["target"]["remove"])), f"{bound:g}", f"{100 * doc['gap']:.1f}%",
+                            f"{100 * target_gap:.1f}%", doc["status"], f"{wall:.1f}", f"{limit:g}", f"{rss:.0f}",
+                            f"{os.getloadavg()[0]:.1f}", "tuned" if tuned else "held out"]), flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--nodes", type=int, default=1000)
@@ -81,7 +153,13 @@ def main() -> None:
     ap.add_argument("--time-limit", type=float, default=55.0)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--inputs", type=Path, default=INPUTS)
+    ap.add_argument("--family", action="store_true", help="The family of running clusters, whole commands.")
+    ap.add_argument("--only", default=None, help="--family: one size (300, 1000 or 5000).")
     args = ap.parse_args()
+    if args.family:
+        print(f"# podplan consolidate family, {os.cpu_count()} cores (shared machine: load average per row)")
+        family(args.time_limit if args.time_limit != 55.0 else 30.0, args.inputs, args.only)
+        return
     toy = args.nodes < 1000
     print(f"# podplan consolidate, {os.cpu_count()} cores (shared machine: see the load average per row)")
     print(markdown_row(list(COLUMNS)))

@@ -109,6 +109,25 @@ def test_the_proven_scale_equals_an_exhaustive_search(instance: tuple[Cluster, l
     assert len(a.placements) == sum(t.count for t in a.templates)
 
 
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(instances(), st.integers(1, 2))
+def test_the_bound_that_can_prove_without_search_is_never_below_an_exhaustive_search(
+        instance: tuple[Cluster, list[Template]], skew: int) -> None:
+    """k_bound (per-node bounds summed, total free room, the spread's emptiest domain) may end the search the
+    moment a placement reaches it: it must hold for every instance, with maxSkew 1 and 2."""
+    from dataclasses import replace
+    from podplan.optimizer.capacity.core import k_bound, node_bounds
+    from podplan.optimizer.registry import DEFAULT_PROFILE
+
+    cluster, templates = instance
+    templates = [replace(t, pod=replace(t.pod, spread_constraints=tuple(replace(c, max_skew=skew)
+                                                                         for c in t.pod.spread_constraints)))
+                 for t in templates]
+    ubs, problem = node_bounds(cluster, templates, DEFAULT_PROFILE)
+    cap, why = k_bound(problem, templates, ubs)
+    assert cap >= brute_scale(cluster, templates), why
+
+
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(instances())
 def test_each_templates_own_maximum_equals_an_exhaustive_search(instance: tuple[Cluster, list[Template]]) -> None:

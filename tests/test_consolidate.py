@@ -240,3 +240,17 @@ def test_the_bundled_node_group_saves_more_than_cluster_autoscaler_at_its_prices
     assert [p["node"] for p in doc["pinned"]] == ["ip-10-0-3-13.ec2.internal"]  # the cache's emptyDir
     # the web PDB allows one disruption: one web eviction per wave
     assert all(sum(1 for e in w["evictions"] if "/web-" in e["pod"]) <= 1 for w in doc["waves"])
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(instance=tiny_clusters())
+def test_the_capacity_bound_is_never_below_an_exhaustive_search(instance) -> None:
+    """The bound large clusters report (an LP over how much of each node is kept) holds on every tiny cluster."""
+    from podplan.optimizer.consolidate.model import capacity_bound
+    from podplan.optimizer.consolidate.prices import PRICE_SCALE, scaled
+
+    cluster, prices = instance
+    assume(not violations_by_pod(state_of(cluster, {})))
+    keys = {p.key for p in movable(cluster)}
+    pinned = {p.node_name for p in cluster.pods if p.key not in keys and not goes_with_node(p)}
+    assert capacity_bound(cluster, pinned, scaled(prices)) >= exhaustive(cluster, prices) * PRICE_SCALE

@@ -26,9 +26,13 @@ class Template:
     ratio: int = 1  # copies per unit of scale (--ratio)
 
     def copies(self, count: int, start_order: int = 0) -> list[Pod]:
-        base = self.pod
-        return [replace(base, name=f"{self.name}-capacity-{i + 1}", uid="", node_name="", order=start_order + i)
-                for i in range(count)]
+        return [self.copy(i, start_order + i) for i in range(count)]
+
+    def copy(self, i: int, order: int | None = None) -> Pod:
+        """The i-th copy (0-based; named `<template>-capacity-<i+1>`): made one at a time where a count may be
+        large (a plain template's per-node bounds sum to tens of thousands at 1,000 nodes)."""
+        return replace(self.pod, name=f"{self.name}-capacity-{i + 1}", uid="", node_name="",
+                       order=i if order is None else order)
 
 
 def _priority(pod: Pod, cluster: Cluster) -> Pod:

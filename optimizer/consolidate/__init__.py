@@ -75,8 +75,10 @@ def consolidate(cluster: Cluster, params: ConsolidateParams, prices: Mapping[str
     judged = time.perf_counter()
     initial_bad = violations_by_pod(state_of(base, {}), profile)
     # the final gate judges the whole shrunk cluster as this did the input: keep what it took, twice (a state
-    # built, every pod judged), as the machine's load makes it now, beside the per-pod reserve
-    work_end = min(work_end, end - 2 * (time.perf_counter() - judged))
+    # built, every pod judged), as the machine's load makes it now, beside the per-pod reserve (four times left
+    # a 1,000-node cluster no time at all at load 9; the overruns were the waves', see _waves_in_chunks)
+    judge_s = time.perf_counter() - judged
+    work_end = min(work_end, end - 2 * judge_s)
     pdbs = PdbIndex.of(base)
     movers = who_moves(base, params.move_policy, set(), healthy, pdbs.budgets(healthy), initial_bad)
     held = {k: reason.replace("kept in place", "it pins its node") for reason, keys in movers.kept.items()
@@ -150,11 +152,14 @@ def consolidate(cluster: Cluster, params: ConsolidateParams, prices: Mapping[str
 
     # 4. the waves: a drain of the removed nodes, the ones with the fewest pods to move first (the waves drain
     # in this order: at the time limit, the nodes emptied so far are the plan)
-    off = {n: sum(1 for p in free if p.node_name == n and assignment.get(p.key, n) != n) for n in removed}
+    off = dict.fromkeys(removed, 0)
+    for p in free:  # one pass: removed × free pods took 6 s at 1,000 nodes (441 removed, 10,489 movable pods)
+        if p.node_name in off and assignment.get(p.key, p.node_name) != p.node_name:
+            off[p.node_name] += 1
     removed = tuple(sorted(removed, key=lambda n: (off[n], n)))
     dparams = replace(rparams, goal=DRAIN, drain=removed)
     waves, blocked, final, left_out = _waves_in_chunks(base, removed, target_assignment, dparams, healthy,
-                                                       initial_bad, work_end, stop)
+                                                       initial_bad, work_end, stop, judge_s)
     if left_out:
         blocked.append(Blocked("-", f"the time limit ran out before the waves of {len(left_out)} node(s) of the target "
                                     "were planned (consolidate again from the state the plan reaches)"))
@@ -179,7 +184,7 @@ def consolidate(cluster: Cluster, params: ConsolidateParams, prices: Mapping[str
 
 def _waves_in_chunks(base: Cluster, removed: tuple[str, ...], assignment: Mapping[str, str], dparams: RebalanceParams,
                      healthy: Mapping[str, bool], initial_bad: Mapping[str, set[str]], deadline: float,
-                     stop) -> tuple[list, list[Blocked], dict[str, str], list[str]]:
+                     stop, judge_s: float = 0.0) -> tuple[list, list[Blocked], dict[str, str], list[str]]:
     """rebalance's waves for the target, CHUNK_MOVES moves at a time: the removed nodes in drain order, a chunk
     being the next nodes whose moves reach CHUNK_MOVES (the moves that make room on nodes that stay go with the
     first). Each chunk's waves start from the state the previous ones reached; every removed node is cordoned
@@ -208,9 +213,14 @@ def _waves_in_chunks(base: Cluster, removed: tuple[str, ...], assignment: Mappin
     where = {p.key: p.node_name for p in base.pods}
     waves: list = []
     blocked: list[Blocked] = []
+    # a chunk builds its states, landing simulation and budgets before its first wave (seconds at 1,000 nodes)
+    # and cannot stop inside that: one is started only when the time left covers what the last one took (the
+    # first: twice the input's judging time), so that the deadline holds
+    expect = 2 * judge_s
     for i, (nodes, sub) in enumerate(chunks):
-        if stop() or time.perf_counter() >= deadline:
+        if stop() or time.perf_counter() + expect >= deadline:
             return waves, blocked, where, [n for _, (ns, _) in enumerate(chunks[i:]) for n in ns]
+        began = time.perf_counter()
         now = {p.key: p for p in cluster.pods}
         free = [now[k] for k in sub]
         w, b, final = waves_to(cluster, Target(dict(sub), Status.OPTIMAL, ()), free, dparams, healthy, initial_bad,
@@ -222,6 +232,7 @@ def _waves_in_chunks(base: Cluster, removed: tuple[str, ...], assignment: Mappin
         where.update(final)
         waves.extend(w)
         blocked.extend(b)
+        expect = time.perf_counter() - began
     return waves, blocked, where, []
 
 

@@ -31,6 +31,8 @@ from ..rebalance.target import counts_of, counts_to_assignment, large_model_sett
 from ..rebalance.target_model import build_model
 from ..runner import Interrupt, Level, SolverParams, complete, lexicographic
 
+UNSCHEDULABLE = "node.kubernetes.io/unschedulable"  # the cordon's taint (NodeUnschedulable tolerates it)
+
 
 @dataclass(frozen=True)
 class Solved:
@@ -104,75 +106,87 @@ def _x_all(built) -> dict[tuple[int, int], cp_model.IntVar]:
 
 
 def capacity_bound(cluster: Cluster, pinned: Collection[str], prices: Mapping[str, int]) -> float:
-    """An upper bound on any removal's saving, from resources and taints alone (a relaxation of every rule).
+    """An upper bound on any removal's saving, from resources, taints and node affinity (a relaxation of every
+    other rule), by a linear program over how much of each node is kept.
 
-    Nodes fall into pools by their NoSchedule/NoExecute taints (and cordon); a pod may only end in a pool whose
-    taints it tolerates and that offers every resource it requests, or stay in its own node's pool. The nodes
-    kept in a pool must offer, per resource, what the pods confined to that pool request (DaemonSet and mirror
-    pods' requests taken off their node's allocatable; pods counted against allocatable pods); the cheapest
-    way to offer it even with fractions of nodes (cheapest per unit first: the LP optimum of a one-constraint
-    covering problem) is a lower bound on what the pool keeps. Pools are disjoint, so their bounds add up;
-    the same over the whole cluster (every pod, every node) is another. saving <= total price − the larger."""
-    resources: set[str] = {"pods"}
+    Every pod that does not leave with its node (DaemonSet and mirror pods do) ends on a node that stays: one
+    whose NoSchedule/NoExecute taints it tolerates, whose labels its required node affinity and node selector
+    match and whose allocatable offers every resource it requests (its `home`), or its own node. The kept
+    nodes' room (allocatable less what their DaemonSet and mirror pods request; pods counted against
+    allocatable pods) must hold, per resource, the requests of the pods whose homes lie inside any set of nodes.
+    The sets used: every distinct home, and all the nodes. With keep[n] in [0, 1] (1 for a pinned node), the
+    least Σ price·keep under those covering constraints (scipy's HiGHS) is a lower bound on what any removal
+    keeps, rounded up to the prices' common divisor; saving <= total − that. It ignores pod (anti-)affinity,
+    spread and ports, and lets fractions of nodes hold fractions of pods: a relaxation, never below the optimum
+    (property-tested against exhaustive search on tiny clusters)."""
+    import numpy as np
+    from scipy.optimize import linprog
+
+    from ..nodeaffinity.filtering import required_matches
+
+    nodes = list(cluster.nodes)
+    index = {n.name: i for i, n in enumerate(nodes)}
+    resources: list[str] = sorted({"pods"} | {r for p in cluster.pods for r, v in p.requests.items() if v > 0})
+    cap = np.array([[n.allocatable.get(r, 0) for r in resources] for n in nodes], dtype=float)
+    homes: dict[tuple, np.ndarray] = {}  # pod signature -> nodes it may end on (its own node aside)
+    demand: dict[tuple[bytes, int], np.ndarray] = defaultdict(lambda: np.zeros(len(resources)))
+    masks: dict[bytes, np.ndarray] = {}
     for p in cluster.pods:
-        resources.update(r for r, v in p.requests.items() if v > 0)
-    cap: dict[str, dict[str, int]] = {n.name: {r: n.allocatable.get(r, 0) for r in resources} for n in cluster.nodes}
-    pool_of: dict[str, tuple] = {}
-    pools: dict[tuple, list[Node]] = defaultdict(list)
-    for n in cluster.nodes:
-        key = tuple(sorted((t.key, t.value, t.effect) for t in n.taints if t.effect in ("NoSchedule", "NoExecute")))
-        key += (("cordoned",) if n.unschedulable else ())
-        pool_of[n.name] = key
-        pools[key].append(n)
-    offers = {key: {r for r in resources if any(n.allocatable.get(r, 0) > 0 for n in nodes)}
-              for key, nodes in pools.items()}
-    demand: dict[tuple | None, dict[str, int]] = defaultdict(lambda: defaultdict(int))
-    for p in cluster.pods:
-        if p.node_name not in cap:
+        i = index.get(p.node_name)
+        if i is None:
             continue
+        req = np.array([1 if r == "pods" else p.requests.get(r, 0) for r in resources], dtype=float)
         if goes_with_node(p):
-            for r in resources:
-                cap[p.node_name][r] -= 1 if r == "pods" else p.requests.get(r, 0)
+            cap[i] -= req
             continue
-        wanted = {r for r, v in p.requests.items() if v > 0}
-        homes = {key for key, nodes in pools.items() if "cordoned" not in key and wanted <= offers[key]
-                 and first_untolerated(nodes[0].taints, p.tolerations) is None}
-        homes.add(pool_of[p.node_name])
-        for r in resources:
-            v = 1 if r == "pods" else p.requests.get(r, 0)
-            demand[None][r] += v  # the whole cluster
-            if len(homes) == 1:
-                demand[next(iter(homes))][r] += v
-
-    def keep_cost(nodes: list[str], need_of: Mapping[str, int]) -> float | None:
-        """The LP lower bound on the price of the nodes of `nodes` kept (None: they cannot offer it)."""
-        must = 0.0
-        for r in resources:
-            need = need_of.get(r, 0) - sum(max(0, cap[n][r]) for n in nodes if n in pinned)
-            if need <= 0:
-                continue
-            cost = 0.0
-            for per_unit, c in sorted((prices[n] / cap[n][r], cap[n][r]) for n in nodes
-                                      if n not in pinned and cap[n][r] > 0):
-                take = min(c, need)
-                cost += per_unit * take
-                need -= take
-                if need <= 0:
-                    break
-            if need > 0:
-                return None
-            must = max(must, cost)
-        return must
-
-    total = sum(prices[n] for n in cap if n not in pinned)
-    whole = keep_cost(list(cap), demand[None])
-    split = 0.0
-    for key, nodes in pools.items():
-        c = keep_cost([n.name for n in nodes], demand.get(key, {}))
-        split = split + c if c is not None and split is not None else None
-    if whole is None or split is None:
-        return 0.0  # the pods do not fit even in total: nothing can go
-    return float(total - math.ceil(max(whole, split) - 1e-9))
+        wanted = tuple(sorted(r for r, v in p.requests.items() if v > 0))
+        sig = (repr(p.tolerations), tuple(sorted(p.node_selector.items())), repr(p.affinity.node_required), wanted)
+        home = homes.get(sig)
+        if home is None:
+            # a cordoned node only for a pod that may tolerate its unschedulable taint (a looser home is still
+            # a valid relaxation)
+            cordon_ok = any(t.key in ("", UNSCHEDULABLE) for t in p.tolerations)
+            home = np.array([(cordon_ok or not n.unschedulable) and first_untolerated(n.taints, p.tolerations) is None
+                             and required_matches(p, n) and all(n.allocatable.get(r, 0) > 0 for r in wanted)
+                             for n in nodes], bool)
+            homes[sig] = home
+        key = home.tobytes()
+        masks[key] = home
+        demand[(key, i)] += req
+    np.maximum(cap, 0, out=cap)
+    # the sets: every distinct home (with the own nodes of its pods) and all the nodes
+    sets = {k: m.copy() for k, m in masks.items()}
+    for (k, i) in demand:
+        sets[k][i] = True
+    sets[b"all"] = np.ones(len(nodes), bool)
+    keep_fixed = np.array([n.name in pinned for n in nodes])
+    price = np.array([prices[n.name] for n in nodes], dtype=float)
+    rows, rhs = [], []
+    for s_mask in sets.values():
+        need = np.zeros(len(resources))
+        for (k, i), d in demand.items():
+            if s_mask[i] and not (masks[k] & ~s_mask).any():
+                need += d
+        need -= (cap * (s_mask & keep_fixed)[:, None]).sum(axis=0)
+        for r in range(len(resources)):
+            if need[r] > 0:
+                rows.append(-(cap[:, r] * (s_mask & ~keep_fixed)))
+                rhs.append(-need[r])
+    free_nodes = ~keep_fixed
+    total = float(price[free_nodes].sum())
+    if not rows:
+        return total
+    a_ub = np.array(rows)[:, free_nodes]
+    res = linprog(price[free_nodes], A_ub=a_ub, b_ub=np.array(rhs), bounds=(0, 1), method="highs")
+    if res.status == 2:  # infeasible: even every node kept cannot hold the pods; nothing can go
+        return 0.0
+    if res.status != 0:
+        return total  # no answer from the LP: the trivial bound
+    unit = math.gcd(*(int(x) for x in price[free_nodes])) or 1
+    # HiGHS's optimum may exceed the true LP's by its tolerances: round up only past a clear margin
+    x = res.fun / unit
+    keep = unit * math.ceil(x - 1e-6 * max(1.0, x))
+    return float(max(0.0, total - keep))
 
 
 def free_on(free: Sequence[Pod], nodes: Collection[str]) -> list[Pod]:
