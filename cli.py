@@ -1039,27 +1039,8 @@ def deschedule(files: Sequence[str], policy_file: str, time_limit: float, worker
         sys.exit(EXIT_VIOLATIONS)
 
 
-
 # ------------------------------------------------------------------------------------------- capacity answers
 
-
-def process_started() -> float:
-    """When this process started, on time.perf_counter's clock: capacity's and consolidate's --time-limit counts
-    from there (importing the solver alone takes seconds on a loaded machine, before a command's own code runs).
-    Linux's /proc, when this process is the command (`podplan`, `python -m podplan`); else (elsewhere, or the
-    command invoked inside another program) now."""
-    entry = os.path.basename(sys.argv[0]) if sys.argv else ""
-    if entry != "podplan" and not (entry == "__main__.py" and "podplan" in sys.argv[0]):
-        return time.perf_counter()
-    try:
-        with open("/proc/self/stat") as f:
-            ticks = int(f.read().rsplit(")", 1)[1].split()[19])
-        with open("/proc/uptime") as f:
-            uptime = float(f.read().split()[0])
-        age = uptime - ticks / os.sysconf("SC_CLK_TCK")
-    except (OSError, ValueError, IndexError):
-        return time.perf_counter()
-    return time.perf_counter() - max(0.0, min(age, 60.0))
 
 
 @main.command("capacity")
@@ -1092,7 +1073,7 @@ def capacity(files: Sequence[str], pod_files: Sequence[str], each: bool, ratio: 
     from .optimizer.runner import SolverParams
 
     check_emit(output, emit_kind)
-    deadline = Deadline(process_started(), time_limit)
+    deadline = Deadline(command_started(), time_limit)
     profiles = load_profiles(scheduler_config)
     cluster = load_input(files)
     templates = load_templates(pod_files, cluster)
@@ -1154,7 +1135,7 @@ def provision(files: Sequence[str], node_types_file: str | None, priority_at_lea
     from .optimizer.render.plans import dump, state_manifests
 
     check_emit(output, emit_kind)
-    deadline = Deadline.start(time_limit)
+    deadline = Deadline(command_started(), time_limit)
     profiles = load_profiles(scheduler_config)
     cluster = load_input(files)
     types = load_node_types(node_types_file) if node_types_file else default_node_types(cluster)
@@ -1225,7 +1206,7 @@ def consolidate(ctx: click.Context, files: Sequence[str], time_limit: float, wor
 
     if emit_kind != "plan" and output == "table":
         refuse(f"--emit {emit_kind} prints manifests: -o yaml or -o json, not -o table")
-    deadline = Deadline(process_started(), time_limit)
+    deadline = Deadline(command_started(), time_limit)
     profiles = load_profiles(scheduler_config)
     cluster = load_input(files, batch=False)
     profile = profiles.for_batch(cluster.pods)
