@@ -1042,7 +1042,6 @@ def deschedule(files: Sequence[str], policy_file: str, time_limit: float, worker
 # ------------------------------------------------------------------------------------------- capacity answers
 
 
-
 @main.command("capacity")
 @files_argument
 @click.option("--pod", "pod_files", metavar="FILE", multiple=True, required=True, type=click.Path(allow_dash=True),
