@@ -293,6 +293,76 @@ def _guaranteed_anti_violations(problem: Problem, c: int, t: PodAffinityTerm) ->
     return cls.size - free + (0 if domains & taken else 1)
 
 
+def _prefix_best(values: np.ndarray, counts: np.ndarray, k: int) -> np.ndarray:
+    """out[j] = most j items can be worth, counts[i] items worth values[i] (best first), j = 0..min(k, items)."""
+    order = np.argsort(-values, kind="stable")
+    vals = np.repeat(values[order], np.minimum(counts[order], k).astype(np.int64))[:k]
+    return np.concatenate(([0], np.cumsum(vals))).astype(np.int64)
+
+
+def _anti_class_bound(problem: Problem, c: int, policy: Policy, all_placed: bool) -> tuple[int, int] | None:
+    """(most class c's own terms can pay, its self-matching preferred anti-affinity term of largest weight
+    included, that term's index) counted per domain and class together; None when c has no such term.
+
+    A pod of c pays its anti-affinity term unless it is alone of its class in the term's domain, with no other
+    matching pod: so the pods that do not pay are at most one per domain free of existing matching pods (each
+    worth the best node of that domain: its linear terms plus what its preferred affinity can pay there), and
+    every other pod is worth its node less the term's weight (pods on nodes without the key never pay). Without
+    existing matching pods, exactly one paying pod of c alone in its domain is not possible either: it would be
+    alone, so it is counted as one of the free ones. The best split between the two kinds is the bound; the
+    room of a node is counted for both kinds (a relaxation)."""
+    cls = problem.classes[c]
+    rep = cls.rep
+    terms = [(w, i, t) for kind, i, w, t in _pref_terms(rep)
+             if kind != PREF_AFF and policy.pod_anti_affinity and pref_pred(problem, rep, t)(rep)]
+    if not terms:
+        return None
+    w, index, t = max(terms, key=lambda x: x[0])
+    m_a = policy.pod_anti_affinity * w
+    gains, room = linear_gains(problem, c, policy)
+    feas = problem.feasible[c]
+    if not len(feas):
+        return None
+    met = _met_gains(problem, c, policy)
+    if met is None:  # a pending pod can open a domain: every preferred affinity counted as met (its weight)
+        met = sum(policy.pod_affinity * wt for kind, _, wt, _ in _pref_terms(rep) if kind == PREF_AFF)
+    value = (gains + met).astype(np.int64)
+    room = np.asarray(room, dtype=np.int64)
+    codes, names = problem.codes(t.topology_key)
+    at = codes[feas]
+    pred = pref_pred(problem, rep, t)
+    existing = problem.existing_matching(("ipa.pref", t, rep.namespace), pred, t.label_selector)
+    taken = np.zeros(len(names) + 1, dtype=bool)  # the last: nodes without the key (never taken)
+    for n, k in existing.items():
+        if k > 0 and codes[n] >= 0:
+            taken[codes[n]] = True
+    size = cls.size
+    keyed = (at >= 0) & (room > 0)
+    keyless = (at < 0) & (room > 0)
+    # the best node of every free domain, one pod each; nodes without the key, as many as fit
+    free = keyed & ~taken[at]  # code -1 reads the last entry
+    best = np.full(len(names), np.iinfo(np.int64).min, dtype=np.int64)
+    np.maximum.at(best, at[free], value[free])
+    singles_v = np.concatenate((best[best > np.iinfo(np.int64).min], value[keyless]))
+    singles_n = np.concatenate((np.ones(int((best > np.iinfo(np.int64).min).sum()), dtype=np.int64), room[keyless]))
+    alone = _prefix_best(singles_v, singles_n, size)
+    paying = _prefix_best(value[keyed] - m_a, room[keyed], size)
+    no_single_payer = not taken.any()
+    top = None
+    for s in range(len(alone)):
+        left = size - s
+        if all_placed:
+            if left >= len(paying) or (left == 1 and no_single_payer):
+                continue
+            v = int(alone[s] + paying[left])
+        else:
+            v = int(alone[s] + max(0, paying[: left + 1].max()))
+        top = v if top is None else max(top, v)
+    if top is None:
+        return None
+    return top, index
+
+
 def _met_gains(problem: Problem, c: int, policy: Policy) -> np.ndarray | None:
     """Per feasible node of class c: what its preferred pod-affinity terms pay one pod there for sure (a domain
     holding an existing matching pod), when no pending pod can open another domain for any of them; None when
@@ -438,12 +508,24 @@ def _preference_bound(problem: Problem, comp: Component, policy: Policy, all_pla
         affinity_cap = sum(policy.pod_affinity * w * min(cls.size, _affinity_room(problem, c, t))
                            for kind, i, w, t in _pref_terms(cls.rep) if kind == PREF_AFF)
         capped = _best_fill(gains, room, cls.size, all_placed) + affinity_cap
-        per_class_part += min(every_term, capped)
-        joint_part += 0 if joint is not None and c in joint[1] else min(every_term, capped)
-        if all_placed and policy.pod_anti_affinity:
-            for kind, i, w, t in _pref_terms(cls.rep):
-                if kind != PREF_AFF:
-                    total -= policy.pod_anti_affinity * w * _guaranteed_anti_violations(problem, c, t)
+        own = min(every_term, capped)
+        # the anti-affinity terms: pods that must break them (every plan placing all pods), one term of them
+        # instead counted with the class's gains per domain (_anti_class_bound), the smaller of the two
+        broken = {i: policy.pod_anti_affinity * w * _guaranteed_anti_violations(problem, c, t)
+                  for kind, i, w, t in _pref_terms(cls.rep) if kind != PREF_AFF} \
+            if all_placed and policy.pod_anti_affinity else {}
+        together = _anti_class_bound(problem, c, policy, all_placed)
+        if together is not None:
+            together_value, i_t = together
+            per_class_part += min(own - broken.get(i_t, 0), together_value)
+            joint_part -= broken.get(i_t, 0) if joint is not None and c in joint[1] else 0
+            total -= sum(v for i, v in broken.items() if i != i_t)
+            if joint is None or c not in joint[1]:
+                joint_part += min(own - broken.get(i_t, 0), together_value)
+            continue
+        per_class_part += own
+        joint_part += 0 if joint is not None and c in joint[1] else own
+        total -= sum(broken.values())
     total += min(per_class_part, int(np.floor(joint_part + 1e-6))) if joint is not None else per_class_part
     for h, kind, i, w, t, pred, targets in _holder_pref(problem):
         if kind != PREF_AFF or not any(c in cls_set for c in targets):
