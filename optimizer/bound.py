@@ -386,7 +386,7 @@ def _met_gains(problem: Problem, c: int, policy: Policy) -> np.ndarray | None:
     return out
 
 
-def _joint_linear(problem: Problem, comp: Component, policy: Policy) -> tuple[float, set[int]] | None:
+def _joint_linear(problem: Problem, comp: Component, policy: Policy) -> tuple[float, set[int], dict[int, int]] | None:
     """(most the linear terms, preferred node affinity less untolerated PreferNoSchedule taints, and the preferred
     pod-affinity terms met by existing pods, can pay over the classes that prefer some nodes to others, those
     classes) when every pod is placed: an LP over node groups.
@@ -397,7 +397,13 @@ def _joint_linear(problem: Problem, comp: Component, policy: Policy) -> tuple[fl
     summed free room; each class's pods all placed; maximise sum gain[class, group] y. Every plan that places every
     pod gives a feasible y (the other classes are dropped: only more room), so the LP's optimum is a bound. Only
     classes whose gain is the same on every feasible node of a group take part (a term on the hostname is not);
-    None when no class does, or the LP has no solution (then the per-class bound stands)."""
+    None when no class does, or the LP has no solution (then the per-class bound stands).
+
+    Two more rows per class keep the LP a relaxation and make it tighter: a class's DoNotSchedule spread caps its
+    pods per domain (_spread_caps), and a class with its own preferred anti-affinity term has each column split
+    in two, the pods that do not pay the term (alone of the class in a domain free of matching pods: at most the
+    free domains among the column's nodes, and over the class at most all its free domains) and the pods that
+    pay it (the gain less the term's weight). Returns (LP optimum, classes in it, class -> the term split by)."""
     from scipy.optimize import linprog
     from scipy.sparse import coo_matrix
 
@@ -424,6 +430,9 @@ def _joint_linear(problem: Problem, comp: Component, policy: Policy) -> tuple[fl
         group_of[members] = g
     cols: list[tuple[int, int, float, int]] = []  # (class, group, gain, cap)
     joint: set[int] = set()
+    split: dict[int, int] = {}  # class -> the anti-affinity term its columns are split by
+    free_rows: list[tuple[list[int], float]] = []  # (a class's columns that do not pay its term, free domains)
+    spread_rows: list[tuple[int, np.ndarray, np.ndarray]] = []  # (class, spread domain per node, cap per domain)
     for c, (gains, ub) in every.items():
         feas = problem.feasible[c]
         g_of = group_of[feas]
@@ -441,8 +450,30 @@ def _joint_linear(problem: Problem, comp: Component, policy: Policy) -> tuple[fl
             # the groups where the class gains least are one column without room constraints (dropping them
             # only loosens the LP, a relaxation still): at 1,000 nodes, one column per (class, group) was 320,000
             low = min(gain for _, _, gain, _ in mine)
-            cols.extend(col for col in mine if col[2] > low)
-            cols.append((c, -1, low, sum(cap for _, _, gain, cap in mine if gain == low)))
+            mine_cols = [col for col in mine if col[2] > low]
+            mine_cols.append((c, -1, low, sum(cap for _, _, gain, cap in mine if gain == low)))
+            anti = _anti_split(problem, c, policy)
+            if anti is None:
+                cols.extend(mine_cols)
+            else:
+                # the class's own anti-affinity term: a pod that does not pay it is alone of its class in a domain
+                # free of matching pods, so per column at most as many as the free domains among its nodes, and
+                # over the class at most the free domains in all; every other pod pays the term's weight
+                index, m_a, codes, taken = anti
+                used = feas[ub > 0]
+                low_nodes = used[np.isin(group_of[used], [g for _, g, gain, _ in mine if gain == low])]
+                frees = []
+                for col in mine_cols:
+                    at = codes[used[group_of[used] == col[1]]] if col[1] >= 0 else codes[low_nodes]
+                    n_free = len(np.unique(at[~taken[at]]))
+                    if n_free:
+                        frees.append(len(cols))
+                        cols.append((col[0], col[1], col[2], min(col[3], n_free)))
+                    cols.append((col[0], col[1], col[2] - m_a, col[3]))
+                at = codes[used]
+                free_rows.append((frees, float(len(np.unique(at[~taken[at]])))))
+                split[c] = index
+            spread_rows.extend((c, sc, cap) for sc, cap in _spread_caps(problem, c))
             joint.add(c)
     if not joint:
         return None
@@ -465,6 +496,31 @@ def _joint_linear(problem: Problem, comp: Component, policy: Policy) -> tuple[fl
                     vals.append(float(q))
             rhs.append(float(room))
             row += 1
+    for js, free in free_rows:
+        rows_i.extend([row] * len(js))
+        rows_j.extend(js)
+        vals.extend([1.0] * len(js))
+        rhs.append(free)
+        row += 1
+    # a class's DoNotSchedule spread caps its pods per domain (_spread_caps): a row per domain over the class's
+    # columns whose group lies in that domain (the others left out of the row: a relaxation still)
+    by_class: dict[int, list[int]] = defaultdict(list)
+    for j, (c, g, _, _) in enumerate(cols):
+        if g >= 0:
+            by_class[c].append(j)
+    for c, sc, cap in spread_rows:
+        per_domain: dict[int, list[int]] = defaultdict(list)
+        for j in by_class[c]:
+            at = np.unique(sc[groups[cols[j][1]]])
+            if len(at) == 1 and at[0] >= 0:
+                per_domain[int(at[0])].append(j)
+        for d, js in sorted(per_domain.items()):
+            if sum(cols[j][3] for j in js) > cap[d]:
+                rows_i.extend([row] * len(js))
+                rows_j.extend(js)
+                vals.extend([1.0] * len(js))
+                rhs.append(float(cap[d]))
+                row += 1
     eq_i, eq_j, eq_rhs = [], [], []
     index = {c: k for k, c in enumerate(sorted(joint))}
     for j, (c, *_rest) in enumerate(cols):
@@ -477,7 +533,28 @@ def _joint_linear(problem: Problem, comp: Component, policy: Policy) -> tuple[fl
                   bounds=[(0, cap) for *_, cap in cols], method="highs")
     if res.status != 0:
         return None
-    return -float(res.fun), joint
+    return -float(res.fun), joint, split
+
+
+def _anti_split(problem: Problem, c: int, policy: Policy) -> tuple[int, int, np.ndarray, np.ndarray] | None:
+    """(index, weight in P, domain code per node, taken per code) of class c's own preferred anti-affinity term
+    of largest weight, for the joint LP to split the class's columns by; None when it has none, or when one of
+    its feasible nodes lacks the term's key (pods there never pay it)."""
+    rep = problem.classes[c].rep
+    terms = [(w, i, t) for kind, i, w, t in _pref_terms(rep)
+             if kind != PREF_AFF and policy.pod_anti_affinity and pref_pred(problem, rep, t)(rep)]
+    if not terms:
+        return None
+    w, index, t = max(terms, key=lambda x: x[0])
+    codes, names = problem.codes(t.topology_key)
+    if (codes[problem.feasible[c]] < 0).any():
+        return None
+    pred = pref_pred(problem, rep, t)
+    taken = np.zeros(len(names), dtype=bool)
+    for n, k in problem.existing_matching(("ipa.pref", t, rep.namespace), pred, t.label_selector).items():
+        if k > 0 and codes[n] >= 0:
+            taken[codes[n]] = True
+    return index, policy.pod_anti_affinity * w, codes, taken
 
 
 def preference_bound(problem: Problem, comp: Component, policy: Policy, all_placed: bool) -> int:
@@ -509,23 +586,21 @@ def _preference_bound(problem: Problem, comp: Component, policy: Policy, all_pla
                            for kind, i, w, t in _pref_terms(cls.rep) if kind == PREF_AFF)
         capped = _best_fill(gains, room, cls.size, all_placed) + affinity_cap
         own = min(every_term, capped)
-        # the anti-affinity terms: pods that must break them (every plan placing all pods), one term of them
-        # instead counted with the class's gains per domain (_anti_class_bound), the smaller of the two
+        # the anti-affinity terms: pods that must break them (every plan placing all pods); or one term counted
+        # with the class's gains per domain (_anti_class_bound), the smaller of the two
         broken = {i: policy.pod_anti_affinity * w * _guaranteed_anti_violations(problem, c, t)
                   for kind, i, w, t in _pref_terms(cls.rep) if kind != PREF_AFF} \
             if all_placed and policy.pod_anti_affinity else {}
+        alone = own - sum(broken.values())
         together = _anti_class_bound(problem, c, policy, all_placed)
         if together is not None:
-            together_value, i_t = together
-            per_class_part += min(own - broken.get(i_t, 0), together_value)
-            joint_part -= broken.get(i_t, 0) if joint is not None and c in joint[1] else 0
-            total -= sum(v for i, v in broken.items() if i != i_t)
-            if joint is None or c not in joint[1]:
-                joint_part += min(own - broken.get(i_t, 0), together_value)
-            continue
-        per_class_part += own
-        joint_part += 0 if joint is not None and c in joint[1] else own
-        total -= sum(broken.values())
+            alone = min(alone, together[0] - sum(v for i, v in broken.items() if i != together[1]))
+        per_class_part += alone
+        if joint is not None and c in joint[1]:
+            # the LP holds the class's gains, and the anti-affinity term it split its columns by
+            joint_part -= sum(v for i, v in broken.items() if i != joint[2].get(c))
+        else:
+            joint_part += alone
     total += min(per_class_part, int(np.floor(joint_part + 1e-6))) if joint is not None else per_class_part
     for h, kind, i, w, t, pred, targets in _holder_pref(problem):
         if kind != PREF_AFF or not any(c in cls_set for c in targets):
