@@ -434,6 +434,7 @@ def _joint_linear(problem: Problem, comp: Component, policy: Policy) -> tuple[fl
     joint: set[int] = set()
     split: dict[int, int] = {}  # class -> the anti-affinity term its columns are split by
     free_rows: list[tuple[list[int], float]] = []  # (a class's columns that do not pay its term, free domains)
+    pair_rows: list[tuple[list[int], float]] = []  # (a split column's two halves, its cap)
     spread_rows: list[tuple[int, np.ndarray, np.ndarray]] = []  # (class, spread domain per node, cap per domain)
     for c, (gains, ub) in every.items():
         feas = problem.feasible[c]
@@ -461,7 +462,8 @@ def _joint_linear(problem: Problem, comp: Component, policy: Policy) -> tuple[fl
                 # the class's own anti-affinity term: a pod that does not pay it is alone of its class in a domain
                 # free of matching pods, so per column at most as many as the free domains among its nodes, and
                 # over the class at most the free domains in all; every other pod pays the term's weight
-                index, m_a, codes, taken = anti
+                index, m_a, codes, taken, term = anti
+                size = problem.classes[c].size
                 used = feas[ub > 0]
                 low_nodes = used[np.isin(group_of[used], [g for _, g, gain, _ in mine if gain == low])]
                 frees = []
@@ -470,10 +472,13 @@ def _joint_linear(problem: Problem, comp: Component, policy: Policy) -> tuple[fl
                     n_free = len(np.unique(at[~taken[at]]))
                     if n_free:
                         frees.append(len(cols))
+                        pair_rows.append(([len(cols), len(cols) + 1], float(col[3])))  # the two share the cap
                         cols.append((col[0], col[1], col[2], min(col[3], n_free)))
                     cols.append((col[0], col[1], col[2] - m_a, col[3]))
                 at = codes[used]
-                free_rows.append((frees, float(len(np.unique(at[~taken[at]])))))
+                # and no fewer pay than must (_guaranteed_anti_violations: one domain holds the extra pods)
+                must = _guaranteed_anti_violations(problem, c, term)
+                free_rows.append((frees, float(min(len(np.unique(at[~taken[at]])), size - must))))
                 split[c] = index
             spread_rows.extend((c, sc, cap) for sc, cap in _spread_caps(problem, c))
             joint.add(c)
@@ -498,7 +503,7 @@ def _joint_linear(problem: Problem, comp: Component, policy: Policy) -> tuple[fl
                     vals.append(float(q))
             rhs.append(float(room))
             row += 1
-    for js, free in free_rows:
+    for js, free in free_rows + pair_rows:
         rows_i.extend([row] * len(js))
         rows_j.extend(js)
         vals.extend([1.0] * len(js))
@@ -538,8 +543,8 @@ def _joint_linear(problem: Problem, comp: Component, policy: Policy) -> tuple[fl
     return -float(res.fun), joint, split
 
 
-def _anti_split(problem: Problem, c: int, policy: Policy) -> tuple[int, int, np.ndarray, np.ndarray] | None:
-    """(index, weight in P, domain code per node, taken per code) of class c's own preferred anti-affinity term
+def _anti_split(problem: Problem, c: int, policy: Policy) -> tuple[int, int, np.ndarray, np.ndarray, PodAffinityTerm] | None:
+    """(index, weight in P, domain code per node, taken per code, the term) of class c's own preferred anti-affinity term
     of largest weight, for the joint LP to split the class's columns by; None when it has none, or when one of
     its feasible nodes lacks the term's key (pods there never pay it)."""
     rep = problem.classes[c].rep
@@ -556,7 +561,7 @@ def _anti_split(problem: Problem, c: int, policy: Policy) -> tuple[int, int, np.
     for n, k in problem.existing_matching(("ipa.pref", t, rep.namespace), pred, t.label_selector).items():
         if k > 0 and codes[n] >= 0:
             taken[codes[n]] = True
-    return index, policy.pod_anti_affinity * w, codes, taken
+    return index, policy.pod_anti_affinity * w, codes, taken, t
 
 
 def preference_bound(problem: Problem, comp: Component, policy: Policy, all_placed: bool) -> int:
