@@ -18,8 +18,10 @@ measured against relaxations of the full model, each an upper bound on every fea
   maxSkew, every existing pod's preferred term that pending pods could satisfy satisfied. When a plan places
   every pod of the component, every plan with the optimal placed vector places them all too, so negative
   values count in full, and a class's own preferred anti-affinity costs at least the pods that cannot be alone
-  in a domain (more pods than domains free of matching pods). Checked against exhaustive search on random
-  clusters (tests/test_solve_property.py).
+  in a domain (more pods than domains free of matching pods); or, counted with the class's gains, at most one
+  pod per free domain collects its node's gains without paying the term, every other pod pays it
+  (_anti_class_bound, and the split columns of the joint LP, _joint_linear). Checked against exhaustive search on
+  random clusters (tests/test_solve_property.py, tests/test_bound_joint.py, tests/test_bound_anti.py).
 """
 from __future__ import annotations
 
@@ -293,6 +295,76 @@ def _guaranteed_anti_violations(problem: Problem, c: int, t: PodAffinityTerm) ->
     return cls.size - free + (0 if domains & taken else 1)
 
 
+def _prefix_best(values: np.ndarray, counts: np.ndarray, k: int) -> np.ndarray:
+    """out[j] = most j items can be worth, counts[i] items worth values[i] (best first), j = 0..min(k, items)."""
+    order = np.argsort(-values, kind="stable")
+    vals = np.repeat(values[order], np.minimum(counts[order], k).astype(np.int64))[:k]
+    return np.concatenate(([0], np.cumsum(vals))).astype(np.int64)
+
+
+def _anti_class_bound(problem: Problem, c: int, policy: Policy, all_placed: bool) -> tuple[int, int] | None:
+    """(most class c's own terms can pay, its self-matching preferred anti-affinity term of largest weight
+    included, that term's index) counted per domain and class together; None when c has no such term.
+
+    A pod of c pays its anti-affinity term unless it is alone of its class in the term's domain, with no other
+    matching pod: so the pods that do not pay are at most one per domain free of existing matching pods (each
+    worth the best node of that domain: its linear terms plus what its preferred affinity can pay there), and
+    every other pod is worth its node less the term's weight (pods on nodes without the key never pay). Without
+    existing matching pods, exactly one paying pod of c alone in its domain is not possible either: it would be
+    alone, so it is counted as one of the free ones. The best split between the two kinds is the bound; the
+    room of a node is counted for both kinds (a relaxation)."""
+    cls = problem.classes[c]
+    rep = cls.rep
+    terms = [(w, i, t) for kind, i, w, t in _pref_terms(rep)
+             if kind != PREF_AFF and policy.pod_anti_affinity and pref_pred(problem, rep, t)(rep)]
+    if not terms:
+        return None
+    w, index, t = max(terms, key=lambda x: x[0])
+    m_a = policy.pod_anti_affinity * w
+    gains, room = linear_gains(problem, c, policy)
+    feas = problem.feasible[c]
+    if not len(feas):
+        return None
+    met = _met_gains(problem, c, policy)
+    if met is None:  # a pending pod can open a domain: every preferred affinity counted as met (its weight)
+        met = sum(policy.pod_affinity * wt for kind, _, wt, _ in _pref_terms(rep) if kind == PREF_AFF)
+    value = (gains + met).astype(np.int64)
+    room = np.asarray(room, dtype=np.int64)
+    codes, names = problem.codes(t.topology_key)
+    at = codes[feas]
+    pred = pref_pred(problem, rep, t)
+    existing = problem.existing_matching(("ipa.pref", t, rep.namespace), pred, t.label_selector)
+    taken = np.zeros(len(names) + 1, dtype=bool)  # the last: nodes without the key (never taken)
+    for n, k in existing.items():
+        if k > 0 and codes[n] >= 0:
+            taken[codes[n]] = True
+    size = cls.size
+    keyed = (at >= 0) & (room > 0)
+    keyless = (at < 0) & (room > 0)
+    # the best node of every free domain, one pod each; nodes without the key, as many as fit
+    free = keyed & ~taken[at]  # code -1 reads the last entry
+    best = np.full(len(names), np.iinfo(np.int64).min, dtype=np.int64)
+    np.maximum.at(best, at[free], value[free])
+    singles_v = np.concatenate((best[best > np.iinfo(np.int64).min], value[keyless]))
+    singles_n = np.concatenate((np.ones(int((best > np.iinfo(np.int64).min).sum()), dtype=np.int64), room[keyless]))
+    alone = _prefix_best(singles_v, singles_n, size)
+    paying = _prefix_best(value[keyed] - m_a, room[keyed], size)
+    no_single_payer = not taken.any()
+    top = None
+    for s in range(len(alone)):
+        left = size - s
+        if all_placed:
+            if left >= len(paying) or (left == 1 and no_single_payer):
+                continue
+            v = int(alone[s] + paying[left])
+        else:
+            v = int(alone[s] + max(0, paying[: left + 1].max()))
+        top = v if top is None else max(top, v)
+    if top is None:
+        return None
+    return top, index
+
+
 def _met_gains(problem: Problem, c: int, policy: Policy) -> np.ndarray | None:
     """Per feasible node of class c: what its preferred pod-affinity terms pay one pod there for sure (a domain
     holding an existing matching pod), when no pending pod can open another domain for any of them; None when
@@ -321,7 +393,7 @@ class _Stopped(Exception):
 
 
 def _joint_linear(problem: Problem, comp: Component, policy: Policy,
-                  interrupt: Interrupt = NEVER) -> tuple[float, set[int]] | None:
+                  interrupt: Interrupt = NEVER) -> tuple[float, set[int], dict[int, int]] | None:
     """(most the linear terms, preferred node affinity less untolerated PreferNoSchedule taints, and the preferred
     pod-affinity terms met by existing pods, can pay over the classes that prefer some nodes to others, those
     classes) when every pod is placed: an LP over node groups.
@@ -332,7 +404,13 @@ def _joint_linear(problem: Problem, comp: Component, policy: Policy,
     summed free room; each class's pods all placed; maximise sum gain[class, group] y. Every plan that places every
     pod gives a feasible y (the other classes are dropped: only more room), so the LP's optimum is a bound. Only
     classes whose gain is the same on every feasible node of a group take part (a term on the hostname is not);
-    None when no class does, or the LP has no solution (then the per-class bound stands)."""
+    None when no class does, or the LP has no solution (then the per-class bound stands).
+
+    Two more rows per class keep the LP a relaxation and make it tighter: a class's DoNotSchedule spread caps its
+    pods per domain (_spread_caps), and a class with its own preferred anti-affinity term has each column split
+    in two, the pods that do not pay the term (alone of the class in a domain free of matching pods: at most the
+    free domains among the column's nodes, and over the class at most all its free domains) and the pods that
+    pay it (the gain less the term's weight). Returns (LP optimum, classes in it, class -> the term split by)."""
     from scipy.optimize import linprog
     from scipy.sparse import coo_matrix
 
@@ -361,6 +439,10 @@ def _joint_linear(problem: Problem, comp: Component, policy: Policy,
         group_of[members] = g
     cols: list[tuple[int, int, float, int]] = []  # (class, group, gain, cap)
     joint: set[int] = set()
+    split: dict[int, int] = {}  # class -> the anti-affinity term its columns are split by
+    free_rows: list[tuple[list[int], float]] = []  # (a class's columns that do not pay its term, free domains)
+    pair_rows: list[tuple[list[int], float]] = []  # (a split column's two halves, its cap)
+    spread_rows: list[tuple[int, np.ndarray, np.ndarray]] = []  # (class, spread domain per node, cap per domain)
     for c, (gains, ub) in every.items():
         if interrupt.is_set():
             raise _Stopped
@@ -380,8 +462,34 @@ def _joint_linear(problem: Problem, comp: Component, policy: Policy,
             # the groups where the class gains least are one column without room constraints (dropping them
             # only loosens the LP, a relaxation still): at 1,000 nodes, one column per (class, group) was 320,000
             low = min(gain for _, _, gain, _ in mine)
-            cols.extend(col for col in mine if col[2] > low)
-            cols.append((c, -1, low, sum(cap for _, _, gain, cap in mine if gain == low)))
+            mine_cols = [col for col in mine if col[2] > low]
+            mine_cols.append((c, -1, low, sum(cap for _, _, gain, cap in mine if gain == low)))
+            anti = _anti_split(problem, c, policy)
+            if anti is None:
+                cols.extend(mine_cols)
+            else:
+                # the class's own anti-affinity term: a pod that does not pay it is alone of its class in a domain
+                # free of matching pods, so per column at most as many as the free domains among its nodes, and
+                # over the class at most the free domains in all; every other pod pays the term's weight
+                index, m_a, codes, taken, term = anti
+                size = problem.classes[c].size
+                used = feas[ub > 0]
+                low_nodes = used[np.isin(group_of[used], [g for _, g, gain, _ in mine if gain == low])]
+                frees = []
+                for col in mine_cols:
+                    at = codes[used[group_of[used] == col[1]]] if col[1] >= 0 else codes[low_nodes]
+                    n_free = len(np.unique(at[~taken[at]]))
+                    if n_free:
+                        frees.append(len(cols))
+                        pair_rows.append(([len(cols), len(cols) + 1], float(col[3])))  # the two share the cap
+                        cols.append((col[0], col[1], col[2], min(col[3], n_free)))
+                    cols.append((col[0], col[1], col[2] - m_a, col[3]))
+                at = codes[used]
+                # and no fewer pay than must (_guaranteed_anti_violations: one domain holds the extra pods)
+                must = _guaranteed_anti_violations(problem, c, term)
+                free_rows.append((frees, float(min(len(np.unique(at[~taken[at]])), size - must))))
+                split[c] = index
+            spread_rows.extend((c, sc, cap) for sc, cap in _spread_caps(problem, c))
             joint.add(c)
     if not joint:
         return None
@@ -404,6 +512,31 @@ def _joint_linear(problem: Problem, comp: Component, policy: Policy,
                     vals.append(float(q))
             rhs.append(float(room))
             row += 1
+    for js, free in free_rows + pair_rows:
+        rows_i.extend([row] * len(js))
+        rows_j.extend(js)
+        vals.extend([1.0] * len(js))
+        rhs.append(free)
+        row += 1
+    # a class's DoNotSchedule spread caps its pods per domain (_spread_caps): a row per domain over the class's
+    # columns whose group lies in that domain (the others left out of the row: a relaxation still)
+    by_class: dict[int, list[int]] = defaultdict(list)
+    for j, (c, g, _, _) in enumerate(cols):
+        if g >= 0:
+            by_class[c].append(j)
+    for c, sc, cap in spread_rows:
+        per_domain: dict[int, list[int]] = defaultdict(list)
+        for j in by_class[c]:
+            at = np.unique(sc[groups[cols[j][1]]])
+            if len(at) == 1 and at[0] >= 0:
+                per_domain[int(at[0])].append(j)
+        for d, js in sorted(per_domain.items()):
+            if sum(cols[j][3] for j in js) > cap[d]:
+                rows_i.extend([row] * len(js))
+                rows_j.extend(js)
+                vals.extend([1.0] * len(js))
+                rhs.append(float(cap[d]))
+                row += 1
     eq_i, eq_j, eq_rhs = [], [], []
     index = {c: k for k, c in enumerate(sorted(joint))}
     for j, (c, *_rest) in enumerate(cols):
@@ -416,7 +549,28 @@ def _joint_linear(problem: Problem, comp: Component, policy: Policy,
                   bounds=[(0, cap) for *_, cap in cols], method="highs")
     if res.status != 0:
         return None
-    return -float(res.fun), joint
+    return -float(res.fun), joint, split
+
+
+def _anti_split(problem: Problem, c: int, policy: Policy) -> tuple[int, int, np.ndarray, np.ndarray, PodAffinityTerm] | None:
+    """(index, weight in P, domain code per node, taken per code, the term) of class c's own preferred anti-affinity term
+    of largest weight, for the joint LP to split the class's columns by; None when it has none, or when one of
+    its feasible nodes lacks the term's key (pods there never pay it)."""
+    rep = problem.classes[c].rep
+    terms = [(w, i, t) for kind, i, w, t in _pref_terms(rep)
+             if kind != PREF_AFF and policy.pod_anti_affinity and pref_pred(problem, rep, t)(rep)]
+    if not terms:
+        return None
+    w, index, t = max(terms, key=lambda x: x[0])
+    codes, names = problem.codes(t.topology_key)
+    if (codes[problem.feasible[c]] < 0).any():
+        return None
+    pred = pref_pred(problem, rep, t)
+    taken = np.zeros(len(names), dtype=bool)
+    for n, k in problem.existing_matching(("ipa.pref", t, rep.namespace), pred, t.label_selector).items():
+        if k > 0 and codes[n] >= 0:
+            taken[codes[n]] = True
+    return index, policy.pod_anti_affinity * w, codes, taken, t
 
 
 def preference_bound(problem: Problem, comp: Component, policy: Policy, all_placed: bool) -> int:
@@ -462,12 +616,22 @@ def _preference_bound(problem: Problem, comp: Component, policy: Policy, all_pla
         affinity_cap = sum(policy.pod_affinity * w * min(cls.size, _affinity_room(problem, c, t))
                            for kind, i, w, t in _pref_terms(cls.rep) if kind == PREF_AFF)
         capped = _best_fill(gains, room, cls.size, all_placed) + affinity_cap
-        per_class_part += min(every_term, capped)
-        joint_part += 0 if joint is not None and c in joint[1] else min(every_term, capped)
-        if all_placed and policy.pod_anti_affinity:
-            for kind, i, w, t in _pref_terms(cls.rep):
-                if kind != PREF_AFF:
-                    total -= policy.pod_anti_affinity * w * _guaranteed_anti_violations(problem, c, t)
+        own = min(every_term, capped)
+        # the anti-affinity terms: pods that must break them (every plan placing all pods); or one term counted
+        # with the class's gains per domain (_anti_class_bound), the smaller of the two
+        broken = {i: policy.pod_anti_affinity * w * _guaranteed_anti_violations(problem, c, t)
+                  for kind, i, w, t in _pref_terms(cls.rep) if kind != PREF_AFF} \
+            if all_placed and policy.pod_anti_affinity else {}
+        alone = own - sum(broken.values())
+        together = _anti_class_bound(problem, c, policy, all_placed)
+        if together is not None:
+            alone = min(alone, together[0] - sum(v for i, v in broken.items() if i != together[1]))
+        per_class_part += alone
+        if joint is not None and c in joint[1]:
+            # the LP holds the class's gains, and the anti-affinity term it split its columns by
+            joint_part -= sum(v for i, v in broken.items() if i != joint[2].get(c))
+        else:
+            joint_part += alone
     total += min(per_class_part, int(np.floor(joint_part + 1e-6))) if joint is not None else per_class_part
     for h, kind, i, w, t, pred, targets in _holder_pref(problem):
         if kind != PREF_AFF or not any(c in cls_set for c in targets):

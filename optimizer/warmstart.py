@@ -30,6 +30,7 @@ greedy plan stays the reference that solve is never worse than and that compare 
 from __future__ import annotations
 
 import dataclasses
+import time
 
 from ..models.objects import Cluster, Pod, PodAffinityTerm
 
@@ -128,11 +129,28 @@ def preference_led(cluster: Cluster, seed: int, *, gangs: Gangs | None, profile:
     tiers = [tier(p, policy, p.key in drawn) for p in cluster.pending]
     if all(t == 3 for t in tiers) or (all_placed and all(t in (0, 3) for t in tiers)):
         return None
+    led_profile = preference_profile(profile, policy)
+    if all_placed:
+        # every pod fits already: which pods come first only decides P. By priority, the pods whose preferences
+        # pay arrive after every pod of a higher priority, which has by then taken the nodes they prefer (the
+        # nodes of a web's cache, the on-demand pool): at 300 nodes of the eks-default shape, 21,220 by priority
+        # against 21,710 by tier first. So the tiers come first across priorities, the pending pods' priorities
+        # made equal (the lowest of them) so that none preempts another; kept only if it places every pod.
+        flat = min(p.priority for p in cluster.pending)
+        ranked = sorted(range(len(cluster.pending)),
+                        key=lambda i: (tiers[i], -cluster.pending[i].priority, cluster.pending[i].order))
+        pending = tuple(dataclasses.replace(cluster.pending[i], order=rank, priority=flat)
+                        for rank, i in enumerate(ranked))
+        plan = simulate(dataclasses.replace(cluster, pending=pending), seed, gangs=gangs, profile=led_profile,
+                        interrupt=interrupt, deadline=deadline)
+        if len(plan.placements) == len(cluster.pending) or interrupt.is_set() or (
+                deadline is not None and time.perf_counter() > deadline):
+            return plan
     ranked = sorted(range(len(cluster.pending)), key=lambda i: (tiers[i], cluster.pending[i].order))
     # kube-scheduler's queue takes arrival (Pod.order) after priority: the pass's arrival is its tier order
     pending = tuple(dataclasses.replace(cluster.pending[i], order=rank) for rank, i in enumerate(ranked))
     return simulate(dataclasses.replace(cluster, pending=pending), seed, gangs=gangs,
-                    profile=preference_profile(profile, policy), interrupt=interrupt, deadline=deadline)
+                    profile=led_profile, interrupt=interrupt, deadline=deadline)
 
 
 def placed_by_priority(cluster: Cluster, plan: Plan) -> tuple[int, ...]:

@@ -174,3 +174,37 @@ def test_no_pass_when_the_plan_to_beat_places_every_pod_and_no_pod_has_a_prefere
     assert preference_led(cluster, 0, gangs=None, profile=DEFAULT_PROFILE, policy=Policy(), all_placed=True) is None
     led = preference_led(cluster, 0, gangs=None, profile=DEFAULT_PROFILE, policy=Policy())
     assert led is not None and len(led.placements) == 3  # the cache first: both webs find it bound
+
+
+def test_once_greedy_places_every_pod_the_webs_go_before_higher_priority_fillers() -> None:
+    # the same fillers at priority 100: by priority they take two cpus of the cache's node first; when greedy
+    # already places every pod, the order only decides P, and the webs queued first all get the cache's node
+    cluster = _fillers_first(filler_priority=100)
+    greedy = simulate(cluster)
+    assert len(greedy.placements) == 14
+    led = preference_led(cluster, 0, gangs=None, profile=DEFAULT_PROFILE, policy=Policy(), all_placed=True)
+    assert led is not None and verify(cluster, led.placements).ok and not led.preemptions
+    assert _on(led.placements, "web", "n0") == 6 and _on(led.placements, "filler", "n0") == 0
+    assert placed_by_priority(cluster, led) == placed_by_priority(cluster, greedy) == (8, 6)
+    assert preference(cluster, led, Policy()) == 60
+
+
+def test_the_pass_across_priorities_falls_back_to_the_priority_order_when_it_leaves_a_pod_pending() -> None:
+    # one 4-cpu node: a priority-100 pod of 3 cpus and a web of 2 that prefers the cache's node; the web first
+    # would leave the priority-100 pod pending, so the pass keeps kube-scheduler's priority order
+    cluster = Cluster(nodes=_nodes(1), pods=(make_pod("cache").label("app", "cache").req(cpu="500m").on("n0").build(),),
+                      pending=tuple(_replicas("big", 1, 0, "3", priority=100) + _replicas(
+                          "web", 1, 1, "2", preferred_pod_affinity=(10, pod_term(H, selector(app="cache"))))))
+    led = preference_led(cluster, 0, gangs=None, profile=DEFAULT_PROFILE, policy=Policy(), all_placed=True)
+    assert led is not None and set(led.placements) == {"default/big-0"}
+
+
+@PROPERTY
+@given(clusters(), st.integers(0, 3))
+def test_every_plan_of_the_pass_across_priorities_passes_the_verifier(cluster: Cluster, seed: int) -> None:
+    led = preference_led(cluster, seed, gangs=None, profile=DEFAULT_PROFILE, policy=Policy(), all_placed=True)
+    if led is None:
+        return
+    report = verify(cluster, led.placements)
+    failures = [v for v in report.violations if not v.preexisting]
+    assert not failures, f"{describe(cluster)}\nplacements {led.placements}\n{failures}"
