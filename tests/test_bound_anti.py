@@ -11,22 +11,17 @@ from hypothesis import strategies as st
 
 from builders import make_node, make_pod, pod_term, req, selector, term
 from podplan.models.objects import Cluster, TopologySpreadConstraint, Workload
-from podplan.optimizer.bound import _anti_class_bound, preference_bound
-from podplan.optimizer.model import existing_terms
+from podplan.optimizer.bound import _anti_class_bound
 from podplan.optimizer.policy import Policy
 from podplan.optimizer.problem import build_problem
 from podplan.optimizer.registry import DEFAULT_PROFILE
+from test_bound_joint import p_bound
 from test_solve_property import exhaustive_best
 
 H = "kubernetes.io/hostname"
 Z = "topology.kubernetes.io/zone"
 
 
-def p_bound(cluster: Cluster, all_placed: bool = True) -> int:
-    problem = build_problem(cluster, DEFAULT_PROFILE)
-    policy = Policy()
-    return sum(existing_terms(problem, policy).values()) + sum(
-        preference_bound(problem, comp, policy, all_placed) for comp in problem.components)
 
 
 @st.composite

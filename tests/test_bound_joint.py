@@ -20,11 +20,12 @@ H = "kubernetes.io/hostname"
 Z = "topology.kubernetes.io/zone"
 
 
-def p_bound(cluster: Cluster) -> int:
+def p_bound(cluster: Cluster, all_placed: bool = True) -> int:
+    """The preference bound of the whole input: the constant terms of existing pods, and every component's."""
     problem = build_problem(cluster, DEFAULT_PROFILE)
     policy = Policy()
     return sum(existing_terms(problem, policy).values()) + sum(
-        preference_bound(problem, comp, policy, True) for comp in problem.components)
+        preference_bound(problem, comp, policy, all_placed) for comp in problem.components)
 
 
 @st.composite

@@ -42,6 +42,7 @@ from ..registry import DEFAULT_PROFILE
 from ..runner import NEVER, Interrupt, SolverParams, Status, _integral, run
 from ..state import ClusterState
 from .estimator import Estimate, Offer, estimate, fits
+from .search import add_type_limits
 
 
 def deadline_limit(end: float, started: float) -> float:
@@ -250,7 +251,6 @@ def provision(cluster: Cluster, node_types: NodeTypes, params: SolverParams, pol
             m.add(ctx.placed[c] == problem.classes[c].size)
         opened: dict[int, object] = {}
         by_offer: dict[Offer, list[int]] = defaultdict(list)
-        by_type: dict[str, list[int]] = defaultdict(list)
         for j, (o, node) in enumerate(cand):
             n = first_cand + j
             y = m.new_bool_var(f"open[{node.name}]")
@@ -263,21 +263,10 @@ def provision(cluster: Cluster, node_types: NodeTypes, params: SolverParams, pol
             else:
                 m.add(y == 0)
             by_offer[o].append(n)
-            by_type[o.type.name].append(n)
         for nodes in by_offer.values():
             for a, b in zip(nodes, nodes[1:]):
                 m.add(opened[a] >= opened[b])
-        for t in node_types.types:
-            ys = [opened[n] for n in by_type.get(t.name, [])]
-            if ys and t.max is not None:
-                m.add(sum(ys) <= t.max)
-            for r, lim in t.limits.items():
-                if ys:
-                    m.add(sum(y * t.capacity.get(r, 0) for y in ys) <= lim)
-        for r, lim in node_types.limits.items():
-            terms = [opened[n] * cand[n - first_cand][0].type.capacity.get(r, 0) for n in opened]
-            if terms:
-                m.add(sum(terms) <= lim)
+        add_type_limits(m, node_types, opened, lambda n: cand[n - first_cand][0].type)
         price = {n: round(cand[n - first_cand][0].type.price * MICRO) for n in opened}
         cost = sum(price[n] * y for n, y in opened.items())
         if 0 < cover_micro < 10 ** 18:

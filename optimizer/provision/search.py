@@ -7,8 +7,9 @@ from __future__ import annotations
 import math
 import time
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 from ...models.nodetypes import NodeTypes, new_node, node_name_part
 from ...models.objects import Cluster, Node, Pod
@@ -20,6 +21,22 @@ from ..runner import NEVER, Interrupt, SolverParams, Status, run
 from .estimator import Offer
 
 MICRO = 1_000_000
+
+
+def add_type_limits(model: Any, node_types: NodeTypes, opened: dict[int, Any], type_of: Callable[[int], Any]) -> None:
+    """The node types' own `max` and `limits`, and the file's overall `limits` (Karpenter's NodePool limits), on the
+    candidate new nodes: `opened` maps a candidate's node index to its 0/1 variable, `type_of` to its node type."""
+    for t in node_types.types:
+        ys = [y for n, y in opened.items() if type_of(n).name == t.name]
+        if ys and t.max is not None:
+            model.add(sum(ys) <= t.max)
+        for r, lim in t.limits.items():
+            if ys:
+                model.add(sum(y * t.capacity.get(r, 0) for y in ys) <= lim)
+    for r, lim in node_types.limits.items():
+        terms = [y * type_of(n).capacity.get(r, 0) for n, y in opened.items()]
+        if terms:
+            model.add(sum(terms) <= lim)
 
 
 @dataclass(frozen=True)
@@ -82,16 +99,7 @@ def search_new(cluster: Cluster, fixed_cluster: Cluster, counts: dict[int, int],
     for ns in by_offer.values():  # identical candidates of one offer open in order (symmetry)
         for a, b in zip(ns, ns[1:]):
             mdl.add(opened[a] >= opened[b])
-    for t in node_types.types:
-        mine = [opened[n] for o, ns in by_offer.items() if o.type is t for n in ns]
-        if mine and t.max is not None:
-            mdl.add(sum(mine) <= t.max)
-        for r, lim in t.limits.items():
-            if mine:
-                mdl.add(sum(y * t.capacity.get(r, 0) for y in mine) <= lim)
-    for r, lim in node_types.limits.items():
-        if opened:
-            mdl.add(sum(y * cand[n - first_cand][0].type.capacity.get(r, 0) for n, y in opened.items()) <= lim)
+    add_type_limits(mdl, node_types, opened, lambda n: cand[n - first_cand][0].type)
     price = {n: round(cand[n - first_cand][0].type.price * MICRO) for n in opened}
     mdl.minimize(sum(price[n] * y for n, y in opened.items()))
     if hint is not None:
