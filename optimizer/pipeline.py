@@ -34,7 +34,7 @@ from .runner import NEVER, Interrupt, SolverParams, Status
 from .solve import solve
 from .verify import Report, verify
 from .figures import restate
-from .timelimit import MIN_SEARCH_SECONDS, SEARCH_PER_GREEDY, greedy_kept_note, slowdown
+from .timelimit import MIN_SEARCH_SECONDS, SEARCH_PER_GREEDY, greedy_kept_note, scaled_reserve
 from .warmstart import placed_by_priority, preference, preference_led
 
 # Of the time left after greedy, what the preference-led pass may take (measured: 45 s of 300 at 5,000 nodes,
@@ -109,8 +109,8 @@ def greedy_plan(cluster: Cluster, seed: int = 0, *, gang: bool = False, profile:
 def reserve(cluster: Cluster, limit: float) -> float:
     """Seconds kept for verifying and printing a plan of `cluster`: measured on an idle machine, scaled by how
     much slower this process has run so far (optimizer.timelimit.slowdown), at most half the limit."""
-    idle = max(RESERVE_SHARE * limit, RESERVE_PER_POD * (len(cluster.pods) + len(cluster.pending)))
-    return min(max(idle, 0.5 * limit), idle * slowdown())
+    return scaled_reserve(max(RESERVE_SHARE * limit, RESERVE_PER_POD * (len(cluster.pods) + len(cluster.pending))),
+                          limit)
 
 
 def optimal_plan(cluster: Cluster, params: SolverParams, policy: Policy | None = None, *,

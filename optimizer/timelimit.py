@@ -97,6 +97,12 @@ def slowdown() -> float:
     return min(MAX_SLOWDOWN, max(1.0, wall / max(cpu, 1e-3)))
 
 
+def scaled_reserve(idle: float, limit: float) -> float:
+    """A reserve of `idle` seconds, measured on an idle machine, for a command with `limit` seconds: scaled by
+    how much slower this process has run so far (slowdown), never more than half the limit unless `idle` is."""
+    return min(max(idle, 0.5 * limit), idle * slowdown())
+
+
 class TimeLimitError(ValueError):
     """A --time-limit that is neither a positive finite number nor `auto`."""
 

@@ -31,7 +31,7 @@ from .drain import left_on_drained
 from .metrics import metrics
 from .movable import who_moves
 from ..runner import Status
-from ..timelimit import slowdown
+from ..timelimit import scaled_reserve
 from .plan import DRAIN, GOALS, Blocked, Note, RebalanceError, RebalanceParams, RebalancePlan
 from .states import state_of, violations_by_pod
 from .target import find_target
@@ -75,8 +75,7 @@ def rebalance(cluster: Cluster, params: RebalanceParams, deadline: float | None 
         notes.append(Note(f"{len(keys)} pod(s) cannot be evicted ({{items}}): {reason}", tuple(keys)))
 
     # measured on an idle machine; scaled by how much slower this process has run so far (a loaded machine)
-    idle = RESERVE_PER_POD * len(base.pods)
-    reserve = min(max(idle, 0.5 * (end - started)), idle * slowdown())
+    reserve = scaled_reserve(RESERVE_PER_POD * len(base.pods), end - started)
     target_end = time.perf_counter() + max(0.0, end - reserve - time.perf_counter()) * TARGET_SHARE
     _say(params, f"rebalance: {len(movers.free)} pod(s) may move, {len(blocked)} blocked; the target search has "
                  f"{max(0.0, target_end - time.perf_counter()):.1f}s: {time.perf_counter() - started:.1f}s")
