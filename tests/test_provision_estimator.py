@@ -106,3 +106,16 @@ def test_a_deadline_stops_the_estimator_and_says_which_pods_are_left() -> None:
     assert len(e.placements) + len(e.pending) == 40 and e.pending
     assert all("stopped" in why for why in e.pending.values())
     assert verify(Cluster(nodes=cluster.nodes + tuple(e.nodes), pending=cluster.pending), e.placements).ok
+
+
+def test_provision_out_of_time_in_the_estimator_prints_its_answer_so_far_with_the_pods_left_pending() -> None:
+    from podplan.optimizer.pipeline import Deadline
+    from podplan.optimizer.provision import provision, verify_answer
+    from podplan.optimizer.runner import SolverParams, Status
+
+    cluster, types = many(40)
+    a = provision(cluster, types, SolverParams(workers=1), deadline=Deadline.start(1e-3))
+    verify_answer(a)
+    assert a.status is Status.UNKNOWN and a.bound == 0
+    assert a.pending and len(a.placements) + len(a.pending) == 40
+    assert any("did not finish within the time limit" in n for n in a.notes)
