@@ -444,7 +444,7 @@ def estimate(cluster: Cluster, required: Sequence[Pod], offers: Sequence[Offer],
 
     started = time.perf_counter()
     clock = _Clock(deadline, interrupt)
-    first = simulate(cluster, seed, profile=profile, deadline=deadline, interrupt=interrupt)
+    first = simulate(cluster, seed, profile=profile, deadline=deadline, interrupt=interrupt, fit_errors=False)
     out = Estimate(placements=dict(first.placements))
     wanted = {p.key for p in required}
     state = ClusterState.from_cluster(cluster, [(p, p.node_name) for p in cluster.pods] +
