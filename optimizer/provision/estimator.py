@@ -25,6 +25,8 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from ...models.nodetypes import NodeType, new_node
 from ...models.objects import Cluster, Node, Pod
 from ..framework import Profile, Reads
@@ -133,17 +135,22 @@ def _groups(pods: Sequence[Pod]) -> list[list[Pod]]:
 
 
 class _Namer:
+    """`<prefix><type>-<zone>-<i>`, the smallest i not taken. Names are only ever added, so the smallest free i
+    of a base never decreases: the search starts where the previous one ended (it was quadratic)."""
+
     def __init__(self, taken: set[str]) -> None:
         self.taken = set(taken)
+        self.next: dict[str, int] = {}
 
     def __call__(self, offer: Offer, prefix: str = "") -> str:
         from ...models.nodetypes import node_name_part
 
         base = f"{prefix}{node_name_part(offer.type.name)}" + (f"-{node_name_part(offer.zone)}" if offer.zone else "")
-        i = 1
+        i = self.next.get(base, 1)
         while f"{base}-{i}" in self.taken:
             i += 1
         self.taken.add(f"{base}-{i}")
+        self.next[base] = i + 1
         return f"{base}-{i}"
 
 
@@ -274,6 +281,41 @@ def _wants(pod: Pod) -> tuple[tuple[str, int], ...]:
     return tuple((r, pod.requests[r]) for r in names)
 
 
+class _Free:
+    """The estimation's new nodes as arrays (one row per node, in the order they were added; every node of one
+    offer has the template's allocatable): what each has requested per resource and its pod count, updated
+    with every pod placed, so that a run's first fit is one vector operation over the nodes."""
+
+    def __init__(self, template: Node, pods: Sequence[Pod], size: int) -> None:
+        self.names = sorted({r for p in pods for r, q in p.requests.items() if q > 0})
+        self.col = {r: k for k, r in enumerate(self.names)}
+        self.alloc = np.array([template.allocatable.get(r, 0) for r in self.names], dtype=np.int64)
+        self.max_pods = int(template.allocatable.get("pods", 0))
+        self.used = np.zeros((size, len(self.names)), dtype=np.int64)
+        self.count = np.zeros(size, dtype=np.int64)
+        self.n = 0
+
+    def add_node(self) -> None:
+        if self.n == len(self.count):
+            self.used = np.vstack((self.used, np.zeros_like(self.used)))
+            self.count = np.concatenate((self.count, np.zeros_like(self.count)))
+        self.n += 1
+
+    def put(self, pod: Pod, i: int, k: int = 1) -> None:
+        for r, q in pod.requests.items():
+            if q > 0:
+                self.used[i, self.col[r]] += k * q
+        self.count[i] += k
+
+    def rooms(self, wants: tuple[tuple[str, int], ...]) -> np.ndarray:
+        """Per node, how many more pods with these requests NodeResourcesFit admits (as _room)."""
+        k = self.max_pods - self.count[:self.n]
+        for r, q in wants:
+            c = self.col[r]
+            k = np.minimum(k, (self.alloc[c] - self.used[:self.n, c]) // q)
+        return np.maximum(k, 0)
+
+
 def _room(info: NodeInfo, wants: tuple[tuple[str, int], ...]) -> int:
     """How many more pods with these requests NodeResourcesFit admits on the node, one after the other."""
     alloc, used = info.node.allocatable, info.requested
@@ -331,37 +373,41 @@ def _estimate_fast(state: ClusterState, offer: Offer, pods: Sequence[Pod], profi
     groups = sorted(_groups(eligible), key=lambda g: -pod_score(g[0], offer.type.node))  # stable: input order ties
     nodes: list[Node] = []
     infos: list[NodeInfo] = []
+    index: dict[str, int] = {}
     used: set[str] = set()
     placed: dict[str, str] = {}
     added: list[tuple[Pod, str]] = []
+    free = _Free(offer.type.node, eligible, min(room, len(eligible)) + 1)
 
     def put(run: Sequence[Pod], where: str) -> None:
         for pod in run:
             state.add(pod, where)
             added.append((pod, where))
             placed[pod.key] = where
+            free.put(pod, index[where])
         used.add(where)
 
-    def run_end(group: list[Pod], i: int) -> int:
-        j = i + 1
-        while j < len(group) and sig_of[group[j].key] == sig_of[group[i].key]:
-            j += 1
-        return j
+    def ends(group: list[Pod]) -> list[int]:
+        """For each pod, where its run of identical pods ends."""
+        out = [len(group)] * len(group)
+        for i in range(len(group) - 2, -1, -1):
+            out[i] = out[i + 1] if sig_of[group[i].key] == sig_of[group[i + 1].key] else i + 1
+        return out
 
     try:
         for group in groups:
             i = 0
+            end_of = ends(group)
             phase_two = not nodes
             while i < len(group) and not phase_two:  # first fit on the new nodes made so far
                 clock.check()
                 if local[sig_of[group[i].key]]:
-                    j = run_end(group, i)
-                    wants = _wants(group[i])
-                    for node, info in zip(nodes, infos):
-                        take = min(j - i, _room(info, wants))
-                        if take:
-                            put(group[i:i + take], node.name)
-                            i += take
+                    j = end_of[i]
+                    rooms = free.rooms(_wants(group[i]))
+                    for n in np.flatnonzero(rooms).tolist():  # identical pods fill the nodes in order
+                        take = min(j - i, int(rooms[n]))
+                        put(group[i:i + take], nodes[n].name)
+                        i += take
                         if i == j:
                             break
                     phase_two = i < j  # the run's next pod fits on none of them
@@ -375,7 +421,7 @@ def _estimate_fast(state: ClusterState, offer: Offer, pods: Sequence[Pod], profi
                 clock.check()
                 last = nodes[-1].name if nodes else None
                 if local[sig_of[group[i].key]]:
-                    j = run_end(group, i)
+                    j = end_of[i]
                     wants = _wants(group[i])
                     if last is not None:
                         take = min(j - i, _room(infos[-1], wants))
@@ -389,8 +435,10 @@ def _estimate_fast(state: ClusterState, offer: Offer, pods: Sequence[Pod], profi
                         break
                     node = new_node(offer.type, name(offer), offer.zone)
                     _add_node(state, node)
+                    index[node.name] = len(nodes)
                     nodes.append(node)
                     infos.append(state.nodes[node.name])
+                    free.add_node()
                     take = min(j - i, _room(infos[-1], wants))
                     if not take:
                         break
@@ -407,8 +455,10 @@ def _estimate_fast(state: ClusterState, offer: Offer, pods: Sequence[Pod], profi
                         break
                     node = new_node(offer.type, name(offer), offer.zone)
                     _add_node(state, node)
+                    index[node.name] = len(nodes)
                     nodes.append(node)
                     infos.append(state.nodes[node.name])
+                    free.add_node()
                     if fits(pod, [node.name], state, profile) is None:
                         break
                     where = node.name
