@@ -42,8 +42,8 @@ def instances(draw: st.DrawFn) -> tuple[Cluster, NodeTypes]:
     order = 0
     for w in range(draw(st.integers(1, 4))):
         app = f"w{w}"
-        kind = draw(st.sampled_from(["plain", "plain", "plain", "gpu", "anti", "spread", "affinity", "port",
-                                     "matched"]))
+        kind = draw(st.sampled_from(["plain", "plain", "plain", "gpu", "anti", "spread", "spread", "host-spread",
+                                     "pinned-spread", "affinity", "port", "matched"]))
         cpu = draw(st.sampled_from(["300m", "500m", "700m", "1", "1500m"]))
         for i in range(draw(st.integers(1, 7))):
             b = make_pod(f"{app}-{i}").label("app", app).req(cpu=cpu).set(order=order, workload=f"Deployment/default/{app}")
@@ -53,6 +53,11 @@ def instances(draw: st.DrawFn) -> tuple[Cluster, NodeTypes]:
                 b = b.pod_anti_affinity(pod_term(H, selector(app=app)))
             elif kind == "spread":
                 b = b.spread(spread(1, Z, selector(app=app)))
+            elif kind == "host-spread":  # new nodes are new domains
+                b = b.spread(spread(1, H, selector(app=app)))
+            elif kind == "pinned-spread":  # the node inclusion policy counts only the big type's nodes
+                b = b.spread(spread(2, Z, selector(app=app))).node_selector(
+                    {"node.kubernetes.io/instance-type": "big"})
             elif kind == "affinity":
                 b = b.pod_affinity(pod_term(Z, selector(app="w0")))
             elif kind == "port":
@@ -75,7 +80,7 @@ def outcome(cluster: Cluster, types: NodeTypes, fast: bool) -> tuple:
     return [(o.name, k) for o, k in e.add], [n.name for n in e.nodes], e.placements, e.pending
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(instances())
 def test_the_fast_estimator_gives_the_reference_answer_pod_by_pod(instance: tuple[Cluster, NodeTypes]) -> None:
     cluster, types = instance

@@ -115,6 +115,47 @@ def _drop_node(state: ClusterState, name: str) -> None:
     state.memo.clear()
 
 
+def _memo_snapshot(state: ClusterState) -> dict:
+    """PodTopologySpread's memoized counts (optimizer.podtopologyspread.filtering), copied."""
+    from ..podtopologyspread.filtering import _MEMO
+
+    return {k: (v[0], tuple(dict(tp) for tp in v[1])) for k, v in state.memo.items()
+            if isinstance(k, tuple) and k and k[0] == _MEMO}
+
+
+def _memo_restore(state: ClusterState, snapshot: dict, version: int | None = None) -> None:
+    """The memo as it was at the snapshot (each entry's counts valid at `version`, when given), nothing else."""
+    state.memo.clear()
+    state.memo.update({k: (v[0] if version is None else version, tuple(dict(tp) for tp in v[1]))
+                       for k, v in snapshot.items()})
+
+
+def _add_empty_node(state: ClusterState, node: Node) -> None:
+    """_add_node that keeps PodTopologySpread's memoized counts (instead of clearing every memo, after which each
+    pod's PreFilter recounted every node: most of the estimator's time with zone spread on every workload): an
+    empty node adds its domain, with no matching pod, to each count whose constraint's node inclusion policy
+    admits it, as the plugin's own count over every node (_count_all) would. Other memos are cleared."""
+    from ..podtopologyspread.common import eligibility_test
+    from ..podtopologyspread.filtering import _MEMO
+    from ...models.objects import Affinity
+
+    state.nodes[node.name] = NodeInfo(node)
+    labels = node.labels
+    for key in list(state.memo):
+        if not (isinstance(key, tuple) and key and key[0] == _MEMO):
+            del state.memo[key]
+            continue
+        _, namespace, constraints, selector_items, node_required, tolerations = key
+        if not all(c.topology_key in labels for c in constraints):
+            continue
+        stand_in = Pod(namespace=namespace, name="", node_selector=dict(selector_items),
+                       affinity=Affinity(node_required=node_required), tolerations=tolerations)
+        for c, tp in zip(constraints, state.memo[key][1]):
+            eligible = eligibility_test(c, stand_in)
+            if eligible is None or eligible(node):
+                tp.setdefault(labels[c.topology_key], 0)
+
+
 def pod_score(pod: Pod, template: Node) -> float:
     """DecreasingPodOrderer's score of a pod for a template node."""
     score = 0.0
@@ -349,7 +390,8 @@ def _eligible(state: ClusterState, offer: Offer, pods: Sequence[Pod], profile: P
               sig_of: dict[str, tuple], given: dict[tuple, dict[str, object]]) -> list[Pod]:
     """The pods that pass the filters on the offer's template node (a probe): one check per pod signature."""
     probe = new_node(offer.type, name(offer, "probe-"), offer.zone)
-    _add_node(state, probe)
+    before = _memo_snapshot(state)
+    _add_empty_node(state, probe)
     verdict: dict[tuple, bool] = {}
     eligible = []
     for p in pods:
@@ -358,7 +400,8 @@ def _eligible(state: ClusterState, offer: Offer, pods: Sequence[Pod], profile: P
             verdict[sig] = fits(p, [probe.name], state, profile, given.get(sig)) is not None
         if verdict[sig]:
             eligible.append(p)
-    _drop_node(state, probe.name)
+    del state.nodes[probe.name]  # no pod was added: the memo as it was before the probe
+    _memo_restore(state, before)
     return eligible
 
 
@@ -378,6 +421,9 @@ def _estimate_fast(state: ClusterState, offer: Offer, pods: Sequence[Pod], profi
     placed: dict[str, str] = {}
     added: list[tuple[Pod, str]] = []
     free = _Free(offer.type.node, eligible, min(room, len(eligible)) + 1)
+    # counts up to date now (restored at the end as valid from then on; older ones are dropped: their replay
+    # would read the journal of nodes this estimation adds and drops)
+    before = {k: v for k, v in _memo_snapshot(state).items() if v[0] == state.version}
 
     def put(run: Sequence[Pod], where: str) -> None:
         for pod in run:
@@ -434,7 +480,7 @@ def _estimate_fast(state: ClusterState, offer: Offer, pods: Sequence[Pod], profi
                     if len(nodes) >= room:
                         break
                     node = new_node(offer.type, name(offer), offer.zone)
-                    _add_node(state, node)
+                    _add_empty_node(state, node)
                     index[node.name] = len(nodes)
                     nodes.append(node)
                     infos.append(state.nodes[node.name])
@@ -454,7 +500,7 @@ def _estimate_fast(state: ClusterState, offer: Offer, pods: Sequence[Pod], profi
                     if len(nodes) >= room:
                         break
                     node = new_node(offer.type, name(offer), offer.zone)
-                    _add_node(state, node)
+                    _add_empty_node(state, node)
                     index[node.name] = len(nodes)
                     nodes.append(node)
                     infos.append(state.nodes[node.name])
@@ -469,6 +515,8 @@ def _estimate_fast(state: ClusterState, offer: Offer, pods: Sequence[Pod], profi
             state.remove(pod)
         for node in nodes:
             _drop_node(state, node.name)
+        # the state is as before the estimation: so are the counts memoized then, valid from its version on
+        _memo_restore(state, before, state.version)
     return [n for n in nodes if n.name in used], placed
 
 
