@@ -190,13 +190,17 @@ def provision(cluster: Cluster, node_types: NodeTypes, params: SolverParams, pol
     below = {p.key: f"priority {p.priority} is below --priority-at-least {priority_at_least}"
              for p in cluster.pending if priority_at_least is not None and p.priority < priority_at_least}
     offers = offers_of(node_types, zones)
+    end = deadline.at - max(RESERVE_SHARE * deadline.limit,
+                            RESERVE_PER_POD * (len(cluster.pods) + len(cluster.pending)))
+    base = replace(cluster, pending=tuple(required))
+    if time.perf_counter() >= end:  # reading the input used the time: say so at once (no check, no estimate)
+        est = Estimate(pending={p.key: "not placed: the estimator stopped (out of time)" for p in required},
+                       stopped="out of time")
+        return _stopped(cluster, required, below, node_types, est, started)
     bad = impossible(cluster, required, offers, profile)
     if bad:
         raise Impossible(bad)
     room = rooms(node_types, len(required))
-    end = deadline.at - max(RESERVE_SHARE * deadline.limit,
-                            RESERVE_PER_POD * (len(cluster.pods) + len(cluster.pending)))
-    base = replace(cluster, pending=tuple(required))
     # cluster-autoscaler's answer on the required pods first (the others stay where kube-scheduler puts them): the
     # floor printed when the search has no time. It stops at the command's end less the reserve (kept for
     # verifying and printing): then its answer so far is printed, the pods it did not reach pending.
