@@ -194,8 +194,8 @@ def provision(cluster: Cluster, node_types: NodeTypes, params: SolverParams, pol
                             RESERVE_PER_POD * (len(cluster.pods) + len(cluster.pending)))
     base = replace(cluster, pending=tuple(required))
     if time.perf_counter() >= end:  # reading the input used the time: say so at once (no check, no estimate)
-        est = Estimate(pending={p.key: "not placed: the estimator stopped (out of time)" for p in required},
-                       stopped="out of time")
+        why = "out of time before it started: reading the input used the time"
+        est = Estimate(pending={p.key: f"not placed: the estimator stopped ({why})" for p in required}, stopped=why)
         return _stopped(cluster, required, below, node_types, est, started)
     bad = impossible(cluster, required, offers, profile)
     if bad:
