@@ -124,3 +124,27 @@ def test_provision_out_of_time_in_the_estimator_prints_its_answer_so_far_with_th
     assert a.status is Status.UNKNOWN and a.bound == 0
     assert a.pending and len(a.placements) + len(a.pending) == 40
     assert any("did not finish within the time limit" in n for n in a.notes)
+
+
+def test_the_command_out_of_time_says_so_exits_0_and_lists_every_pod_left(tmp_path) -> None:
+    import json
+
+    import yaml
+    from click.testing import CliRunner
+
+    from builders import container, node_manifest, pod_manifest
+    from podplan.cli import main
+
+    c = tmp_path / "c.yaml"
+    c.write_text(yaml.safe_dump_all([node_manifest("n0", {H: "n0", Z: "z1"}, cpu="1")] + [
+        pod_manifest(f"p{i}", containers=[container(requests={"cpu": "900m"})]) for i in range(3)]))
+    t = tmp_path / "t.yaml"
+    t.write_text(yaml.safe_dump({"apiVersion": "podplan.io/v1alpha1", "kind": "NodeTypes", "types": [
+        {"name": "small", "price": 0.1, "zones": ["z1"], "node": {"status": {"allocatable": {"cpu": "1"}}}}]}))
+    r = CliRunner().invoke(main, ["provision", str(c), "--node-types", str(t), "--time-limit", "0.001"])
+    assert r.exit_code == 0, r.output
+    assert "status: UNKNOWN" in r.output and "the time ran out" in r.output
+    assert r.output.count("not placed: the estimator stopped") == 3
+    r = CliRunner().invoke(main, ["provision", str(c), "--node-types", str(t), "--time-limit", "0.001", "-o", "json"])
+    doc = json.loads(r.output)
+    assert doc["status"] == "UNKNOWN" and len(doc["pending"]) == 3 and doc["saving"] is None
