@@ -46,7 +46,8 @@ def instances(draw: st.DrawFn) -> tuple[Cluster, NodeTypes]:
                                      "pinned-spread", "affinity", "port", "matched"]))
         cpu = draw(st.sampled_from(["300m", "500m", "700m", "1", "1500m"]))
         for i in range(draw(st.integers(1, 7))):
-            b = make_pod(f"{app}-{i}").label("app", app).req(cpu=cpu).set(order=order, workload=f"Deployment/default/{app}")
+            b = make_pod(f"{app}-{i}").label("app", app).req(cpu=cpu).set(
+                order=order, workload=f"Deployment/default/{app}")
             if kind == "gpu":
                 b = b.req({"nvidia.com/gpu": 1}, cpu=cpu)
             elif kind == "anti":

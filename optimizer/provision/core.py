@@ -68,7 +68,8 @@ def by_size(base: Cluster, offers: Sequence[Offer]) -> Cluster:
 MICRO = 1_000_000  # prices are integers of a millionth in the model
 SOLVE_EXISTING_SHARE = 0.5  # solve's placement on the existing nodes runs only when this share of the limit is left
 RESERVE_SHARE = 0.1  # of the limit, kept for verifying and printing the answer (and a loaded machine's slack)
-RESERVE_PER_POD = 0.75e-3  # seconds per pod kept for the same, when more (verify and print: 8 s of 15,540 pods at load 8)
+# seconds per pod kept for the same, when more (verifying and printing 15,540 pods took 8-11 s at load 8)
+RESERVE_PER_POD = 0.75e-3
 MIP_SHARE = 0.3  # of the time left after the relaxation: the covering program as an integer program
 BOUND_MIN_SECONDS = 2.0  # a covering program (build and HiGHS) runs only with this much time left
 SEARCH_MIN_SECONDS = 3.0  # the large-input search (solve's model and CP-SAT) only with this much, at least
