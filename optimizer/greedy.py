@@ -300,7 +300,8 @@ NOT_SCHEDULED = "not scheduled: the simulation was stopped before this pod's tur
 def simulate(cluster: Cluster, seed: int = 0, *, gangs: Gangs | None = None,
              percentage_of_nodes_to_score: int = 0, protect_placed: bool = True,
              profile: Profile | Profiles = DEFAULT_PROFILE, interrupt: Interrupt = NEVER,
-             deadline: float | None = None, vectorized: bool = True, preemption: bool = False) -> Plan:
+             deadline: float | None = None, vectorized: bool = True, preemption: bool = False,
+             fit_errors: bool = True) -> Plan:
     """kube-scheduler on the pending pods of `cluster`, one at a time.
 
     `profile`: one Profile schedules every pod; Profiles (a scheduler configuration): each pod is scheduled by
@@ -319,6 +320,7 @@ def simulate(cluster: Cluster, seed: int = 0, *, gangs: Gangs | None = None,
     per-node Scheduler, the reference.
     preemption: a pod that fits nowhere runs DefaultPreemption's PostFilter (Plan.preemptions, Plan.recreated),
     with the args of the pod's profile, unless its configuration disables DefaultPreemption at postFilter.
+    fit_errors=False (vectorized, without preemption): pods left pending get no FitError message, only the count.
     """
     # DefaultPreemption per profile: its args, or None where the configuration disables it at postFilter
     preempt_args: dict[str, PreemptionArgs | None] = {}
@@ -348,6 +350,7 @@ def simulate(cluster: Cluster, seed: int = 0, *, gangs: Gangs | None = None,
             make = VectorScheduler if vectorized else Scheduler
             sched = make(state, seed, percentage_of_nodes_to_score or profile.percentage_of_nodes_to_score, profile,
                          protect_placed=protect_placed)
+            sched.fit_errors = fit_errors or preemption
             args = preempt_args.get(profile.scheduler_name, PreemptionArgs())
             evaluators = {profile.scheduler_name: Evaluator(state, profile, cluster.pdbs, cluster.workloads,
                                                             cluster.pods, seed, args)} \

@@ -51,8 +51,12 @@ class VectorScheduler:
     constructor arguments and schedule() (which it reproduces exactly, over all nodes at once)."""
 
     def __init__(self, state: ClusterState, seed: int = 0, percentage_of_nodes_to_score: int = 0,
-                 profile: Profile = DEFAULT_PROFILE, protect_placed: bool = True, plain_fallback: bool = False) -> None:
+                 profile: Profile = DEFAULT_PROFILE, protect_placed: bool = True, plain_fallback: bool = False,
+                 fit_errors: bool = True) -> None:
         self.state = state
+        # fit_errors=False: a pod that fits nowhere gets no FitError message (a caller that only needs where pods
+        # go, e.g. provision's estimator: the messages were a third of its kube-scheduler pass at 1,000 nodes)
+        self.fit_errors = fit_errors
         self.seed = seed
         self.percentage_of_nodes_to_score = percentage_of_nodes_to_score
         self.profile = profile
@@ -144,7 +148,7 @@ class VectorScheduler:
                 processed = pinned
         self.next_start = (start + processed) % n
         if not len(feasible):
-            return None, self._fit_error(pod, masks)
+            return None, self._fit_error(pod, masks) if self.fit_errors else "0/%d nodes are available." % n
         if len(feasible) == 1:
             best = int(feasible[0])
         else:

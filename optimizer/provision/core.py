@@ -68,8 +68,11 @@ def by_size(base: Cluster, offers: Sequence[Offer]) -> Cluster:
 MICRO = 1_000_000  # prices are integers of a millionth in the model
 SOLVE_EXISTING_SHARE = 0.5  # solve's placement on the existing nodes runs only when this share of the limit is left
 RESERVE_SHARE = 0.1  # of the limit, kept for verifying and printing the answer (and a loaded machine's slack)
-RESERVE_PER_POD = 1.5e-3  # seconds per pod kept for the same, when more
+# seconds per pod kept for the same, when more (verifying and printing 15,540 pods took 8-11 s at load 8)
+RESERVE_PER_POD = 0.75e-3
 MIP_SHARE = 0.3  # of the time left after the relaxation: the covering program as an integer program
+BOUND_MIN_SECONDS = 2.0  # a covering program (build and HiGHS) runs only with this much time left
+SEARCH_MIN_SECONDS = 3.0  # the large-input search (solve's model and CP-SAT) only with this much, at least
 
 
 class Impossible(Exception):
@@ -188,25 +191,37 @@ def provision(cluster: Cluster, node_types: NodeTypes, params: SolverParams, pol
     below = {p.key: f"priority {p.priority} is below --priority-at-least {priority_at_least}"
              for p in cluster.pending if priority_at_least is not None and p.priority < priority_at_least}
     offers = offers_of(node_types, zones)
+    end = deadline.at - max(RESERVE_SHARE * deadline.limit,
+                            RESERVE_PER_POD * (len(cluster.pods) + len(cluster.pending)))
+    base = replace(cluster, pending=tuple(required))
+    if time.perf_counter() >= end:  # reading the input used the time: say so at once (no check, no estimate)
+        why = "out of time before it started: reading the input used the time"
+        est = Estimate(pending={p.key: f"not placed: the estimator stopped ({why})" for p in required}, stopped=why)
+        return _stopped(cluster, required, below, node_types, est, started)
     bad = impossible(cluster, required, offers, profile)
     if bad:
         raise Impossible(bad)
     room = rooms(node_types, len(required))
-    end = deadline.at - max(RESERVE_SHARE * deadline.limit,
-                            RESERVE_PER_POD * (len(cluster.pods) + len(cluster.pending)))
-    # the covering program's linear relaxation first: a bound in a second or two, printed whatever happens next
+    # cluster-autoscaler's answer on the required pods first (the others stay where kube-scheduler puts them): the
+    # floor printed when the search has no time. It stops at the command's end less the reserve (kept for
+    # verifying and printing): then its answer so far is printed, the pods it did not reach pending.
+    est = estimate(base, required, offers, profile, room, params.seed, deadline=end, interrupt=interrupt)
+    if est.stopped:
+        return _stopped(cluster, required, below, node_types, est, started)
+    # the covering program's linear relaxation: a bound in a second or two at 200 nodes (it has 10 % of the time
+    # left, and at least 3 s when that much is left)
     from .bound import cover_bound
 
-    base = replace(cluster, pending=tuple(required))
-    first = cover_bound(base, offers, node_types, profile, max(3.0, (end - time.perf_counter()) * 0.1), relax=True)
+    now_left = end - time.perf_counter()
+    first = cover_bound(base, offers, node_types, profile, min(now_left - 1.0, max(3.0, now_left * 0.1)), relax=True) \
+        if now_left > BOUND_MIN_SECONDS else None
+    if first is None:
+        from .bound import CoverBound
+
+        first = CoverBound(0, {}, {}, False, 0.0, 0, 0)
+        notes.append("no time was left for the covering bound after the estimator")
     if first.bound_micro >= 10 ** 18:
         raise Impossible({"(all)": "no set of new nodes within the types' max and limits places every required pod"})
-    # cluster-autoscaler's answer on the required pods (the others stay where kube-scheduler puts them)
-    # the estimator's answer is the floor printed when the search has no time: it runs to its end (only Ctrl-C
-    # stops it), as solve's greedy does
-    est = estimate(base, required, offers, profile, room, params.seed, interrupt=interrupt)
-    if est.stopped:
-        notes.append(f"the estimator stopped early ({est.stopped}): its answer is partial")
     est_cost = est.cost() if not est.pending else math.inf
     # candidates per offer
     taken = {n.name for n in cluster.nodes}
@@ -382,7 +397,9 @@ def _large(cluster: Cluster, base: Cluster, required: Sequence[Pod], below: dict
         est_offers = [o for o, k in est.add for _ in range(k)]
         found = Found(list(zip(est_offers, est.nodes)), {k: v for k, v in est.placements.items() if k in keys},
                       Status.GREEDY_FALLBACK)
-    if not interrupt.is_set() and left() > 0:
+    # the search builds solve's model over the whole cluster: about what the estimator's kube-scheduler pass
+    # costs (optimizer.timelimit), so it starts only with that much time left
+    if not interrupt.is_set() and left() > max(SEARCH_MIN_SECONDS, est.wall_seconds):
 
         def rest_of(on: dict[str, str]) -> Cluster:
             kept = tuple(replace(p, node_name=on[p.key]) for p in required if p.key in on)
@@ -406,7 +423,7 @@ def _large(cluster: Cluster, base: Cluster, required: Sequence[Pod], below: dict
                 check(base, solved, policy, profile)
                 tries.insert(0, (dict(solved.placements), other, "solve places them, largest first"))
                 need = {0: second, 1: need[0]}
-        if left() > 0 and not interrupt.is_set():
+        if left() > BOUND_MIN_SECONDS and not interrupt.is_set():
             whole = cover_bound(base, offers, node_types, profile, max(0.5, left() * MIP_SHARE))
             lb = max(lb, whole.bound_micro)
         for t, (on_existing, fixed_cluster, how) in enumerate(tries):
@@ -414,7 +431,7 @@ def _large(cluster: Cluster, base: Cluster, required: Sequence[Pod], below: dict
             if not rest:
                 found = Found([], dict(on_existing), Status.FEASIBLE)
                 break
-            if left() <= 1.0 or interrupt.is_set():
+            if left() <= SEARCH_MIN_SECONDS or interrupt.is_set():
                 break
             # candidates: the offers the relaxation of what is left buys, in each zone, and the estimator's
             counts = candidate_counts(need[t].counts, offers)
@@ -457,6 +474,26 @@ def _large(cluster: Cluster, base: Cluster, required: Sequence[Pod], below: dict
     grown_final = replace(cluster, nodes=tuple(cluster.nodes) + tuple(n for _, n in new_nodes))
     return ProvisionAnswer(status, tuple(add), cost, bound, tuple(n for _, n in new_nodes), placements, dict(below),
                            grown_final, est, time.perf_counter() - started, tuple(notes))
+
+
+def _stopped(cluster: Cluster, required: Sequence[Pod], below: dict[str, str], node_types: NodeTypes, est: Estimate,
+             started: float) -> ProvisionAnswer:
+    """The estimator did not finish within the time (or Ctrl-C): its answer so far, honest about what is left.
+    The new nodes of the expansions it chose and the pods placed on them and on the existing nodes, the pods
+    it did not reach pending; status UNKNOWN, no bound (none was computed)."""
+    offers = [o for o, k in est.add for _ in range(k)]
+    new_nodes = list(zip(offers, est.nodes))
+    keys = {p.key for p in required}
+    placements = {k: v for k, v in est.placements.items() if k in keys}
+    pending = dict(below)
+    pending.update(est.pending)
+    add = summary(new_nodes, node_types)
+    cost = sum(a.price * a.count for a in add)
+    note = (f"the estimator did not finish within the time limit ({est.stopped}): {len(est.pending)} required pod(s) "
+            "left pending; this is its answer so far, not a complete one (give a longer --time-limit)")
+    grown_final = replace(cluster, nodes=tuple(cluster.nodes) + tuple(n for _, n in new_nodes))
+    return ProvisionAnswer(Status.UNKNOWN, tuple(add), cost, 0.0, tuple(n for _, n in new_nodes), placements, pending,
+                           grown_final, est, time.perf_counter() - started, (note,))
 
 
 def summary(nodes: Sequence[tuple[Offer, Node]], node_types: NodeTypes) -> list[Added]:

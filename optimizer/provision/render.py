@@ -58,6 +58,8 @@ def provision_table(a: ProvisionAnswer, types) -> str:
     lines = []
     if rows:
         lines.append(table(("TYPE", "ZONE", "PRICE", "ADD", "ESTIMATOR"), rows))
+    elif a.status == "UNKNOWN":
+        lines.append("no new node chosen: the time ran out before the estimator's first expansion (see the note)")
     else:
         lines.append("no new node needed: every pending pod fits the existing nodes")
     on_new: dict[str, int] = defaultdict(int)
