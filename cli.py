@@ -460,7 +460,7 @@ def finish(interrupt: Interrupt) -> None:
 def validate(files: Sequence[str], output: str) -> None:
     """Load manifests, check every object, and summarize what the input holds."""
     from .optimizer.render.inputs import summary, summary_table
-    from .optimizer.render.plans import dump
+    from .optimizer.render.text import dump  # not render.plans: validate never loads the solver stack
 
     s = summary(load_input(files, batch=False, unscoped="validate"))
     emit(summary_table(s, wide=bool(_root().get("wide"))) if output == "table" else dump(s, output))
