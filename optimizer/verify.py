@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from ..models.objects import Cluster, Pod
 
-from .framework import Profile, Reason
+from .framework import Profile, Reads, Reason
 from .objective import preference_terms
 from .policy import Policy
 from .profiles import Profiles
@@ -73,9 +73,11 @@ def judge(pod: Pod, node_name: str, state: ClusterState, profile: Profile = DEFA
 
 
 def judge_all(state: ClusterState, pods: Iterable[Pod] | None = None,
-              profile: Profile | Profiles = DEFAULT_PROFILE) -> dict[str, list[Reason]]:
+              profile: Profile | Profiles = DEFAULT_PROFILE, index: PodIndex | None = None) -> dict[str, list[Reason]]:
     """`judge` for each of `pods` (default: every pod of the state), keyed by pod key; [] = no violation.
-    With Profiles, each pod is judged by its own profile's Filters (Profiles.judge_with)."""
+    With Profiles, each pod is judged by its own profile's Filters (Profiles.judge_with). `index`: the state's
+    PodIndex, when the caller has one (it is built otherwise)."""
+    index = index if index is not None else PodIndex(state)
     if isinstance(profile, Profiles):
         todo_all = list(pods) if pods is not None else [pod for pod, _ in state.all_pods()]
         groups: dict[int, list[Pod]] = {}
@@ -83,32 +85,41 @@ def judge_all(state: ClusterState, pods: Iterable[Pod] | None = None,
             groups.setdefault(profile.profiles.index(profile.judge_with(pod)), []).append(pod)
         out_all: dict[str, list[Reason]] = {}
         for i, group in groups.items():
-            out_all.update(judge_all(state, group, profile.profiles[i]))
+            out_all.update(judge_all(state, group, profile.profiles[i], index))
         return out_all
-    index = PodIndex(state)
     active = profile.filters
     fast = {p.name: p.final_state_judge(state, index).filter for p in active if p.final_state_judge is not None}
+    # Without a final-state judge: a plugin whose verdict reads the node object alone gives the same verdict with
+    # the pod on its node or off it; any other runs with the pod taken off its node (the reference's removal).
+    node_only = [p for p in active if p.name not in fast and p.filter_reads is Reads.NODE]
+    removed = [p for p in active if p.name not in fast and p.filter_reads is not Reads.NODE]
     todo = list(pods) if pods is not None else [pod for pod, _ in state.all_pods()]
     out: dict[str, list[Reason]] = {}
     for pod in todo:
-        node_name = state.node_of[pod.key]
+        key = pod.key
+        node_name = state.node_of[key]
         info = state.nodes[node_name]
-        # Grouped verdicts first, on the whole state (their counts are of the whole state, minus this pod).
-        grouped = {p.name: fast[p.name](pod, info) for p in active if p.name in fast}
-        local: dict[str, list[Reason]] = {}
-        rest = [p for p in active if p.name not in fast]
-        if rest:
+        verdicts: dict[str, list[Reason]] = {}
+        if removed:
             state.remove(pod)
             try:
-                for p in rest:
+                for p in removed:
                     pre = p.pre_filter(pod, state) if p.pre_filter else None
-                    local[p.name] = p.filter(pod, pre, info, state)  # type: ignore[misc]
+                    verdicts[p.name] = p.filter(pod, pre, info, state)  # type: ignore[misc]
             finally:
                 state.add(pod, node_name)
+        # the judges count over the whole state (put back above), minus this pod's own share
+        for name, judge_one in fast.items():
+            verdicts[name] = judge_one(pod, info)
+        for p in node_only:
+            pre = p.pre_filter(pod, state) if p.pre_filter else None
+            verdicts[p.name] = p.filter(pod, pre, info, state)  # type: ignore[misc]
         reasons: list[Reason] = []
         for p in active:
-            reasons.extend(grouped[p.name] if p.name in grouped else local[p.name])
-        out[pod.key] = reasons
+            found = verdicts[p.name]
+            if found:
+                reasons.extend(found)
+        out[key] = reasons
     return out
 
 
@@ -136,12 +147,14 @@ def verify(cluster: Cluster, placements: Mapping[str, str], multipliers: Policy 
         if key in pending and node not in nodes:
             violations.append(Violation(key, node, "Plan", "node is not in the input"))
     state = final_state(cluster, good)
-    verdicts = judge_all(state, profile=profile)
+    index = PodIndex(state)  # one label index for the Filters and the preference terms
+    verdicts = judge_all(state, profile=profile, index=index)
     # An existing pod in violation: was it already, by the same plugin, before anything was placed?
     suspects = [pod for pod, _ in state.all_pods() if verdicts[pod.key] and pod.key not in good]
-    before_state = ClusterState.from_cluster(cluster)
-    before = judge_all(before_state, [p for p in suspects if p.key in before_state.node_of], profile) \
-        if suspects else {}
+    before: dict[str, list[Reason]] = {}
+    if suspects:  # the input's own state is built only when it is asked (a valid plan has no suspects)
+        before_state = ClusterState.from_cluster(cluster)
+        before = judge_all(before_state, [p for p in suspects if p.key in before_state.node_of], profile)
     for pod, info in state.all_pods():
         reasons = verdicts[pod.key]
         if not reasons:
@@ -153,7 +166,7 @@ def verify(cluster: Cluster, placements: Mapping[str, str], multipliers: Policy 
     for key in good:
         prio = pending[key].priority
         by_priority[prio] = by_priority.get(prio, 0) + 1
-    terms = preference_terms(cluster, state, multipliers or Policy())
+    terms = preference_terms(cluster, state, multipliers or Policy(), index)
     return Report(tuple(violations), terms, len(good), dict(sorted(by_priority.items(), reverse=True)))
 
 
@@ -167,11 +180,12 @@ def verify_state(cluster: Cluster, multipliers: Policy | None = None,
     A pod bound to a node the input does not hold is a violation of the plan itself (kube-scheduler binds
     only to nodes in its snapshot)."""
     state = ClusterState.from_cluster(cluster)
-    verdicts = judge_all(state, profile=profile)
+    index = PodIndex(state)
+    verdicts = judge_all(state, profile=profile, index=index)
     nodes = {n.name for n in cluster.nodes}
     violations = [Violation(pod.key, pod.node_name, "Plan", NODE_NOT_IN_INPUT.format(node=pod.node_name), pod.mirror)
                   for pod in cluster.pods if pod.node_name not in nodes]
     violations += [Violation(pod.key, info.name, r.plugin, r.reason, pod.mirror)
                    for pod, info in state.all_pods() for r in verdicts[pod.key]]
-    terms = preference_terms(cluster, state, multipliers or Policy())
+    terms = preference_terms(cluster, state, multipliers or Policy(), index)
     return Report(tuple(violations), terms, 0, {})
