@@ -1,0 +1,76 @@
+"""Verification ahead of the gate: the search's starting plan is verified in the background, and the gate uses
+that report only for the very plan it is asked to pass (so the plan printed is the plan verified)."""
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from podplan.models.errors import PlanInvalidError
+from podplan.models.generate import generate
+from podplan.models.loader import parse_documents
+from podplan.optimizer import pipeline
+from podplan.optimizer.ahead import Ahead
+from podplan.optimizer.pipeline import Deadline, check, greedy_plan, optimal_plan
+from podplan.optimizer.policy import Policy
+from podplan.optimizer.registry import DEFAULT_PROFILE
+from podplan.optimizer.runner import Interrupt, SolverParams
+from podplan.optimizer.verify import verify
+
+
+@pytest.fixture
+def cluster():  # type: ignore[no-untyped-def]
+    return parse_documents(generate(12, 60, 1, "production"))
+
+
+def test_a_plan_verified_ahead_gets_the_report_the_verifier_gives(cluster) -> None:  # type: ignore[no-untyped-def]
+    ahead = Ahead()
+    plan = greedy_plan(cluster, 0)
+    ahead.start(cluster, plan, Policy(), DEFAULT_PROFILE)
+    report = ahead.take(cluster, replace(plan, notes=("printed",)), None, DEFAULT_PROFILE)
+    assert report == verify(cluster, plan.placements, Policy(), DEFAULT_PROFILE)
+    assert ahead.taken == 1
+
+
+def test_any_other_plan_cluster_policy_or_profile_is_verified_by_the_gate_itself(cluster) -> None:  # type: ignore[no-untyped-def]
+    ahead = Ahead()
+    plan = greedy_plan(cluster, 0)
+    ahead.start(cluster, plan, None, DEFAULT_PROFILE)
+    key, node = next(iter(plan.placements.items()))
+    other_node = next(n.name for n in cluster.nodes if n.name != node)
+    moved = replace(plan, placements={**plan.placements, key: other_node})
+    fewer = replace(plan, placements={k: v for k, v in plan.placements.items() if k != key})
+    assert ahead.take(cluster, moved, None, DEFAULT_PROFILE) is None
+    assert ahead.take(cluster, fewer, None, DEFAULT_PROFILE) is None
+    assert ahead.take(replace(cluster), plan, None, DEFAULT_PROFILE) is None  # an equal but other input
+    assert ahead.take(cluster, plan, Policy(node_affinity=7), DEFAULT_PROFILE) is None
+    assert ahead.taken == 0
+
+
+def test_an_invalid_plan_verified_ahead_still_fails_the_gate(cluster, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    plan = greedy_plan(cluster, 0)
+    full = max(cluster.nodes, key=lambda n: sum(1 for v in plan.placements.values() if v == n.name)).name
+    crowded = replace(plan, placements={k: full for k in plan.placements})  # every pod on one node
+    ahead = Ahead()
+    monkeypatch.setattr(pipeline, "AHEAD", ahead)
+    ahead.start(cluster, crowded, None, DEFAULT_PROFILE)
+    with pytest.raises(PlanInvalidError):
+        check(cluster, crowded)
+    assert ahead.taken == 1  # the report came from ahead, and it failed the plan
+
+
+def test_ctrl_c_before_the_search_improves_prints_the_starting_plan_verified_ahead(cluster, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    ahead = Ahead()
+    monkeypatch.setattr(pipeline, "AHEAD", ahead)
+    interrupt = Interrupt()
+
+    def ctrl_c_at_once(cluster, params, policy, start, profile, interrupt_):  # type: ignore[no-untyped-def]
+        interrupt.stop()  # the user presses Ctrl-C as the search begins: the starting plan is the best so far
+        return replace(start, notes=start.notes + ("interrupted: best plan found so far",))
+
+    monkeypatch.setattr(pipeline, "solve", ctrl_c_at_once)
+    plan, _ = optimal_plan(cluster, SolverParams(time_limit=60.0), None, deadline=Deadline.start(60.0),
+                           interrupt=interrupt)
+    report = check(cluster, plan)
+    assert ahead.started == 1 and ahead.taken == 1
+    assert report == verify(cluster, plan.placements)
