@@ -10,7 +10,8 @@ greedy stopped half-way) is verified by the gate as before. A verification that 
 nothing here: the gate runs the verifier itself and reports what it says.
 
 The thread runs pure Python, so it shares the interpreter with the pipeline (CP-SAT's own threads are not held
-back); at most one verification runs at a time and the latest asked for wins.
+back); at most one verification runs at a time, and when the gate asks about another plan, a verification
+still running is given up (within a few hundred pods) so that it does not slow the gate down.
 """
 from __future__ import annotations
 
@@ -33,6 +34,7 @@ class _Entry:
     policy: Policy | None
     profile: Profile | Profiles
     done: threading.Event = field(default_factory=threading.Event)
+    cancel: threading.Event = field(default_factory=threading.Event)
     report: Report | None = None
 
     def same(self, cluster: Cluster, plan: Plan, policy: Policy | None, profile: Profile | Profiles) -> bool:
@@ -70,8 +72,8 @@ class Ahead:
                 with self._lock:
                     wanted = entry in self._entries
                 if wanted:  # a later plan has not already replaced it
-                    entry.report = verify(entry.cluster, entry.placements, entry.policy, entry.profile)
-        except Exception:  # noqa: BLE001 - the gate verifies the plan itself and reports what it finds
+                    entry.report = verify(entry.cluster, entry.placements, entry.policy, entry.profile, entry.cancel)
+        except Exception:  # noqa: BLE001 - Cancelled, or an error the gate's own verification will report
             entry.report = None
         finally:
             entry.done.set()
@@ -81,6 +83,10 @@ class Ahead:
         """The report of `plan` if it was verified ahead (waiting for a verification still running), else None."""
         with self._lock:
             entry = next((e for e in reversed(self._entries) if e.same(cluster, plan, policy, profile)), None)
+            for other in self._entries:
+                if other is not entry:  # not the plan printed: stop it, the gate needs the interpreter now
+                    other.cancel.set()
+            self._entries = [entry] if entry is not None else []
         if entry is None:
             return None
         entry.done.wait()

@@ -20,6 +20,7 @@ import gc
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from threading import Event
 
 from ..models.objects import Cluster, Pod
 
@@ -74,11 +75,17 @@ def judge(pod: Pod, node_name: str, state: ClusterState, profile: Profile = DEFA
         state.add(pod, node_name)
 
 
+class Cancelled(Exception):
+    """A verification given up (optimizer.ahead: its plan is no longer the one to print)."""
+
+
 def judge_all(state: ClusterState, pods: Iterable[Pod] | None = None,
-              profile: Profile | Profiles = DEFAULT_PROFILE, index: PodIndex | None = None) -> dict[str, list[Reason]]:
+              profile: Profile | Profiles = DEFAULT_PROFILE, index: PodIndex | None = None,
+              cancel: Event | None = None) -> dict[str, list[Reason]]:
     """`judge` for each of `pods` (default: every pod of the state), keyed by pod key; [] = no violation.
     With Profiles, each pod is judged by its own profile's Filters (Profiles.judge_with). `index`: the state's
-    PodIndex, when the caller has one (it is built otherwise)."""
+    PodIndex, when the caller has one (it is built otherwise). `cancel`: once set, Cancelled is raised within
+    a few hundred pods."""
     index = index if index is not None else PodIndex(state)
     if isinstance(profile, Profiles):
         todo_all = list(pods) if pods is not None else [pod for pod, _ in state.all_pods()]
@@ -87,7 +94,7 @@ def judge_all(state: ClusterState, pods: Iterable[Pod] | None = None,
             groups.setdefault(profile.profiles.index(profile.judge_with(pod)), []).append(pod)
         out_all: dict[str, list[Reason]] = {}
         for i, group in groups.items():
-            out_all.update(judge_all(state, group, profile.profiles[i], index))
+            out_all.update(judge_all(state, group, profile.profiles[i], index, cancel))
         return out_all
     active = profile.filters
     fast = {p.name: p.final_state_judge(state, index).filter for p in active if p.final_state_judge is not None}
@@ -98,7 +105,9 @@ def judge_all(state: ClusterState, pods: Iterable[Pod] | None = None,
     todo = ([(pod, state.nodes[state.node_of[pod.key]]) for pod in pods] if pods is not None
             else list(state.all_pods()))
     out: dict[str, list[Reason]] = {}
-    for pod, info in todo:
+    for n, (pod, info) in enumerate(todo):
+        if cancel is not None and not n & 255 and cancel.is_set():
+            raise Cancelled
         key = pod.key
         node_name = info.name
         verdicts: dict[str, list[Reason]] = {}
@@ -149,14 +158,15 @@ def gc_paused() -> Iterator[None]:
 
 
 def verify(cluster: Cluster, placements: Mapping[str, str], multipliers: Policy | None = None,
-           profile: Profile | Profiles = DEFAULT_PROFILE) -> Report:
-    """Violations of the final state and its preference terms (see optimizer.objective)."""
+           profile: Profile | Profiles = DEFAULT_PROFILE, cancel: Event | None = None) -> Report:
+    """Violations of the final state and its preference terms (see optimizer.objective). `cancel`: see
+    judge_all (raises Cancelled)."""
     with gc_paused():
-        return _verify(cluster, placements, multipliers, profile)
+        return _verify(cluster, placements, multipliers, profile, cancel)
 
 
 def _verify(cluster: Cluster, placements: Mapping[str, str], multipliers: Policy | None,
-            profile: Profile | Profiles) -> Report:
+            profile: Profile | Profiles, cancel: Event | None) -> Report:
     pending = {p.key: p for p in cluster.pending}
     violations: list[Violation] = []
     for key in placements:
@@ -169,7 +179,7 @@ def _verify(cluster: Cluster, placements: Mapping[str, str], multipliers: Policy
             violations.append(Violation(key, node, "Plan", "node is not in the input"))
     state = final_state(cluster, good)
     index = PodIndex(state)  # one label index for the Filters and the preference terms
-    verdicts = judge_all(state, profile=profile, index=index)
+    verdicts = judge_all(state, profile=profile, index=index, cancel=cancel)
     # An existing pod in violation: was it already, by the same plugin, before anything was placed?
     failing = {key: reasons for key, reasons in verdicts.items() if reasons}  # in the state's order
     suspects = [state.nodes[state.node_of[key]].pods[key] for key in failing if key not in good]
@@ -187,6 +197,8 @@ def _verify(cluster: Cluster, placements: Mapping[str, str], multipliers: Policy
     for key in good:
         prio = pending[key].priority
         by_priority[prio] = by_priority.get(prio, 0) + 1
+    if cancel is not None and cancel.is_set():
+        raise Cancelled
     terms = preference_terms(cluster, state, multipliers or Policy(), index)
     return Report(tuple(violations), terms, len(good), dict(sorted(by_priority.items(), reverse=True)))
 

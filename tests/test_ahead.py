@@ -74,3 +74,28 @@ def test_ctrl_c_before_the_search_improves_prints_the_starting_plan_verified_ahe
     report = check(cluster, plan)
     assert ahead.started == 1 and ahead.taken == 1
     assert report == verify(cluster, plan.placements)
+
+
+def test_the_gate_asking_about_another_plan_gives_up_a_verification_still_running(cluster, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import threading
+
+    from podplan.optimizer import verify as verify_module
+    ahead = Ahead()
+    plan = greedy_plan(cluster, 0)
+    entered, release = threading.Event(), threading.Event()
+    real = verify_module.judge_all
+
+    def slow_judge_all(*args, **kwargs):  # type: ignore[no-untyped-def]
+        entered.set()
+        release.wait(5)  # the search improves on the plan while it is judged
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(verify_module, "judge_all", slow_judge_all)
+    ahead.start(cluster, plan, None, DEFAULT_PROFILE)
+    running = ahead._entries[0]
+    assert entered.wait(5)
+    fewer = replace(plan, placements=dict(list(plan.placements.items())[1:]))
+    assert ahead.take(cluster, fewer, None, DEFAULT_PROFILE) is None  # the gate verifies this one itself
+    release.set()
+    assert running.done.wait(5)
+    assert running.cancel.is_set() and running.report is None  # given up, not finished
