@@ -417,9 +417,14 @@ def print_plan(cluster: Cluster, plan: Any, output: str, emit_kind: str, policy:
     from .optimizer.render.plans import (binding, bindings, dump, node_details, plan_document, plan_table,
                                          preemption_evictions, replicas_to_create, state_manifests)
 
+    from .optimizer.ahead import AHEAD
+
     profile = DEFAULT_PROFILE if profile is None else profile
+    taken = AHEAD.taken
     with timed(f"verify: {len(plan.placements)} placement(s) judged"):
         report = check(cluster, plan, policy, profile, kube=kube)
+    if AHEAD.taken > taken:
+        progress("verify: the report is the one made in the background while the search ran (the same plan)")
     if emit_kind == "state":
         emit(dump(state_manifests(cluster, plan.placements), "json" if output == "json" else "yaml"))
     elif emit_kind == "evictions":

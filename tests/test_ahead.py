@@ -99,3 +99,20 @@ def test_the_gate_asking_about_another_plan_gives_up_a_verification_still_runnin
     release.set()
     assert running.done.wait(5)
     assert running.cancel.is_set() and running.report is None  # given up, not finished
+
+
+def test_solve_says_when_the_printed_plan_was_verified_ahead(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from click.testing import CliRunner
+
+    from podplan.cli import main
+
+    def keep_the_start(cluster, params, policy, start, profile, interrupt_):  # type: ignore[no-untyped-def]
+        return start  # a search that cannot improve returns the plan it started from
+
+    monkeypatch.setattr(pipeline, "solve", keep_the_start)
+    from pathlib import Path
+    web_store = str(Path(__file__).resolve().parents[1] / "instances" / "web-store.yaml")
+    result = CliRunner().invoke(main, ["--verbose", "solve", web_store, "--time-limit", "20",
+                                       "-o", "json"])
+    assert result.exit_code == 0, result.output
+    assert "verify: the report is the one made in the background while the search ran" in result.output
