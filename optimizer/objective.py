@@ -84,10 +84,10 @@ def _schedule_anyway_excess(state: ClusterState, index: PodIndex) -> int:
     return excess
 
 
-def preference_terms(cluster: Cluster, state: ClusterState, m: Policy) -> dict[str, int]:
-    """Each term of P, multiplied and signed; they sum to P."""
+def preference_terms(cluster: Cluster, state: ClusterState, m: Policy, index: PodIndex | None = None) -> dict[str, int]:
+    """Each term of P, multiplied and signed; they sum to P. `index`: the state's PodIndex if the caller has one."""
     node_aff = pod_aff = anti = pns = 0
-    index = PodIndex(state)
+    index = index if index is not None else PodIndex(state)
     memo: dict[Hashable, dict[str, int]] = {}
     for pod, info in state.all_pods():
         node = info.node

@@ -33,6 +33,7 @@ from .registry import DEFAULT_PROFILE
 from .runner import NEVER, Interrupt, SolverParams, Status
 from .solve import solve
 from .verify import Report, verify
+from .ahead import AHEAD
 from .figures import restate
 from .timelimit import MIN_SEARCH_SECONDS, SEARCH_PER_GREEDY, greedy_kept_note, scaled_reserve
 from .warmstart import placed_by_priority, preference, preference_led
@@ -81,7 +82,8 @@ def check(cluster: Cluster, plan: Plan, policy: Policy | None = None,
     kube: `plan` is kube-scheduler's, one pod at a time (simulate): its final state may break rules of pods
     placed before a later bind (placed_pod_rules), which the report lists; any other violation is a bug."""
     cluster = after_preemption(cluster, plan)
-    report = verify(cluster, plan.placements, policy, profile)
+    # verified already, ahead of the gate (optimizer.ahead: the search's starting plan), or verified now
+    report = AHEAD.take(cluster, plan, policy, profile) or verify(cluster, plan.placements, policy, profile)
     if not report.ok:
         allowed = placed_pod_rules(profile) if kube else frozenset()
         bad = [v for v in report.violations if not v.preexisting and v.plugin not in allowed]
@@ -142,6 +144,9 @@ def optimal_plan(cluster: Cluster, params: SolverParams, policy: Policy | None =
         return replace(start, status=Status.FEASIBLE, wall_seconds=0.0, workers=params.workers, seed=params.seed,
                        bound={}, gap=None, gaps={}, notes=start.notes + (
                            "interrupted: best plan found so far (the search had not started)",)), warm_start
+    # The search's starting plan is what Ctrl-C prints until the search improves on it (and what a search that
+    # cannot improve returns): it is verified in the background meanwhile, so the gate has its report at once.
+    AHEAD.start(cluster, start, policy, profile)
     # the search gets what is left (CP-SAT keeps at least a tenth of the limit, so a tiny limit still searches)
     left = max(0.1 * deadline.limit, end - time.perf_counter())
     plan = solve(cluster, replace(params, time_limit=left), policy, start, profile, interrupt)

@@ -16,12 +16,15 @@ The property tests check judge_all against judge on random clusters.
 """
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import gc
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from threading import Event
 
 from ..models.objects import Cluster, Pod
 
-from .framework import Profile, Reason
+from .framework import Profile, Reads, Reason
 from .objective import preference_terms
 from .policy import Policy
 from .profiles import Profiles
@@ -72,10 +75,18 @@ def judge(pod: Pod, node_name: str, state: ClusterState, profile: Profile = DEFA
         state.add(pod, node_name)
 
 
+class Cancelled(Exception):
+    """A verification given up (optimizer.ahead: its plan is no longer the one to print)."""
+
+
 def judge_all(state: ClusterState, pods: Iterable[Pod] | None = None,
-              profile: Profile | Profiles = DEFAULT_PROFILE) -> dict[str, list[Reason]]:
+              profile: Profile | Profiles = DEFAULT_PROFILE, index: PodIndex | None = None,
+              cancel: Event | None = None) -> dict[str, list[Reason]]:
     """`judge` for each of `pods` (default: every pod of the state), keyed by pod key; [] = no violation.
-    With Profiles, each pod is judged by its own profile's Filters (Profiles.judge_with)."""
+    With Profiles, each pod is judged by its own profile's Filters (Profiles.judge_with). `index`: the state's
+    PodIndex, when the caller has one (it is built otherwise). `cancel`: once set, Cancelled is raised within
+    a few hundred pods."""
+    index = index if index is not None else PodIndex(state)
     if isinstance(profile, Profiles):
         todo_all = list(pods) if pods is not None else [pod for pod, _ in state.all_pods()]
         groups: dict[int, list[Pod]] = {}
@@ -83,32 +94,43 @@ def judge_all(state: ClusterState, pods: Iterable[Pod] | None = None,
             groups.setdefault(profile.profiles.index(profile.judge_with(pod)), []).append(pod)
         out_all: dict[str, list[Reason]] = {}
         for i, group in groups.items():
-            out_all.update(judge_all(state, group, profile.profiles[i]))
+            out_all.update(judge_all(state, group, profile.profiles[i], index, cancel))
         return out_all
-    index = PodIndex(state)
     active = profile.filters
     fast = {p.name: p.final_state_judge(state, index).filter for p in active if p.final_state_judge is not None}
-    todo = list(pods) if pods is not None else [pod for pod, _ in state.all_pods()]
+    # Without a final-state judge: a plugin whose verdict reads the node object alone gives the same verdict with
+    # the pod on its node or off it; any other runs with the pod taken off its node (the reference's removal).
+    node_only = [p for p in active if p.name not in fast and p.filter_reads is Reads.NODE]
+    removed = [p for p in active if p.name not in fast and p.filter_reads is not Reads.NODE]
+    todo = ([(pod, state.nodes[state.node_of[pod.key]]) for pod in pods] if pods is not None
+            else list(state.all_pods()))
     out: dict[str, list[Reason]] = {}
-    for pod in todo:
-        node_name = state.node_of[pod.key]
-        info = state.nodes[node_name]
-        # Grouped verdicts first, on the whole state (their counts are of the whole state, minus this pod).
-        grouped = {p.name: fast[p.name](pod, info) for p in active if p.name in fast}
-        local: dict[str, list[Reason]] = {}
-        rest = [p for p in active if p.name not in fast]
-        if rest:
+    for n, (pod, info) in enumerate(todo):
+        if cancel is not None and not n & 255 and cancel.is_set():
+            raise Cancelled
+        key = pod.key
+        node_name = info.name
+        verdicts: dict[str, list[Reason]] = {}
+        if removed:
             state.remove(pod)
             try:
-                for p in rest:
+                for p in removed:
                     pre = p.pre_filter(pod, state) if p.pre_filter else None
-                    local[p.name] = p.filter(pod, pre, info, state)  # type: ignore[misc]
+                    verdicts[p.name] = p.filter(pod, pre, info, state)  # type: ignore[misc]
             finally:
                 state.add(pod, node_name)
+        # the judges count over the whole state (put back above), minus this pod's own share
+        for name, judge_one in fast.items():
+            verdicts[name] = judge_one(pod, info)
+        for p in node_only:
+            pre = p.pre_filter(pod, state) if p.pre_filter else None
+            verdicts[p.name] = p.filter(pod, pre, info, state)  # type: ignore[misc]
         reasons: list[Reason] = []
         for p in active:
-            reasons.extend(grouped[p.name] if p.name in grouped else local[p.name])
-        out[pod.key] = reasons
+            found = verdicts[p.name]
+            if found:
+                reasons.extend(found)
+        out[key] = reasons
     return out
 
 
@@ -122,9 +144,29 @@ def final_state(cluster: Cluster, placements: Mapping[str, str]) -> ClusterState
     return ClusterState.from_cluster(cluster, [(p, p.node_name) for p in cluster.pods] + placed)
 
 
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """The garbage collector off while a final state is built and judged: it makes hundreds of thousands of
+    acyclic objects, and each full collection walked them all (a quarter of the verifier's time at 5,000 nodes)."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
 def verify(cluster: Cluster, placements: Mapping[str, str], multipliers: Policy | None = None,
-           profile: Profile | Profiles = DEFAULT_PROFILE) -> Report:
-    """Violations of the final state and its preference terms (see optimizer.objective)."""
+           profile: Profile | Profiles = DEFAULT_PROFILE, cancel: Event | None = None) -> Report:
+    """Violations of the final state and its preference terms (see optimizer.objective). `cancel`: see
+    judge_all (raises Cancelled)."""
+    with gc_paused():
+        return _verify(cluster, placements, multipliers, profile, cancel)
+
+
+def _verify(cluster: Cluster, placements: Mapping[str, str], multipliers: Policy | None,
+            profile: Profile | Profiles, cancel: Event | None) -> Report:
     pending = {p.key: p for p in cluster.pending}
     violations: list[Violation] = []
     for key in placements:
@@ -136,24 +178,28 @@ def verify(cluster: Cluster, placements: Mapping[str, str], multipliers: Policy 
         if key in pending and node not in nodes:
             violations.append(Violation(key, node, "Plan", "node is not in the input"))
     state = final_state(cluster, good)
-    verdicts = judge_all(state, profile=profile)
+    index = PodIndex(state)  # one label index for the Filters and the preference terms
+    verdicts = judge_all(state, profile=profile, index=index, cancel=cancel)
     # An existing pod in violation: was it already, by the same plugin, before anything was placed?
-    suspects = [pod for pod, _ in state.all_pods() if verdicts[pod.key] and pod.key not in good]
-    before_state = ClusterState.from_cluster(cluster)
-    before = judge_all(before_state, [p for p in suspects if p.key in before_state.node_of], profile) \
-        if suspects else {}
-    for pod, info in state.all_pods():
-        reasons = verdicts[pod.key]
-        if not reasons:
-            continue
-        pre_plugins = {r.plugin for r in before.get(pod.key, ())}
-        violations.extend(Violation(pod.key, info.name, r.plugin, r.reason, r.plugin in pre_plugins or pod.mirror)
+    failing = {key: reasons for key, reasons in verdicts.items() if reasons}  # in the state's order
+    suspects = [state.nodes[state.node_of[key]].pods[key] for key in failing if key not in good]
+    before: dict[str, list[Reason]] = {}
+    if suspects:  # the input's own state is built only when it is asked (a valid plan has no suspects)
+        before_state = ClusterState.from_cluster(cluster)
+        before = judge_all(before_state, [p for p in suspects if p.key in before_state.node_of], profile)
+    for key, reasons in failing.items():
+        info = state.nodes[state.node_of[key]]
+        pod = info.pods[key]
+        pre_plugins = {r.plugin for r in before.get(key, ())}
+        violations.extend(Violation(key, info.name, r.plugin, r.reason, r.plugin in pre_plugins or pod.mirror)
                           for r in reasons)
     by_priority: dict[int, int] = {}
     for key in good:
         prio = pending[key].priority
         by_priority[prio] = by_priority.get(prio, 0) + 1
-    terms = preference_terms(cluster, state, multipliers or Policy())
+    if cancel is not None and cancel.is_set():
+        raise Cancelled
+    terms = preference_terms(cluster, state, multipliers or Policy(), index)
     return Report(tuple(violations), terms, len(good), dict(sorted(by_priority.items(), reverse=True)))
 
 
@@ -166,12 +212,18 @@ def verify_state(cluster: Cluster, multipliers: Policy | None = None,
     those of static pods (placed by the kubelet, never judged by kube-scheduler), reported as preexisting.
     A pod bound to a node the input does not hold is a violation of the plan itself (kube-scheduler binds
     only to nodes in its snapshot)."""
+    with gc_paused():
+        return _verify_state(cluster, multipliers, profile)
+
+
+def _verify_state(cluster: Cluster, multipliers: Policy | None, profile: Profile | Profiles) -> Report:
     state = ClusterState.from_cluster(cluster)
-    verdicts = judge_all(state, profile=profile)
+    index = PodIndex(state)
+    verdicts = judge_all(state, profile=profile, index=index)
     nodes = {n.name for n in cluster.nodes}
     violations = [Violation(pod.key, pod.node_name, "Plan", NODE_NOT_IN_INPUT.format(node=pod.node_name), pod.mirror)
                   for pod in cluster.pods if pod.node_name not in nodes]
     violations += [Violation(pod.key, info.name, r.plugin, r.reason, pod.mirror)
                    for pod, info in state.all_pods() for r in verdicts[pod.key]]
-    terms = preference_terms(cluster, state, multipliers or Policy())
+    terms = preference_terms(cluster, state, multipliers or Policy(), index)
     return Report(tuple(violations), terms, 0, {})

@@ -99,3 +99,9 @@ def test_bench_io_prints_reading_validate_and_ctrl_c_per_instance(tmp_path: Path
     assert [r[0] for r in rows] == ["production-12", "shape eks-default", "shape anti-host-30", "shape spread-anyway"]
     assert all(r[1].startswith("12/") for r in rows)
     assert all(r[8] == "-" for r in rows)  # no Ctrl-C column asked for
+
+
+def test_bench_verify_prints_the_verifiers_parts_on_a_valid_greedy_plan(tmp_path: Path) -> None:
+    header, *rows = table("bench_verify.py", "--nodes", "12", "--inputs", str(tmp_path))
+    assert header[:2] == ["instance", "pods judged"] and header[-2:] == ["ok", "load"]
+    assert [(r[0], r[-2]) for r in rows] == [("production-12", "True")]  # greedy's plan passes the gate

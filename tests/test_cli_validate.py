@@ -169,3 +169,15 @@ def test_the_installed_command_runs_in_a_real_process(tmp_path: Path) -> None:
     assert failed.returncode == 2 and failed.stdout == ""
     assert failed.stderr == f"error: {bad}[0] Pod/default/p spec.containers[0].resources.requests.cpu: " \
                             '"1.2.3" is not a quantity (expected e.g. 500m, 1.5, 2Gi, 1e3)\n'
+
+
+def test_validate_runs_without_loading_the_solver_stack() -> None:
+    # validate never solves: OR-Tools, SciPy and pandas took seconds to import on a busy machine
+    import subprocess
+    import sys
+    code = ("import sys; from click.testing import CliRunner; from podplan.cli import main; "
+            "r = CliRunner().invoke(main, ['validate', 'instances/web-store.yaml']); assert r.exit_code == 0, r.output; "
+            "print(sorted(m for m in ('ortools', 'scipy', 'pandas') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=__import__("pathlib").Path(__file__).resolve().parents[1])
+    assert out.stdout.strip() == "[]"

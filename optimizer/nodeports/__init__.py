@@ -6,7 +6,7 @@ Reproduces kubernetes/kubernetes pkg/scheduler/framework/plugins/nodeports/node_
 from __future__ import annotations
 
 from ..framework import Encoding, Plugin, Reads
-from . import encoding, vector
+from . import batch, encoding, vector
 from .filtering import ERR_REASON, NAME, check_conflict, filter_node, fits_ports, pre_filter, sanitize
 
 PLUGIN = Plugin(
@@ -14,6 +14,7 @@ PLUGIN = Plugin(
     pre_filter=pre_filter,
     filter=filter_node,
     filter_reads=Reads.NODE_PODS,
+    final_state_judge=batch.Judge,
     encoding=Encoding(encode=encoding.encode, static_mask=encoding.static_mask,
                       static_reasons=encoding.static_reasons, upper_bound=encoding.upper_bound_vector,
                       blame=lambda reason: ("pod", "spec.containers[].ports[].hostPort")),

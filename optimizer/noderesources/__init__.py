@@ -18,7 +18,7 @@ from ...models.schedulerconfig import BalancedAllocationArgs, NodeResourcesFitAr
 
 from ..framework import Encoding, Plugin, Reads, Reason
 from ..state import ClusterState, NodeInfo
-from . import encoding, vector
+from . import batch, encoding, vector
 from .filtering import (ERR_REASON_INSUFFICIENT, ERR_REASON_TOO_MANY_PODS, NAME, InsufficientResource, filter_node,
                         fits, insufficient_resources, is_extended_resource_name, is_scalar_resource_name, pre_filter)
 from .scoring import (DEFAULT_RESOURCES, PreScoreState, balanced_allocation_score, balanced_pre_score,
@@ -49,6 +49,7 @@ PLUGIN = Plugin(
     weight=WEIGHT,
     filter_reads=Reads.NODE_PODS,
     score_reads=Reads.NODE_PODS,
+    final_state_judge=batch.Judge,
     encoding=Encoding(encode=encoding.encode, static_mask=encoding.static_mask,
                       static_reasons=encoding.static_reasons, upper_bound=encoding.upper_bound_vector,
                       blame=_blame),
@@ -88,7 +89,9 @@ def new(args: NodeResourcesFitArgs) -> Plugin:
                   static_mask=lambda problem, cls: encoding.static_mask(problem, cls, ignored),
                   upper_bound=lambda problem, cls: encoding.upper_bound_vector(problem, cls, ignored),
                   static_reasons=lambda problem, cls, info: filter_ignoring(cls.rep, None, info, problem.state))
-    return replace(plugin, pre_filter=pre_filter_ignoring, filter=filter_ignoring, encoding=enc, vector=None)
+    # final_state_judge=None: the verifier's fast path knows the default Filter only; it runs this one per pod
+    return replace(plugin, pre_filter=pre_filter_ignoring, filter=filter_ignoring, encoding=enc, vector=None,
+                   final_state_judge=None)
 
 
 def new_balanced(args: BalancedAllocationArgs) -> Plugin:

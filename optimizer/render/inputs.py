@@ -5,15 +5,17 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...models.objects import Cluster
 from ...models.workloads import daemon_nodes
-from ..explain import PodExplanation
-from ..plan import Plan, Preemption
-from ..solve import Blocker
-from ..verify import Report
-from .plans import table
+from .text import table
+
+if TYPE_CHECKING:  # annotations only: validate imports this module and must not pull in the solver stack
+    from ..explain import PodExplanation
+    from ..plan import Plan, Preemption
+    from ..solve import Blocker
+    from ..verify import Report
 
 
 def summary(cluster: Cluster) -> dict[str, Any]:
@@ -128,7 +130,7 @@ def stream_explain_document(pods: Iterable[PodExplanation], preemptions: Callabl
     import yaml
 
     from ... import KUBE_VERSION
-    from .plans import _Dumper, dump
+    from .text import _Dumper, dump
 
     if fmt == "json":
         write("{\n" + f'  "kubeVersion": {json.dumps(KUBE_VERSION)},\n  "judgedAgainst": {json.dumps(JUDGED)},\n'

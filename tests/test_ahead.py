@@ -1,0 +1,118 @@
+"""Verification ahead of the gate: the search's starting plan is verified in the background, and the gate uses
+that report only for the very plan it is asked to pass (so the plan printed is the plan verified)."""
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from podplan.models.errors import PlanInvalidError
+from podplan.models.generate import generate
+from podplan.models.loader import parse_documents
+from podplan.optimizer import pipeline
+from podplan.optimizer.ahead import Ahead
+from podplan.optimizer.pipeline import Deadline, check, greedy_plan, optimal_plan
+from podplan.optimizer.policy import Policy
+from podplan.optimizer.registry import DEFAULT_PROFILE
+from podplan.optimizer.runner import Interrupt, SolverParams
+from podplan.optimizer.verify import verify
+
+
+@pytest.fixture
+def cluster():  # type: ignore[no-untyped-def]
+    return parse_documents(generate(12, 60, 1, "production"))
+
+
+def test_a_plan_verified_ahead_gets_the_report_the_verifier_gives(cluster) -> None:  # type: ignore[no-untyped-def]
+    ahead = Ahead()
+    plan = greedy_plan(cluster, 0)
+    ahead.start(cluster, plan, Policy(), DEFAULT_PROFILE)
+    report = ahead.take(cluster, replace(plan, notes=("printed",)), None, DEFAULT_PROFILE)
+    assert report == verify(cluster, plan.placements, Policy(), DEFAULT_PROFILE)
+    assert ahead.taken == 1
+
+
+def test_any_other_plan_cluster_policy_or_profile_is_verified_by_the_gate_itself(cluster) -> None:  # type: ignore[no-untyped-def]
+    ahead = Ahead()
+    plan = greedy_plan(cluster, 0)
+    ahead.start(cluster, plan, None, DEFAULT_PROFILE)
+    key, node = next(iter(plan.placements.items()))
+    other_node = next(n.name for n in cluster.nodes if n.name != node)
+    moved = replace(plan, placements={**plan.placements, key: other_node})
+    fewer = replace(plan, placements={k: v for k, v in plan.placements.items() if k != key})
+    assert ahead.take(cluster, moved, None, DEFAULT_PROFILE) is None
+    assert ahead.take(cluster, fewer, None, DEFAULT_PROFILE) is None
+    assert ahead.take(replace(cluster), plan, None, DEFAULT_PROFILE) is None  # an equal but other input
+    assert ahead.take(cluster, plan, Policy(node_affinity=7), DEFAULT_PROFILE) is None
+    assert ahead.taken == 0
+
+
+def test_an_invalid_plan_verified_ahead_still_fails_the_gate(cluster, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    plan = greedy_plan(cluster, 0)
+    full = max(cluster.nodes, key=lambda n: sum(1 for v in plan.placements.values() if v == n.name)).name
+    crowded = replace(plan, placements={k: full for k in plan.placements})  # every pod on one node
+    ahead = Ahead()
+    monkeypatch.setattr(pipeline, "AHEAD", ahead)
+    ahead.start(cluster, crowded, None, DEFAULT_PROFILE)
+    with pytest.raises(PlanInvalidError):
+        check(cluster, crowded)
+    assert ahead.taken == 1  # the report came from ahead, and it failed the plan
+
+
+def test_ctrl_c_before_the_search_improves_prints_the_starting_plan_verified_ahead(cluster, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    ahead = Ahead()
+    monkeypatch.setattr(pipeline, "AHEAD", ahead)
+    interrupt = Interrupt()
+
+    def ctrl_c_at_once(cluster, params, policy, start, profile, interrupt_):  # type: ignore[no-untyped-def]
+        interrupt.stop()  # the user presses Ctrl-C as the search begins: the starting plan is the best so far
+        return replace(start, notes=start.notes + ("interrupted: best plan found so far",))
+
+    monkeypatch.setattr(pipeline, "solve", ctrl_c_at_once)
+    plan, _ = optimal_plan(cluster, SolverParams(time_limit=60.0), None, deadline=Deadline.start(60.0),
+                           interrupt=interrupt)
+    report = check(cluster, plan)
+    assert ahead.started == 1 and ahead.taken == 1
+    assert report == verify(cluster, plan.placements)
+
+
+def test_the_gate_asking_about_another_plan_gives_up_a_verification_still_running(cluster, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import threading
+
+    from podplan.optimizer import verify as verify_module
+    ahead = Ahead()
+    plan = greedy_plan(cluster, 0)
+    entered, release = threading.Event(), threading.Event()
+    real = verify_module.judge_all
+
+    def slow_judge_all(*args, **kwargs):  # type: ignore[no-untyped-def]
+        entered.set()
+        release.wait(5)  # the search improves on the plan while it is judged
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(verify_module, "judge_all", slow_judge_all)
+    ahead.start(cluster, plan, None, DEFAULT_PROFILE)
+    running = ahead._entries[0]
+    assert entered.wait(5)
+    fewer = replace(plan, placements=dict(list(plan.placements.items())[1:]))
+    assert ahead.take(cluster, fewer, None, DEFAULT_PROFILE) is None  # the gate verifies this one itself
+    release.set()
+    assert running.done.wait(5)
+    assert running.cancel.is_set() and running.report is None  # given up, not finished
+
+
+def test_solve_says_when_the_printed_plan_was_verified_ahead(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from click.testing import CliRunner
+
+    from podplan.cli import main
+
+    def keep_the_start(cluster, params, policy, start, profile, interrupt_):  # type: ignore[no-untyped-def]
+        return start  # a search that cannot improve returns the plan it started from
+
+    monkeypatch.setattr(pipeline, "solve", keep_the_start)
+    from pathlib import Path
+    web_store = str(Path(__file__).resolve().parents[1] / "instances" / "web-store.yaml")
+    result = CliRunner().invoke(main, ["--verbose", "solve", web_store, "--time-limit", "20",
+                                       "-o", "json"])
+    assert result.exit_code == 0, result.output
+    assert "verify: the report is the one made in the background while the search ran" in result.output
