@@ -165,3 +165,18 @@ def test_the_html_report_shows_the_loop(tmp_path: Path) -> None:
                        "--time-limit", "20")
     page = (tmp_path / "index.html").read_text()
     assert "it loops" in page and "Descheduler cycles" in page
+
+
+def test_a_cycle_whose_landing_the_time_limit_stops_says_which_replacements_were_not_simulated() -> None:
+    from podplan.models.loader import load_paths
+    from podplan.optimizer.deschedule.cycle import NOT_SIMULATED, run as cycles
+    from podplan.optimizer.deschedule.policy import load_policy_file
+    from podplan.optimizer.registry import DEFAULT_PROFILE
+
+    cluster, pol = load_paths([str(LNU_INSTANCE)]), load_policy_file(str(LNU_POLICY))
+    stopped = cycles(cluster, pol, DEFAULT_PROFILE, deadline=0.0)  # already past: nothing is landed
+    assert len(stopped.cycles) == 1 and stopped.cycles[0].stopped
+    assert stopped.cycles[0].evictions and {e.landed for e in stopped.cycles[0].evictions} == {NOT_SIMULATED}
+    full = cycles(cluster, pol, DEFAULT_PROFILE)
+    assert not full.cycles[0].stopped and NOT_SIMULATED not in {e.landed for e in full.cycles[0].evictions}
+    assert [e.pod for e in full.cycles[0].evictions] == [e.pod for e in stopped.cycles[0].evictions]
