@@ -180,3 +180,19 @@ def test_a_cycle_whose_landing_the_time_limit_stops_says_which_replacements_were
     full = cycles(cluster, pol, DEFAULT_PROFILE)
     assert not full.cycles[0].stopped and NOT_SIMULATED not in {e.landed for e in full.cycles[0].evictions}
     assert [e.pod for e in full.cycles[0].evictions] == [e.pod for e in stopped.cycles[0].evictions]
+
+
+def test_with_no_time_left_the_optimum_says_it_was_not_searched_instead_of_overrunning() -> None:
+    import time
+
+    from podplan.models.loader import load_paths
+    from podplan.optimizer.deschedule.cycle import verdict
+    from podplan.optimizer.deschedule.optimal import optimum
+    from podplan.optimizer.deschedule.policy import load_policy_file
+    from podplan.optimizer.rebalance.plan import RebalanceParams
+
+    cluster, pol = load_paths([str(LNU_INSTANCE)]), load_policy_file(str(LNU_POLICY))
+    o = optimum(cluster, pol, RebalanceParams(time_limit=30), time.perf_counter() - 1, verdict(cluster, pol))
+    assert o.plan.status == "UNKNOWN" and o.plan.moves == 0 and not o.plan.complete
+    assert "before the optimum was searched" in o.plan.blocked[0].reason and "--time-limit 60" in o.plan.blocked[0].reason
+    assert o.unmet and o.unmet[0].startswith("node-1 stays above targetThresholds")

@@ -38,7 +38,7 @@ from .plugins import Snapshot, _capped, _target_nodes, utilization_thresholds
 from .policy import DUPLICATES, HIGH, LOW, SPREAD, DeschedulerPolicy
 
 
-MIN_PLAN_S = 1.0  # seconds the constructive plan, and then its waves, always get
+MIN_PLAN_S = 0.5  # seconds the constructive plan, and then its waves, always get (when the optimum starts in time)
 RECEIVERS_FROM = 60  # nodes above which the re-placed pods may go only to their own and the least used nodes
 RECEIVERS_MIN = 30
 TARGET_SHARE = 0.45  # of the optimum's time, the target's; the waves (landing simulated per wave) get the rest
@@ -162,6 +162,8 @@ def optimum(cluster: Cluster, policy: DeschedulerPolicy, base_params: RebalanceP
     snap = Snapshot.of(base, nodes)
     evictor = Evictor(policy.profiles[0].evictor, base, Counts(policy), nodes, snap.pods_on) if policy.profiles \
         else None
+    if started >= deadline:
+        return _not_searched(base, policy, base_params, initial, evictor, started)
     goals = goals_of(base, policy)
     scope = (lambda p: not evictor.why_not(p) and not evictor.pre_eviction(p)) if evictor else (lambda p: False)
     params = replace(base_params, goal="fix", extra=goals, max_moves=policy.max_total,
@@ -240,6 +242,19 @@ def optimum(cluster: Cluster, policy: DeschedulerPolicy, base_params: RebalanceP
     if fast is not None and _rank(fast) <= _rank(found):
         return fast
     return replace(found, bound=fast.bound) if fast is not None else found
+
+
+def _not_searched(base: Cluster, policy: DeschedulerPolicy, params: RebalanceParams, initial: Verdict,
+                  evictor: Evictor | None, started: float) -> Optimum:
+    """No time left for the optimum (reading the input and the descheduler's cycle used the time limit): an
+    empty plan that says so, instead of a search past the limit."""
+    where0 = {p.key: p.node_name for p in base.pods}
+    before = {"note": "not computed"}
+    why = (f"the time limit ran out before the optimum was searched (reading the input and simulating the "
+           f"descheduler's cycle used it); try --time-limit {math.ceil(2 * params.time_limit)} or more")
+    plan = RebalancePlan("fix", (), False, (Blocked("-", why),), (), before, before, Status.UNKNOWN, (),
+                         (Note(why),), time.perf_counter() - started, where0)
+    return Optimum(plan, initial, tuple(_unmet_reasons(base, policy, initial, evictor)), 0)
 
 
 def _rank(o: Optimum) -> tuple[int, int, int, int, bool]:
