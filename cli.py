@@ -1009,9 +1009,11 @@ def deschedule(files: Sequence[str], policy_file: str, time_limit: float, worker
     params = RebalanceParams(time_limit=time_limit, workers=workers, seed=seed, profile=profile,
                              log_progress=bool(_root().get("verbose")))
     from .optimizer.rebalance import RESERVE_PER_POD
+    from .optimizer.timelimit import scaled_reserve
 
-    # kept for the verify gate, the metrics and the output, as rebalance keeps it
-    result = run(cluster, policy, params, deadline.at - 1.0 - 2 * RESERVE_PER_POD * len(cluster.pods), max_cycles)
+    # kept for the verify gate and the output, as rebalance keeps it (scaled by how slow this machine runs)
+    reserve = scaled_reserve(1.0 + RESERVE_PER_POD * len(cluster.pods), time_limit)
+    result = run(cluster, policy, params, deadline.at - reserve, max_cycles)
     progress(f"descheduler: {len(result.descheduler.cycles)} cycle(s) simulated: {result.seconds['descheduler']:.2f}s")
     progress(f"optimum: {result.optimal.plan.status}, {result.optimal.plan.moves} eviction(s): "
              f"{result.seconds['optimal']:.2f}s")

@@ -376,9 +376,11 @@ def _waves_of_steps(base: Cluster, steps: Any, params: RebalanceParams, healthy:
                     return key
         return ""
 
-    def fits(moves: list[Move], cords: set[str]) -> bool:
+    def fits(moves: list[Move], cords: set[str], since: int = 0) -> bool:
+        """`since`: moves[:since] is a wave that passed the verifier (only the new moves' delta is judged)."""
         landed = lander.simulate(moves, sorted(cords))
-        return all(n == m.target for m, n in zip(moves, landed)) and not allowed(moves) and w.verified(moves)
+        return all(n == m.target for m, n in zip(moves, landed)) and not allowed(moves) and \
+            w.verified(moves, since)
 
     def close() -> None:
         if not wave:
@@ -406,7 +408,7 @@ def _waves_of_steps(base: Cluster, steps: Any, params: RebalanceParams, healthy:
             why = (R_INTERRUPTED if params.interrupt.is_set() else R_OUT_OF_TIME).format(waves=len(waves))
             blocked += [Blocked(p.key, R_UNPLANNED.format(src=p.node_name, dst=n, why=why)) for p, n, _ in steps[i:]]
             break
-        if wave and fits(wave + [m], cordons | set(cords)):
+        if wave and fits(wave + [m], cordons | set(cords), since=len(wave)):
             wave.append(m)
             cordons.update(cords)
             continue
