@@ -196,3 +196,12 @@ def test_with_no_time_left_the_optimum_says_it_was_not_searched_instead_of_overr
     assert o.plan.status == "UNKNOWN" and o.plan.moves == 0 and not o.plan.complete
     assert "before the optimum was searched" in o.plan.blocked[0].reason and "--time-limit 60" in o.plan.blocked[0].reason
     assert o.unmet and o.unmet[0].startswith("node-1 stays above targetThresholds")
+    # and the command prints it: the document and the table
+    from podplan.optimizer.deschedule import Result
+    from podplan.optimizer.deschedule.cycle import run as cycles
+    from podplan.optimizer.registry import DEFAULT_PROFILE
+    from podplan.optimizer.render.deschedule import document, render_table
+
+    doc = document(Result(pol, cycles(cluster, pol, DEFAULT_PROFILE), o, {"descheduler": 0.0, "optimal": 0.0}))
+    assert doc["optimal"]["status"] == "UNKNOWN" and doc["optimal"]["evictions"] == []
+    assert "UNKNOWN" in render_table(doc)

@@ -249,7 +249,7 @@ def _not_searched(base: Cluster, policy: DeschedulerPolicy, params: RebalancePar
     """No time left for the optimum (reading the input and the descheduler's cycle used the time limit): an
     empty plan that says so, instead of a search past the limit."""
     where0 = {p.key: p.node_name for p in base.pods}
-    before = {"note": "not computed"}
+    before = metrics(base, where0, (), (), params.policy, params.profile, judged=False)
     why = (f"the time limit ran out before the optimum was searched (reading the input and simulating the "
            f"descheduler's cycle used it); try --time-limit {math.ceil(2 * params.time_limit)} or more")
     plan = RebalancePlan("fix", (), False, (Blocked("-", why),), (), before, before, Status.UNKNOWN, (),
