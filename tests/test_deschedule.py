@@ -205,3 +205,27 @@ def test_with_no_time_left_the_optimum_says_it_was_not_searched_instead_of_overr
     doc = document(Result(pol, cycles(cluster, pol, DEFAULT_PROFILE), o, {"descheduler": 0.0, "optimal": 0.0}))
     assert doc["optimal"]["status"] == "UNKNOWN" and doc["optimal"]["evictions"] == []
     assert "UNKNOWN" in render_table(doc)
+
+
+def test_ctrl_c_prints_the_best_plan_so_far_and_exits_130(monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+    import signal
+
+    import podplan.optimizer.deschedule as deschedule_module
+
+    real = deschedule_module.run
+
+    def cycles_then_ctrl_c(*args, **kwargs):  # type: ignore[no-untyped-def]
+        out = real(*args, **kwargs)
+        os.kill(os.getpid(), signal.SIGINT)  # the user presses Ctrl-C once the descheduler's cycles are simulated
+        return out
+
+    monkeypatch.setattr(deschedule_module, "run", cycles_then_ctrl_c)
+    code, out, err = run("deschedule", str(LNU_INSTANCE), "--policy-file", str(LNU_POLICY), "-o", "json",
+                         "--time-limit", "20")
+    assert code == 130, err
+    assert "interrupted: the best plan found so far is printed" in err
+    doc = json.loads(out)
+    assert doc["descheduler"]["evictions"]  # the descheduler's cycle as simulated
+    assert doc["optimal"]["status"] != "OPTIMAL" and not doc["optimal"]["complete"]
+    assert any("interrupted" in b["reason"] for b in doc["optimal"]["blocked"])
