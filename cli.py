@@ -1019,16 +1019,21 @@ def deschedule(files: Sequence[str], policy_file: str, time_limit: float, worker
     cluster = load_input(files, batch=False)
     profile = profiles.for_batch(cluster.pods)
     params = RebalanceParams(time_limit=time_limit, workers=workers, seed=seed, profile=profile,
-                             log_progress=bool(_root().get("verbose")))
+                             log_progress=bool(_root().get("verbose")), interrupt=Interrupt())
     from .optimizer.rebalance import RESERVE_PER_POD
+    from .optimizer.timelimit import scaled_reserve
 
-    # kept for the verify gate, the metrics and the output, as rebalance keeps it
-    result = run(cluster, policy, params, deadline.at - 1.0 - 2 * RESERVE_PER_POD * len(cluster.pods), max_cycles)
+    # kept for the verify gate and the output, as rebalance keeps it (scaled by how slow this machine runs)
+    reserve = scaled_reserve(1.0 + RESERVE_PER_POD * len(cluster.pods), time_limit)
+    # Ctrl-C: the optimum stops (its plan and waves check it) and the best plan so far is verified and printed
+    with params.interrupt.install() as interrupt:
+        result = run(cluster, policy, params, deadline.at - reserve, max_cycles)
     progress(f"descheduler: {len(result.descheduler.cycles)} cycle(s) simulated: {result.seconds['descheduler']:.2f}s")
     progress(f"optimum: {result.optimal.plan.status}, {result.optimal.plan.moves} eviction(s): "
              f"{result.seconds['optimal']:.2f}s")
-    with timed("verify: the optimal plan's end state judged"):
-        verify_final(cluster, result.optimal.plan, profile)
+    if result.optimal.plan.moves:  # no eviction: the end state is the input, whose violations are never failures
+        with timed("verify: the optimal plan's end state judged"):
+            verify_final(cluster, result.optimal.plan, profile)
     doc = document(result)
     if report_dir is not None:
         Path(report_dir).mkdir(parents=True, exist_ok=True)
@@ -1047,6 +1052,7 @@ def deschedule(files: Sequence[str], policy_file: str, time_limit: float, worker
         emit(render_table(doc))
     else:
         emit(dump(doc, output))
+    finish(interrupt)
     if result.optimal.unmet:
         sys.exit(EXIT_VIOLATIONS)
 

@@ -165,3 +165,67 @@ def test_the_html_report_shows_the_loop(tmp_path: Path) -> None:
                        "--time-limit", "20")
     page = (tmp_path / "index.html").read_text()
     assert "it loops" in page and "Descheduler cycles" in page
+
+
+def test_a_cycle_whose_landing_the_time_limit_stops_says_which_replacements_were_not_simulated() -> None:
+    from podplan.models.loader import load_paths
+    from podplan.optimizer.deschedule.cycle import NOT_SIMULATED, run as cycles
+    from podplan.optimizer.deschedule.policy import load_policy_file
+    from podplan.optimizer.registry import DEFAULT_PROFILE
+
+    cluster, pol = load_paths([str(LNU_INSTANCE)]), load_policy_file(str(LNU_POLICY))
+    stopped = cycles(cluster, pol, DEFAULT_PROFILE, deadline=0.0)  # already past: nothing is landed
+    assert len(stopped.cycles) == 1 and stopped.cycles[0].stopped
+    assert stopped.cycles[0].evictions and {e.landed for e in stopped.cycles[0].evictions} == {NOT_SIMULATED}
+    full = cycles(cluster, pol, DEFAULT_PROFILE)
+    assert not full.cycles[0].stopped and NOT_SIMULATED not in {e.landed for e in full.cycles[0].evictions}
+    assert [e.pod for e in full.cycles[0].evictions] == [e.pod for e in stopped.cycles[0].evictions]
+
+
+def test_with_no_time_left_the_optimum_says_it_was_not_searched_instead_of_overrunning() -> None:
+    import time
+
+    from podplan.models.loader import load_paths
+    from podplan.optimizer.deschedule.cycle import verdict
+    from podplan.optimizer.deschedule.optimal import optimum
+    from podplan.optimizer.deschedule.policy import load_policy_file
+    from podplan.optimizer.rebalance.plan import RebalanceParams
+
+    cluster, pol = load_paths([str(LNU_INSTANCE)]), load_policy_file(str(LNU_POLICY))
+    o = optimum(cluster, pol, RebalanceParams(time_limit=30), time.perf_counter() - 1, verdict(cluster, pol))
+    assert o.plan.status == "UNKNOWN" and o.plan.moves == 0 and not o.plan.complete
+    assert "before the optimum was searched" in o.plan.blocked[0].reason and "--time-limit 60" in o.plan.blocked[0].reason
+    assert o.unmet and o.unmet[0].startswith("node-1 stays above targetThresholds")
+    # and the command prints it: the document and the table
+    from podplan.optimizer.deschedule import Result
+    from podplan.optimizer.deschedule.cycle import run as cycles
+    from podplan.optimizer.registry import DEFAULT_PROFILE
+    from podplan.optimizer.render.deschedule import document, render_table
+
+    doc = document(Result(pol, cycles(cluster, pol, DEFAULT_PROFILE), o, {"descheduler": 0.0, "optimal": 0.0}))
+    assert doc["optimal"]["status"] == "UNKNOWN" and doc["optimal"]["evictions"] == []
+    assert "UNKNOWN" in render_table(doc)
+
+
+def test_ctrl_c_prints_the_best_plan_so_far_and_exits_130(monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+    import signal
+
+    import podplan.optimizer.deschedule as deschedule_module
+
+    real = deschedule_module.run
+
+    def cycles_then_ctrl_c(*args, **kwargs):  # type: ignore[no-untyped-def]
+        out = real(*args, **kwargs)
+        os.kill(os.getpid(), signal.SIGINT)  # the user presses Ctrl-C once the descheduler's cycles are simulated
+        return out
+
+    monkeypatch.setattr(deschedule_module, "run", cycles_then_ctrl_c)
+    code, out, err = run("deschedule", str(LNU_INSTANCE), "--policy-file", str(LNU_POLICY), "-o", "json",
+                         "--time-limit", "20")
+    assert code == 130, err
+    assert "interrupted: the best plan found so far is printed" in err
+    doc = json.loads(out)
+    assert doc["descheduler"]["evictions"]  # the descheduler's cycle as simulated
+    assert doc["optimal"]["status"] != "OPTIMAL" and not doc["optimal"]["complete"]
+    assert any("interrupted" in b["reason"] for b in doc["optimal"]["blocked"])

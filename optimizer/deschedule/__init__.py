@@ -16,6 +16,7 @@ from .optimal import Optimum, optimum
 from .policy import DeschedulerPolicy
 
 CYCLES_SHARE = 0.3  # of the time limit, at most, for the descheduler's cycles (they are fast: greedy)
+LANDING_SHARE = 0.5  # of the time limit, where kube-scheduler's landing of a cycle's replacements is stopped
 
 
 @dataclass(frozen=True)
@@ -29,8 +30,11 @@ class Result:
 def deschedule(cluster: Cluster, policy: DeschedulerPolicy, params: RebalanceParams, deadline: float,
                max_cycles: int = 10) -> Result:
     t0 = time.perf_counter()
-    sim = run(cluster, policy, params.profile, params.seed, max_cycles,
-              stop_at=t0 + max(0.0, deadline - t0) * CYCLES_SHARE)
+    left = max(0.0, deadline - t0)
+    # no cycle starts after CYCLES_SHARE of the time; the landing of the first is stopped at LANDING_SHARE (its
+    # replacements then marked not simulated), so that the optimum and the verify gate keep their time
+    sim = run(cluster, policy, params.profile, params.seed, max_cycles, stop_at=t0 + left * CYCLES_SHARE,
+              deadline=t0 + left * LANDING_SHARE)
     t1 = time.perf_counter()
     best = optimum(cluster, policy, params, deadline, sim.initial)
     t2 = time.perf_counter()

@@ -9,7 +9,7 @@ import time
 from dataclasses import dataclass, replace
 
 from ...models.objects import Cluster, Pod
-from ..greedy import simulate
+from ..greedy import NOT_SCHEDULED, simulate
 from ..rebalance.movable import as_pending, goes_with_node
 from .evictor import Counts, Evictor
 from .plugins import PLUGINS, Snapshot, classify
@@ -17,6 +17,7 @@ from .policy import HIGH, LOW, DeschedulerPolicy
 
 MAX_CYCLES = 10
 ELSEWHERE, SAME_NODE, NEW_VIOLATION, NOWHERE = "elsewhere", "same-node", "new-violation", "nowhere"
+NOT_SIMULATED = "not-simulated"  # the time limit stopped kube-scheduler's simulation before this replacement
 
 
 @dataclass(frozen=True)
@@ -43,6 +44,7 @@ class Cycle:
     verdict: Verdict
     cluster: Cluster  # the state after the replacements landed
     preempted: tuple[str, ...] = ()
+    stopped: bool = False  # the time limit stopped the landing: some replacements were not simulated
 
 
 @dataclass(frozen=True)
@@ -98,13 +100,18 @@ def verdict(cluster: Cluster, policy: DeschedulerPolicy) -> Verdict:
     return Verdict(tuple(outside), tuple(under), keys, tuple(bad[k] for k in keys), tuple(empty))
 
 
-def one_cycle(cluster: Cluster, policy: DeschedulerPolicy, profile, seed: int = 0) -> Cycle:
+def one_cycle(cluster: Cluster, policy: DeschedulerPolicy, profile, seed: int = 0,
+              deadline: float | None = None) -> Cycle:
+    """`deadline` (perf_counter seconds): kube-scheduler's simulation of the replacements stops there (the
+    command's time limit); the replacements it did not reach are NOT_SIMULATED, and the verdict is the state's
+    with them not bound anywhere."""
     evicted = decide(cluster, policy)
     if not evicted:
         return Cycle((), verdict(cluster, policy), cluster)
     pods = [p for p, _ in evicted]
     unbound, origin = as_pending(replace(cluster, pending=()), pods)
-    plan = simulate(unbound, seed, profile=profile, protect_placed=False, preemption=True)
+    plan = simulate(unbound, seed, profile=profile, protect_placed=False, preemption=True, deadline=deadline)
+    unreached = {k for k, why in plan.pending.items() if why.startswith(NOT_SCHEDULED.split("(")[0])}
     removed = plan.removed
     placed = plan.placements
     after_pods = tuple(p for p in unbound.pods if p.key not in removed) + tuple(
@@ -115,7 +122,9 @@ def one_cycle(cluster: Cluster, policy: DeschedulerPolicy, profile, seed: int = 
     out = []
     for pod, plugin in evicted:
         to = placed.get(pod.key, "")
-        if not to:
+        if pod.key in unreached:
+            landed = NOT_SIMULATED
+        elif not to:
             landed = NOWHERE
         elif to == origin[pod.key]:
             landed = SAME_NODE
@@ -124,7 +133,7 @@ def one_cycle(cluster: Cluster, policy: DeschedulerPolicy, profile, seed: int = 
         else:
             landed = ELSEWHERE
         out.append(Eviction(pod.key, plugin, origin[pod.key], to, landed))
-    return Cycle(tuple(out), v, after, tuple(sorted(removed)))
+    return Cycle(tuple(out), v, after, tuple(sorted(removed)), bool(unreached))
 
 
 def _signature(cluster: Cluster) -> frozenset:
@@ -132,15 +141,16 @@ def _signature(cluster: Cluster) -> frozenset:
 
 
 def run(cluster: Cluster, policy: DeschedulerPolicy, profile, seed: int = 0, max_cycles: int = MAX_CYCLES,
-        stop_at: float | None = None) -> Run:
+        stop_at: float | None = None, deadline: float | None = None) -> Run:
     """Cycles until one evicts nothing (converged), a state comes back (loops), max_cycles, or `stop_at`
-    (perf_counter seconds: no new cycle starts after it; the first always runs)."""
+    (perf_counter seconds: no new cycle starts after it; the first always runs); `deadline`: the landing of a
+    cycle's replacements stops there (the cycle is then the last, marked `stopped`)."""
     base = replace(cluster, pending=())
     seen = {_signature(base): 0}
     cycles: list[Cycle] = []
     state = base
     for i in range(1, max_cycles + 1):
-        c = one_cycle(state, policy, profile, seed)
+        c = one_cycle(state, policy, profile, seed, deadline)
         if not c.evictions:
             if not cycles:
                 cycles.append(c)
@@ -151,6 +161,6 @@ def run(cluster: Cluster, policy: DeschedulerPolicy, profile, seed: int = 0, max
             return Run(tuple(cycles), False, True, seen[sig], verdict(base, policy))
         seen[sig] = i
         state = c.cluster
-        if stop_at is not None and time.perf_counter() >= stop_at:
+        if c.stopped or (stop_at is not None and time.perf_counter() >= stop_at):
             break
     return Run(tuple(cycles), False, False, None, verdict(base, policy))

@@ -6,7 +6,7 @@ import html
 from typing import Any
 
 from ..deschedule import Result
-from ..deschedule.cycle import NEW_VIOLATION, NOWHERE, SAME_NODE
+from ..deschedule.cycle import NEW_VIOLATION, NOT_SIMULATED, NOWHERE, SAME_NODE
 from ..deschedule.policy import HIGH
 from .plans import table
 from .rebalance import rebalance_document
@@ -36,6 +36,8 @@ def document(r: Result) -> dict[str, Any]:
             "converged": sim.converged,
             "loop_returns_to": sim.loop_from,  # the cycle whose end state recurs (0: the input's state)
             "evictions_total": sum(len(c.evictions) for c in sim.cycles),
+            # the time limit stopped kube-scheduler's landing of the last cycle's replacements
+            "stopped": any(c.stopped for c in sim.cycles),
             "after_last_cycle": {"nodes_outside_thresholds": list(last.outside),
                                  "violations_left": len(last.violations), "empty_nodes": list(last.empty)},
             "empty_nodes": list(first_v.empty),
@@ -86,9 +88,12 @@ def render_table(doc: dict[str, Any]) -> str:
     bounced = sum(1 for e in d["evictions"] if e["landed"] == SAME_NODE)
     newv = sum(1 for e in d["evictions"] if e["landed"] == NEW_VIOLATION)
     nowhere = sum(1 for e in d["evictions"] if e["landed"] == NOWHERE)
+    unsimulated = sum(1 for e in d["evictions"] if e["landed"] == NOT_SIMULATED)
     if d["loops"]:
         back = "the input's state" if d["loop_returns_to"] == 0 else f"the state after cycle {d['loop_returns_to']}"
         conv = f"loops: cycle {d['cycles']} returns to {back}"
+    elif d.get("stopped"):
+        conv = f"cycle {d['cycles']}'s landing stopped by the time limit"
     elif d["converged"]:
         conv = f"converges after {d['cycles']} cycle(s)"
     else:
@@ -98,6 +103,7 @@ def render_table(doc: dict[str, Any]) -> str:
         ["  landed back on their node", bounced, 0],
         ["  landed into a new violation", newv, "-"],
         ["  could not land", nowhere, 0],
+    ] + ([["  not simulated (time limit)", unsimulated, "-"]] if unsimulated else []) + [
         ["nodes outside thresholds after", len(d["nodes_outside_thresholds"]), len(o["nodes_outside_thresholds"])],
         ["violations left after", d["violations_left"], o["violations_left"]],
     ] + ([["empty nodes after (removable)", len(d["empty_nodes"]), len(o["empty_nodes"])]]
