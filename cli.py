@@ -535,7 +535,7 @@ def solve(ctx: click.Context, files: Sequence[str], output: str, emit_kind: str,
     deadline = Deadline(started, time_limit)
     profile = profiles.for_batch(batch.pending)
     params = SolverParams(time_limit=time_limit, workers=workers, seed=seed, gang=gang,
-                          strategy=strategy or profiles.strategy(profile),
+                          strategy=strategy or profiles.strategy(profile), budget=limit.budget,
                           log_progress=sys.stderr.isatty() or bool(_root().get("verbose")))
     with Interrupt().install() as interrupt:
         if preempt:
@@ -736,7 +736,7 @@ def compare(files: Sequence[str], time_limit: float, workers: int, seed: int, ga
     deadline = Deadline(started, time_limit)
     profile = profiles.for_batch(cluster.pending)
     params = SolverParams(time_limit=time_limit, workers=workers, seed=seed, gang=gang,
-                          strategy=strategy or profiles.strategy(profile),
+                          strategy=strategy or profiles.strategy(profile), budget=limit.budget,
                           log_progress=sys.stderr.isatty() or bool(_root().get("verbose")))
     with Interrupt().install() as interrupt, timed("compare: greedy, optimum, verify"):
         # -n/-l scope the re-placement as they scope rebalance: only the pods in scope may move

@@ -51,21 +51,25 @@ def main() -> None:
     cluster = parse_documents(shape_instance(args.shape, args.nodes, args.seed).manifests, args.shape)
     print(f"{os.cpu_count()} cores; shape {args.shape}, {args.nodes} nodes, {len(cluster.pending)} pending, seed "
           f"{args.seed}, budget {args.budget:g} s, wall cap {args.wall:g} s\n")
-    print("| run | workers | load | status | placed | preference | bound | wall s | wall clock cut | same JSON as run 1 |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("| run | workers | load | status | placed | preference | bound | wall s | wall clock cut | same JSON as run 1 |"
+          " phases (wall s) |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     first = None
     for i, w in enumerate(args.workers, 1):
         load = os.getloadavg()[0]
         params = SolverParams(time_limit=args.wall, workers=w, seed=args.seed, budget=args.budget)
         t0 = time.perf_counter()
-        plan, _ = optimal_plan(cluster, params, deadline=Deadline.start(args.wall))
+        plan, greedy = optimal_plan(cluster, params, deadline=Deadline.start(args.wall))
         doc = plan_document(cluster, plan, check(cluster, plan))
         wall = time.perf_counter() - t0
         text = masked(doc)
         first = first or text
+        cut = next((n for n in plan.notes if CUT in n), "")
+        cut = cut[cut.index("(") + 1:cut.index("):")] if "):" in cut else ("yes" if cut else "no")
+        phases = next((n[len("time: "):] for n in plan.notes if n.startswith("time: ")), "")
         print(f"| {i} | {w} | {load:.1f} | {plan.status} | {len(plan.placements)} | "
               f"{doc['objective']['preference']} | {doc['bound'].get('preference')} | {wall:.0f} | "
-              f"{'yes' if any(CUT in n for n in plan.notes) else 'no'} | {'yes' if text == first else 'NO'} |",
+              f"{cut} | {'yes' if text == first else 'NO'} | greedy {greedy.wall_seconds:.1f}, {phases} |",
               flush=True)
 
 

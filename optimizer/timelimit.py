@@ -131,6 +131,13 @@ class Resolved:
     seconds: float
     auto: bool
     formula: str = ""  # the formula with the input's numbers, when auto
+    work: float = 0.0  # auto: the formula's seconds, without the time reading took
+
+    @property
+    def budget(self) -> float:
+        """The seconds the search's deterministic budget comes from (SolverParams.budget): the limit given, or
+        auto's formula of the input's size, without the time reading took (which depends on the machine)."""
+        return self.work if self.auto and self.work > 0 else self.seconds
 
     def note(self) -> str:
         if not self.auto:
@@ -148,7 +155,7 @@ def auto_limit(command: str, nodes: int, pods: int, reading: float = 0.0) -> Res
     seconds = float(math.ceil(reading + work))
     formula = (f"{reading:.0f}s start-up and reading + {work:g}s: {base:g} + {per:.1e} x {nodes} nodes x {pods} pods, "
                f"between {floor:g} and {ceiling:g} seconds")
-    return Resolved(seconds, True, formula)
+    return Resolved(seconds, True, formula, work)
 
 
 def resolve(command: str, given: float | None, nodes: int, pods: int, reading: float = 0.0) -> Resolved:
@@ -169,7 +176,7 @@ def greedy_kept_note(greedy_seconds: float, left: float, limit: float, needed: f
 
 def kept_in_short(note: str) -> str:
     """compare's table cell for a kept-greedy note: greedy's time and the limit needed."""
-    m = re.search(r"greedy took ([\d.]+s).*--time-limit ([\d.]+)", note)
+    m = re.search(r"greedy (?:took|is planned at) ([\d.]+s).*--time-limit ([\d.]+)", note)
     return f"greedy took {m[1]}; a search needs --time-limit {m[2]}" if m else note
 
 
