@@ -55,6 +55,11 @@ CUT_REST = ("another run of the same input and seed may give another plan (a lon
 # shared machine), and never less than this share of the limit.
 RESERVE_PER_POD = 6e-4
 RESERVE_SHARE = 0.05
+# Wall seconds a second of the deterministic search takes on a busy machine: its clock charges CP-SAT's
+# deterministic time and a cost per model variable built, but not all of the Python work around them (measured:
+# 300 nodes of the anti-host-30 shape, load 7 on 2 cores, 25 deterministic seconds took more than 32 s of wall
+# time and were still cut).
+SEARCH_WALL_PER_SECOND = 2.0
 
 
 @dataclass(frozen=True)
@@ -133,7 +138,7 @@ def optimal_plan(cluster: Cluster, params: SolverParams, policy: Policy | None =
     still replace it as the incumbent, as it may replace greedy's."""
     policy = policy or Policy()
     end = deadline.at - reserve(cluster, deadline.limit)
-    work = planned(cluster, params)
+    work = planned(cluster, params, profile)
     cuts: list[str] = []
     name = "the given warm start"
     if warm_start is None:
@@ -156,7 +161,8 @@ def optimal_plan(cluster: Cluster, params: SolverParams, policy: Policy | None =
                            "interrupted: best plan found so far (the search had not started)",)), warm_start
     # the search gets what is left (CP-SAT keeps at least a tenth of the limit, so a tiny limit still searches)
     left = max(0.1 * deadline.limit, end - time.perf_counter())
-    plan = solve(cluster, replace(params, time_limit=left), policy, start, profile, interrupt)
+    plan = solve(cluster, replace(params, time_limit=left, search_budget=work.search_seconds), policy, start, profile,
+                 interrupt)
     if plan.status is Status.GREEDY_FALLBACK and start is not warm_start:
         # the plan returned is the preference-led pass's (the search's incumbent), not greedy's: say so
         plan = replace(plan, notes=tuple(n.replace("greedy fallback: ", "warm start kept (the preference-led "
@@ -180,6 +186,7 @@ class Planned:
     search: bool  # a search follows greedy
     preference: bool  # the preference-led pass runs before it
     needed: float  # the --time-limit a search needs on this input
+    search_seconds: float  # the search's deterministic budget (SolverParams.search_budget)
 
 
 def idle_reserve(cluster: Cluster, limit: float) -> float:
@@ -187,18 +194,21 @@ def idle_reserve(cluster: Cluster, limit: float) -> float:
     return max(RESERVE_SHARE * limit, RESERVE_PER_POD * (len(cluster.pods) + len(cluster.pending)))
 
 
-def planned(cluster: Cluster, params: SolverParams) -> Planned:
+def planned(cluster: Cluster, params: SolverParams, profile: Profile | Profiles = DEFAULT_PROFILE) -> Planned:
     """The pipeline's decisions for `cluster` under `params` (a function of the two only). A search follows
     when the limit leaves, after greedy and the output reserve, at least what a search needs (MIN_SEARCH_SECONDS,
     and SEARCH_PER_GREEDY x greedy's time: building the search's problem and model costs about what greedy
-    did); the preference-led pass runs when that much is still left after the pass."""
+    did); the preference-led pass runs when that much is still left after the pass. The search's deterministic
+    budget is what is left then, over SEARCH_WALL_PER_SECOND."""
     limit = float(params.budget if params.budget is not None else params.time_limit)
-    g = greedy_seconds(cluster)
+    g = greedy_seconds(cluster, profile)
     room = limit - idle_reserve(cluster, limit) - g
     search_min = max(MIN_SEARCH_SECONDS, SEARCH_PER_GREEDY * g)
     per_pod = RESERVE_PER_POD * (len(cluster.pods) + len(cluster.pending))
     needed = float(math.ceil(max(g + search_min + per_pod, (g + search_min) / (1 - RESERVE_SHARE))))
-    return Planned(limit, g, room, room >= search_min, room - preference_seconds(cluster) >= search_min, needed)
+    led = room - preference_seconds(cluster, profile) >= search_min
+    after = room - (preference_seconds(cluster, profile) if led else 0.0)
+    return Planned(limit, g, room, room >= search_min, led, needed, max(0.0, after) / SEARCH_WALL_PER_SECOND)
 
 
 def with_cuts(plan: Plan, cuts: list[str]) -> Plan:
