@@ -6,7 +6,7 @@ Masked before comparing, because they report time or echo an option, never a dec
 - solver.wall_seconds (how long the search took on this machine);
 - solver.workers (echoes --workers, which the runs vary on purpose);
 - every number of seconds inside the notes ("time: problem 0.7s, ...", "time limit: auto, 17s (3s start-up and
-  reading + 14s ...)", greedy's "(it took 2.1s)"): the regex `\\d+(\\.\\d+)?s\\b` -> `_s`.
+  reading + 14s ...)"): the regex `\\d+(\\.\\d+)?s\\b` -> `_s`.
 Everything else (placements, pending pods and their reasons, objective, bound, gaps, status, every other note)
 must be equal. A run the wall clock cut says so in its notes ("the wall-clock time limit cut the deterministic
 search short (...)"): the table shows what was cut; such a run may differ.

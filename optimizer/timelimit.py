@@ -176,8 +176,8 @@ def greedy_kept_note(greedy_seconds: float, left: float, limit: float, needed: f
 
 def kept_in_short(note: str) -> str:
     """compare's table cell for a kept-greedy note: greedy's time and the limit needed."""
-    m = re.search(r"greedy (?:took|is planned at) ([\d.]+s).*--time-limit ([\d.]+)", note)
-    return f"greedy took {m[1]}; a search needs --time-limit {m[2]}" if m else note
+    m = re.search(r"greedy (took|is planned at) ([\d.]+s).*--time-limit ([\d.]+)", note)
+    return f"greedy {m[1]} {m[2]}; a search needs --time-limit {m[3]}" if m else note
 
 
 KEPT_PREFIX = "greedy's plan kept, not searched"
