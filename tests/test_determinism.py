@@ -190,3 +190,29 @@ def test_a_limit_too_small_for_a_search_keeps_greedys_plan_on_any_machine(slow_m
     assert not any(n.startswith(CUT) for n in notes)
     slow_machine[0] = 5.0
     assert solve_with(cluster, 60, 2.0)[0] == quiet
+
+
+def test_one_thread_per_search_gives_the_same_plan_twice_and_uses_one_cp_sat_worker(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """whatif's default (--workers 1): every CP-SAT run of the search is one thread's sequential search, so that
+    two scenarios at once get a core each; deterministic by itself."""
+    from podplan.optimizer import runner
+
+    threads: set[int] = set()
+    real_run = runner.run
+
+    def spy(model, params, limit, **kwargs):  # type: ignore[no-untyped-def]
+        done = real_run(model, params, limit, **kwargs)
+        threads.add(done.solver.parameters.num_workers)
+        return done
+
+    monkeypatch.setattr(runner, "run", spy)
+    import podplan.optimizer.solve as solve_module
+    monkeypatch.setattr(solve_module, "run", spy, raising=False)
+    cluster = mixed_cluster()
+    p = SolverParams(time_limit=120, workers=1, seed=5, budget=8.0, full_model_variables=0, single_thread=True)
+    first, _ = optimal_plan(cluster, p, deadline=Deadline.start(120))
+    again, _ = optimal_plan(cluster, p, deadline=Deadline.start(120))
+    assert first.status is Status.FEASIBLE and not any(n.startswith(CUT) for n in first.notes)
+    assert first.placements == again.placements and first.notes[1] == again.notes[1]  # the objective note
+    assert threads == {1}

@@ -22,7 +22,7 @@ from ...models.errors import PlanInvalidError, PodplanError
 from ...models.objects import Cluster
 from ...models.parse import Doc
 from ..compare import GREEDY, OPTIMAL, Column, judge_column
-from ..pipeline import Deadline, greedy_plan, optimal_plan, reserve
+from ..pipeline import CUT_PREFIX, Deadline, greedy_plan, optimal_plan, reserve
 from ..policy import Policy
 from ..profiles import Profiles, default_profiles, hold_back, profiles_from
 from ..runner import SolverParams, Status
@@ -130,6 +130,11 @@ def _answer(cluster: Cluster, profiles: Profiles, settings: Settings, deadline: 
     o = judge_column(OPTIMAL, batch, optimal, Policy(), profile=profile)
     to_place = Counter(p.priority for p in batch.pending)
     notes = []
+    cut = next((n for n in optimal.notes if n.startswith(CUT_PREFIX)), None)
+    if cut is not None:
+        # the only case where another run may print another row: say so in the row itself
+        notes.append("cut by the wall clock (" + cut[len(CUT_PREFIX) + 2:cut.index("):")] + "): another run may "
+                     "give another row; give more --time-limit")
     if any(n.startswith("stopped after") for n in greedy.notes):
         # kube-scheduler's plan is always complete: a greedy column cut by its share of the time is not it
         notes.append(f"greedy stopped at its share of the time limit ({len(greedy.placements)} of "
