@@ -15,6 +15,9 @@ search short (...)"): the table shows what was cut; such a run may differ.
     python benchmarks/bench_determinism.py --time-limit 60 --busy 1            # beside one CPU-bound process
     python benchmarks/bench_determinism.py --time-limit auto --busy 1          # the default limit
     python benchmarks/bench_determinism.py --nodes 20 --time-limit 10          # toy size
+    python benchmarks/bench_determinism.py --budget 30 --wall 400              # in one process: the limit the
+                                                                               # decisions are planned from,
+                                                                               # under a separate wall cap
 """
 from __future__ import annotations
 
@@ -57,7 +60,20 @@ def main() -> None:
     ap.add_argument("--time-limit", default="60", help="podplan solve --time-limit (a number or auto)")
     ap.add_argument("--workers", type=int, nargs="+", default=[2, 2, 1])
     ap.add_argument("--busy", type=int, default=0, help="CPU-bound processes to run beside the solves")
+    ap.add_argument("--budget", type=float, default=None,
+                    help="in one process instead of the command: the limit the decisions are planned from")
+    ap.add_argument("--wall", type=float, default=400.0, help="with --budget: the wall-clock cap")
     args = ap.parse_args()
+    if args.budget is not None:
+        busy = [subprocess.Popen([sys.executable, "-c", BUSY]) for _ in range(args.busy)]
+        try:
+            in_process(args)
+        finally:
+            for p in busy:
+                p.kill()
+                p.wait()
+        print(f"\nload after: {load()}")
+        return
     exe = Path(sys.executable).parent / "podplan"
     busy: list[subprocess.Popen[bytes]] = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -97,6 +113,37 @@ def main() -> None:
                 p.kill()
                 p.wait()
     print(f"\nload after: {load()}")
+
+
+def in_process(args: argparse.Namespace) -> None:
+    """optimal_plan in this process, planned from --budget seconds under a --wall cap (the wall clock's room
+    separated from the decisions): how determinism looks when the wall clock never cuts."""
+    from podplan.models.loader import parse_documents
+    from podplan.optimizer.pipeline import Deadline, check, optimal_plan
+    from podplan.optimizer.render.plans import plan_document
+    from podplan.optimizer.runner import SolverParams
+
+    cluster = parse_documents(shape_instance(args.shape, args.nodes, args.seed).manifests, args.shape)
+    print(f"{os.cpu_count()} cores, shared; shape {args.shape}, {args.nodes} nodes, {len(cluster.pending)} pending, "
+          f"seed {args.seed}, budget {args.budget:g} s, wall cap {args.wall:g} s; {args.busy} CPU-bound process(es) "
+          "beside\n")
+    print("| run | workers | load before | status | placed | preference | bound | wall s | wall-clock cut | "
+          "same JSON as run 1 |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    first = None
+    for i, w in enumerate(args.workers, 1):
+        before = load()
+        t0 = time.perf_counter()
+        params = SolverParams(time_limit=args.wall, workers=w, seed=args.seed, budget=args.budget)
+        plan, _ = optimal_plan(cluster, params, deadline=Deadline.start(args.wall))
+        doc = plan_document(cluster, plan, check(cluster, plan))
+        text = masked(doc)
+        first = first or text
+        cut = next((n for n in plan.notes if n.startswith(CUT)), "")
+        print(f"| {i} | {w} | {before} | {plan.status} | {len(plan.placements)} | {doc['objective']['preference']} | "
+              f"{doc['bound'].get('preference')} | {time.perf_counter() - t0:.0f} | "
+              f"{cut[len(CUT) + 2:cut.index('):')] if cut else 'no'} | {'yes' if text == first else 'NO'} |",
+              flush=True)
 
 
 if __name__ == "__main__":
