@@ -304,7 +304,7 @@ def resolve_limit(command: str, given_seconds: float | None, cluster: Cluster, s
     from .optimizer.timelimit import resolve
 
     limit = resolve(command, given_seconds, len(cluster.nodes), len(cluster.pods) + len(cluster.pending),
-                    reading=time.perf_counter() - started)
+                    reading=time.perf_counter() - started, pending=len(cluster.pending))
     progress(limit.note())
     return limit
 
