@@ -660,7 +660,7 @@ def explain(files: Sequence[str], output: str, pod_patterns: Sequence[str], node
 
     profile = profiles.for_batch(cluster.pending)
     limit = resolve_limit("explain", time_limit, cluster, command_started())
-    params = SolverParams(time_limit=limit.seconds, gang=gang, strategy=profiles.strategy(profile))
+    params = SolverParams(time_limit=limit.seconds, gang=gang, strategy=profiles.strategy(profile), budget=limit.budget)
     with timed("solve"):
         plan, _ = optimal_plan(cluster, params, deadline=Deadline(command_started(), limit.seconds), profile=profile)
         check(cluster, plan, profile=profile)  # the verify gate: its pending pods are printed

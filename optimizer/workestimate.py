@@ -21,9 +21,10 @@ greedy of optimizer.pipeline.greedy_plan:
 so GREEDY_SECONDS_PER_POD + GREEDY_SECONDS_PER_POD_NODE x nodes (1.0 ms + 0.2 us x nodes) is at or above every
 row. A profile with a plugin that has no vectorized form (the MostAllocated scoring strategy, a scheduler
 configuration with several profiles) runs the reference loop, node by node: 240 pending pods on 300 nodes took
-0.87 s of CPU against 0.32 s vectorized, 930 on 1,000 nodes about 7 s; REFERENCE_SECONDS_PER_POD_NODE
-(10 us) covers both. The preference-led pass scores every node instead of kube-scheduler's sample: it took 1.13-1.64 x greedy's
-CPU on the same inputs (PREFERENCE_PER_GREEDY).
+0.87 s of CPU against 0.32 s vectorized, 930 on 1,000 nodes about 7 s (18 s of wall time at load 7, the process
+getting 0.38 of a core); REFERENCE_SECONDS_PER_POD_NODE (10 us) covers both. The preference-led pass scores every
+node instead of kube-scheduler's sample: it took 1.13-1.64 x greedy's CPU on the same inputs
+(PREFERENCE_PER_GREEDY).
 
 These are CPU seconds of one core. On a loaded machine the wall time of the same work is longer (about 2 x
 beside one other CPU-bound job on 2 cores, 3 x at load 6-9): BUSY_FACTOR turns the estimates into wall seconds
