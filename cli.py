@@ -311,7 +311,7 @@ def resolve_limit(command: str, given_seconds: float | None, cluster: Cluster, s
     from .optimizer.timelimit import resolve
 
     limit = resolve(command, given_seconds, len(cluster.nodes), len(cluster.pods) + len(cluster.pending),
-                    reading=time.perf_counter() - started)
+                    reading=time.perf_counter() - started, pending=len(cluster.pending))
     progress(limit.note())
     return limit
 
@@ -547,7 +547,7 @@ def solve(ctx: click.Context, files: Sequence[str], output: str, emit_kind: str,
     deadline = Deadline(started, time_limit)
     profile = profiles.for_batch(batch.pending)
     params = SolverParams(time_limit=time_limit, workers=workers, seed=seed, gang=gang,
-                          strategy=strategy or profiles.strategy(profile),
+                          strategy=strategy or profiles.strategy(profile), budget=limit.budget,
                           log_progress=sys.stderr.isatty() or bool(_root().get("verbose")))
     with Interrupt().install() as interrupt:
         if preempt:
@@ -672,7 +672,7 @@ def explain(files: Sequence[str], output: str, pod_patterns: Sequence[str], node
 
     profile = profiles.for_batch(cluster.pending)
     limit = resolve_limit("explain", time_limit, cluster, command_started())
-    params = SolverParams(time_limit=limit.seconds, gang=gang, strategy=profiles.strategy(profile))
+    params = SolverParams(time_limit=limit.seconds, gang=gang, strategy=profiles.strategy(profile), budget=limit.budget)
     with timed("solve"):
         plan, _ = optimal_plan(cluster, params, deadline=Deadline(command_started(), limit.seconds), profile=profile)
         check(cluster, plan, profile=profile)  # the verify gate: its pending pods are printed
@@ -748,7 +748,7 @@ def compare(files: Sequence[str], time_limit: float, workers: int, seed: int, ga
     deadline = Deadline(started, time_limit)
     profile = profiles.for_batch(cluster.pending)
     params = SolverParams(time_limit=time_limit, workers=workers, seed=seed, gang=gang,
-                          strategy=strategy or profiles.strategy(profile),
+                          strategy=strategy or profiles.strategy(profile), budget=limit.budget,
                           log_progress=sys.stderr.isatty() or bool(_root().get("verbose")))
     with Interrupt().install() as interrupt, timed("compare: greedy, optimum, verify"):
         # -n/-l scope the re-placement as they scope rebalance: only the pods in scope may move

@@ -21,7 +21,7 @@ import time
 import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ..models.errors import PlanInvalidError
 from ..models.objects import Cluster, Pod
@@ -333,7 +333,9 @@ def compare(cluster: Cluster, params: SolverParams | None = None, policy: Policy
         # greedy is what kube-scheduler binds; the optimum starts from the guarded loop's plan (every pod's rules
         # kept in the final state), which is the same plan whenever kube-scheduler's breaks nothing
         greedy = greedy_plan(cluster, params.seed, gang=params.gang, profile=profile, interrupt=interrupt, kube=True)
-        optimal, _ = optimal_plan(cluster, params, policy, deadline=first, interrupt=interrupt, profile=profile)
+        # with a second solve to come, each is planned on half the limit given (the same on every machine)
+        half = replace(params, budget=params.budget / 2) if moving and params.budget is not None else params
+        optimal, _ = optimal_plan(cluster, half, policy, deadline=first, interrupt=interrupt, profile=profile)
     columns = [judge_column(GREEDY, cluster, greedy, m, profile=profile, kube=True),
                judge_column(OPTIMAL, cluster, optimal, m, profile=profile)]
     diffs = {(GREEDY, OPTIMAL): differences(cluster.pending, greedy.placements, optimal.placements)}
@@ -343,7 +345,7 @@ def compare(cluster: Cluster, params: SolverParams | None = None, policy: Policy
         current_col = judge_column(CURRENT, unbound, current, m, must_verify=False, profile=profile)
         start = Plan({**origin, **optimal.placements}, dict(optimal.pending), Status.FEASIBLE)
         start_ok = current_col.report.ok and verify(unbound, start.placements, m, profile).ok
-        replaced, _ = optimal_plan(unbound, params, policy, deadline=deadline, interrupt=interrupt,
+        replaced, _ = optimal_plan(unbound, half, policy, deadline=deadline, interrupt=interrupt,
                                    warm_start=start if start_ok else None, profile=profile)
         columns += [current_col, judge_column(REPLACEMENT, unbound, replaced, m, profile=profile)]
         diffs[(CURRENT, REPLACEMENT)] = differences(unbound.pending, origin, replaced.placements)

@@ -6,9 +6,16 @@ compare (both optimal columns), explain --why-pending and the benchmarks all go 
 Time: `Deadline` starts when the command starts (before the input is read), so `--time-limit` is a promise
 for the whole command: loading, greedy, search, verification and output. The greedy warm start always runs to
 the end (kube-scheduler's plan is the floor of every answer: no answer places fewer pods per priority than
-`simulate`); when it leaves too little time to search, greedy's plan is returned as it is, with a note that
-says how long greedy took and what --time-limit a search needs (optimizer.timelimit). A reserve proportional
-to the input's size is kept for verifying and printing the plan.
+`simulate`). A reserve proportional to the input's size is kept for verifying and printing the plan.
+
+Determinism: whether a search follows greedy, and whether the preference-led pass runs, are decided from the
+input's size and the limit the user gave (`planned`: optimizer.workestimate's estimates of greedy's and the
+pass's time on a busy machine), never from the wall clock, so that the same input and seed give the same plan
+on a quiet or a loaded machine. When the plan leaves too little time to search, greedy's plan is returned as
+it is, with a note that says what --time-limit a search needs (optimizer.timelimit). The wall clock stays an
+emergency cap, so that the limit holds: greedy that really used the time a search needs, a pass that would
+not finish (its partial plan is discarded), a search cut short; each is said in the plan's notes (CUT_PREFIX),
+where another run may give another plan.
 
 Every plan leaves through the verify gate: a plan the verifier rejects is a bug (PlanInvalidError, exit 3),
 never printed.
@@ -35,17 +42,25 @@ from .solve import solve
 from .verify import Report, verify
 from .ahead import AHEAD
 from .figures import restate
-from .timelimit import MIN_SEARCH_SECONDS, SEARCH_PER_GREEDY, greedy_kept_note, scaled_reserve
+from .timelimit import KEPT_PREFIX, MIN_SEARCH_SECONDS, SEARCH_PER_GREEDY, greedy_kept_note, scaled_reserve
 from .warmstart import placed_by_priority, preference, preference_led
+from .workestimate import greedy_seconds, preference_seconds
 
-# Of the time left after greedy, what the preference-led pass may take (measured: 45 s of 300 at 5,000 nodes,
-# 4 s of 60 at 1,000); stopped short, its partial plan places fewer pods than greedy's and is not used.
-PREFERENCE_SHARE = 0.5
+# The words of a plan the wall clock cut (optimizer.solve says the same of its search): another run of the same
+# input and seed may give another plan.
+CUT_PREFIX = "the wall-clock time limit cut the deterministic search short"
+CUT_REST = ("another run of the same input and seed may give another plan (a longer --time-limit or a less "
+            "loaded machine gives the same plan every time)")
 # Kept for the verifier and the output, per pod of the input (measured: 10,000 pods verify and print in ≈ 2.5 s
 # on 2 busy cores; the verifier alone took 4.4 s of CPU for 10,000 pods at 1,000 nodes and 7 s of wall on a
 # shared machine), and never less than this share of the limit.
 RESERVE_PER_POD = 6e-4
 RESERVE_SHARE = 0.05
+# Wall seconds a second of the deterministic search takes on a busy machine: its clock charges CP-SAT's
+# deterministic time and a cost per model variable built, but not all of the Python work around them (measured:
+# 300 nodes of the anti-host-30 shape, load 5-7 on 2 cores: 25 deterministic seconds took more than 32 s of wall
+# time and were cut, 19.8 more than 34 s, cut too).
+SEARCH_WALL_PER_SECOND = 3.0
 
 
 @dataclass(frozen=True)
@@ -125,6 +140,8 @@ def optimal_plan(cluster: Cluster, params: SolverParams, policy: Policy | None =
     still replace it as the incumbent, as it may replace greedy's."""
     policy = policy or Policy()
     end = deadline.at - reserve(cluster, deadline.limit)
+    work = planned(cluster, params, profile)
+    cuts: list[str] = []
     name = "the given warm start"
     if warm_start is None:
         # kube-scheduler's plan is the floor of every answer, so greedy always runs to the end (only Ctrl-C
@@ -132,10 +149,10 @@ def optimal_plan(cluster: Cluster, params: SolverParams, policy: Policy | None =
         warm_start = greedy_plan(cluster, params.seed, gang=params.gang, profile=profile, interrupt=interrupt)
         name = "greedy's plan"
         if not interrupt.is_set():
-            kept = _no_time_to_search(cluster, params, policy, deadline, warm_start)
+            kept = _no_time_to_search(cluster, params, policy, deadline, warm_start, work)
             if kept is not None:
                 return kept, warm_start
-    start, note = _better_start(cluster, params, policy, profile, warm_start, name, end, interrupt)
+    start, note = _better_start(cluster, params, policy, profile, warm_start, name, end, interrupt, work, cuts)
     if interrupt.is_set():
         # Ctrl-C before the search: the warm start is the best plan there is (building the search's problem
         # alone takes 7 s at 5,000 nodes)
@@ -149,7 +166,8 @@ def optimal_plan(cluster: Cluster, params: SolverParams, policy: Policy | None =
     AHEAD.start(cluster, start, policy, profile)
     # the search gets what is left (CP-SAT keeps at least a tenth of the limit, so a tiny limit still searches)
     left = max(0.1 * deadline.limit, end - time.perf_counter())
-    plan = solve(cluster, replace(params, time_limit=left), policy, start, profile, interrupt)
+    plan = solve(cluster, replace(params, time_limit=left, search_budget=work.search_seconds), policy, start, profile,
+                 interrupt)
     if plan.status is Status.GREEDY_FALLBACK and start is not warm_start:
         # the plan returned is the preference-led pass's (the search's incumbent), not greedy's: say so
         plan = replace(plan, notes=tuple(n.replace("greedy fallback: ", "warm start kept (the preference-led "
@@ -158,7 +176,57 @@ def optimal_plan(cluster: Cluster, params: SolverParams, policy: Policy | None =
                                          for n in plan.notes))
     if note:
         plan = replace(plan, notes=plan.notes + (note,))
-    return plan, warm_start
+    return with_cuts(plan, cuts), warm_start
+
+
+@dataclass(frozen=True)
+class Planned:
+    """What the pipeline plans to do around the search, from the input's size and the limit the user gave
+    (params.budget) alone: the same on every machine (see the module docstring). Seconds are wall seconds of a
+    busy machine (optimizer.workestimate)."""
+
+    limit: float  # the limit the plan is made for
+    greedy: float  # greedy's planned time
+    room: float  # what the limit leaves after greedy and the output reserve
+    search: bool  # a search follows greedy
+    preference: bool  # the preference-led pass runs before it
+    needed: float  # the --time-limit a search needs on this input
+    search_seconds: float  # the search's deterministic budget (SolverParams.search_budget)
+
+
+def idle_reserve(cluster: Cluster, limit: float) -> float:
+    """The output reserve as planned: reserve() before it is scaled by this machine's slowdown."""
+    return max(RESERVE_SHARE * limit, RESERVE_PER_POD * (len(cluster.pods) + len(cluster.pending)))
+
+
+def planned(cluster: Cluster, params: SolverParams, profile: Profile | Profiles = DEFAULT_PROFILE) -> Planned:
+    """The pipeline's decisions for `cluster` under `params` (a function of the two only). A search follows
+    when the limit leaves, after greedy and the output reserve, at least what a search needs (MIN_SEARCH_SECONDS,
+    and SEARCH_PER_GREEDY x greedy's time: building the search's problem and model costs about what greedy
+    did); the preference-led pass runs when that much is still left after the pass. The search's deterministic
+    budget is what is left then, over SEARCH_WALL_PER_SECOND."""
+    limit = float(params.budget if params.budget is not None else params.time_limit)
+    g = greedy_seconds(cluster, profile)
+    room = limit - idle_reserve(cluster, limit) - g
+    search_min = max(MIN_SEARCH_SECONDS, SEARCH_PER_GREEDY * g)
+    per_pod = RESERVE_PER_POD * (len(cluster.pods) + len(cluster.pending))
+    needed = float(math.ceil(max(g + search_min + per_pod, (g + search_min) / (1 - RESERVE_SHARE))))
+    led = room - preference_seconds(cluster, profile) >= search_min
+    after = room - (preference_seconds(cluster, profile) if led else 0.0)
+    return Planned(limit, g, room, room >= search_min, led, needed, max(0.0, after) / SEARCH_WALL_PER_SECOND)
+
+
+def with_cuts(plan: Plan, cuts: list[str]) -> Plan:
+    """`plan` with the pipeline's wall-clock cuts said: in the search's own cut note when it has one (one note
+    lists every cut), else in a note of their own."""
+    if not cuts:
+        return plan
+    notes = list(plan.notes)
+    for i, n in enumerate(notes):
+        if n.startswith(CUT_PREFIX + " ("):
+            notes[i] = f"{CUT_PREFIX} ({', '.join(cuts)}, {n[len(CUT_PREFIX) + 2:]}"
+            return replace(plan, notes=tuple(notes))
+    return replace(plan, notes=plan.notes + (f"{CUT_PREFIX} ({', '.join(cuts)}): {CUT_REST}",))
 
 
 def search_needs(cluster: Cluster, deadline: Deadline, greedy_seconds: float) -> float:
@@ -171,38 +239,56 @@ def search_needs(cluster: Cluster, deadline: Deadline, greedy_seconds: float) ->
 
 
 def _no_time_to_search(cluster: Cluster, params: SolverParams, policy: Policy, deadline: Deadline,
-                       greedy: Plan) -> Plan | None:
-    """Greedy's plan, as it is, when greedy used the time a search needs (None when a search fits): status
-    GREEDY_FALLBACK, every figure computed from greedy's plan, and a note that says how long greedy took
-    and what limit a search needs."""
+                       greedy: Plan, work: Planned) -> Plan | None:
+    """Greedy's plan, as it is, when no search follows (None when one does): status GREEDY_FALLBACK, every
+    figure computed from greedy's plan, and a note that says why and what limit a search needs. Planned
+    (`work.search` False): the same on every machine. Or the emergency cap: greedy really took the time a
+    search needs (a machine far slower than planned), said as a wall-clock cut."""
     end = deadline.at - reserve(cluster, deadline.limit)
     left = end - time.perf_counter()
-    if left >= max(MIN_SEARCH_SECONDS, SEARCH_PER_GREEDY * greedy.wall_seconds):
+    if work.search and left >= max(MIN_SEARCH_SECONDS, SEARCH_PER_GREEDY * greedy.wall_seconds):
         return None
-    needed = search_needs(cluster, deadline, greedy.wall_seconds)
-    if 0 < deadline.limit < params.time_limit:
-        # this search has a share of the command's limit (compare's first half): the command needs as much more
-        needed = float(math.ceil(needed * params.time_limit / deadline.limit))
-    note = greedy_kept_note(greedy.wall_seconds, left, params.time_limit, needed)
+    if not work.search:
+        note = (f"{KEPT_PREFIX}: kube-scheduler's greedy is planned at {work.greedy:.1f}s for "
+                f"{len(cluster.pending)} pending pods on {len(cluster.nodes)} nodes, "
+                f"leaving {max(0.0, work.room):.1f}s of the {work.limit:g}s time limit, too little to search; a search "
+                f"needs --time-limit {work.needed:g} or more")
+        notes: tuple[str, ...] = (note,)
+    else:
+        needed = max(work.needed, search_needs(cluster, deadline, greedy.wall_seconds))
+        if 0 < deadline.limit < params.time_limit:
+            # this search has a share of the command's limit (compare's first half): the command needs as much more
+            needed = float(math.ceil(needed * params.time_limit / deadline.limit))
+        notes = (greedy_kept_note(greedy.wall_seconds, left, params.time_limit, needed),
+                 f"{CUT_PREFIX} (greedy took the search's time): {CUT_REST}")
     return restate(cluster, replace(greedy, status=Status.GREEDY_FALLBACK, workers=params.workers,
                                     seed=params.seed, wall_seconds=greedy.wall_seconds,
-                                    notes=greedy.notes + (note,)), policy)
+                                    notes=greedy.notes + notes), policy)
 
 
 def _better_start(cluster: Cluster, params: SolverParams, policy: Policy, profile: Profile, given: Plan, name: str,
-                  end: float, interrupt: Interrupt) -> tuple[Plan, str]:
+                  end: float, interrupt: Interrupt, work: Planned, cuts: list[str]) -> tuple[Plan, str]:
     """The search's incumbent: `given` (greedy's plan, or compare's plain optimum), or the preference-led
     pass's (optimizer.warmstart) when that is better on the objective (placed per priority, then P); with a
-    note saying which and why."""
-    if interrupt.is_set() or end - time.perf_counter() < max(1.0, 2 * given.wall_seconds):
-        return given, ""  # the pass costs about what greedy did: it would not finish, or leave the search nothing
+    note saying which and why. Whether the pass runs is planned (`work.preference`); the wall clock only caps
+    it, leaving the search at least what it needs: a pass skipped or stopped by the cap is recorded in `cuts`."""
+    if interrupt.is_set() or not work.preference:
+        return given, ""  # planned: the pass would leave the search too little of the limit
+    cap = end - max(MIN_SEARCH_SECONDS, SEARCH_PER_GREEDY * given.wall_seconds)
     t0 = time.perf_counter()
+    if cap - t0 < MIN_SEARCH_SECONDS:
+        cuts.append("the preference-led pass, skipped")
+        return given, ""
     led = preference_led(cluster, params.seed, gangs=find_gangs(cluster, params.gang), profile=profile,
-                         policy=policy, interrupt=interrupt, deadline=t0 + max(0.0, end - t0) * PREFERENCE_SHARE,
+                         policy=policy, interrupt=interrupt, deadline=cap,
                          all_placed=len(given.placements) == len(cluster.pending))
     if led is None or interrupt.is_set():
         return given, ""
     spent = time.perf_counter() - t0
+    if any(n.startswith("stopped after") for n in led.notes):
+        # stopped by the cap: its partial plan places fewer pods than it would have; not used
+        cuts.append("the preference-led pass")
+        return given, f"warm start: {name} (the preference-led pass was stopped at {spent:.1f}s)"
     g_placed, l_placed = placed_by_priority(cluster, given), placed_by_priority(cluster, led)
     if l_placed < g_placed:
         return given, (f"warm start: {name} (the preference-led pass, {spent:.1f}s, placed {sum(l_placed)}: "

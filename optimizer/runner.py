@@ -102,6 +102,12 @@ class SolverParams:
       time_limit of what is left, which depends on the machine; the deterministic budget must not).
     search_share: of `budget`, the deterministic seconds the search may use (the rest pays for reading, greedy,
       the preference-led pass, verifying and printing on a loaded machine).
+    search_budget: the deterministic seconds of search, when the caller planned them (optimizer.pipeline.planned,
+      from the input's size and `budget`); None: `search_share`'s formula.
+    single_thread: with `deterministic`, every CP-SAT run is one worker's sequential search on one thread
+      instead of the interleaved portfolio on DETERMINISTIC_MIN_WORKERS threads: deterministic too, but another
+      plan than the portfolio's. For callers that already run searches in parallel (whatif's scenarios), where a
+      second thread per search only competes with the other searches for the cores.
     """
 
     time_limit: float = 10.0
@@ -122,6 +128,8 @@ class SolverParams:
     deterministic: bool = True
     budget: float | None = None
     search_share: float = 0.5
+    search_budget: float | None = None
+    single_thread: bool = False
 
     def __post_init__(self) -> None:
         if self.budget is None:
@@ -132,6 +140,8 @@ class SolverParams:
         of the limit the user gave, less what reading, greedy, the preference-led pass and the verify gate are
         expected to take at that size (PREP_SECONDS_PER_POD), and never under a tenth of the limit. A function of
         the input and the options only, never of the machine."""
+        if self.search_budget is not None:
+            return self.search_budget
         budget = float(self.budget if self.budget is not None else self.time_limit)
         return max(0.1 * budget, budget * self.search_share - PREP_SECONDS_PER_POD * pods)
 
@@ -143,7 +153,8 @@ class Clock:
     clock only enters through `wall_deadline` (the promise), which caps every CP-SAT run, and `cuts`, the runs
     and loops it cut short (then the plan may differ from another run's, and says so)."""
 
-    def __init__(self, wall_deadline: float) -> None:
+    def __init__(self, wall_deadline: float, single_thread: bool = False) -> None:
+        self.single_thread = single_thread  # every run one worker's sequential search (SolverParams.single_thread)
         self.origin = time.perf_counter()
         self.used = 0.0
         self.wall_deadline = wall_deadline
@@ -271,7 +282,7 @@ def run(model: cp_model.CpModel, params: SolverParams, limit: float, *, interrup
     # Ctrl-C: podplan's Interrupt handles SIGINT and stops the search itself.
     sp.catch_sigint_signal = False
     clk = _CLOCK.get() if params.deterministic else None
-    if clk is not None and not portfolio:
+    if clk is not None and (not portfolio or clk.single_thread):
         sp.max_deterministic_time = max(0.01, limit) * det_per_second
         sp.max_time_in_seconds = max(0.01, clk.wall_left())
         sp.num_workers = 1

@@ -288,7 +288,7 @@ def solve(cluster: Cluster, params: SolverParams | None = None, policy: Policy |
     params = params or SolverParams()
     if not params.deterministic:
         return _solve(cluster, params, policy, greedy_plan, profile, interrupt)
-    with clocked(Clock(time.perf_counter() + params.time_limit * (1 - params.reserve))):
+    with clocked(Clock(time.perf_counter() + params.time_limit * (1 - params.reserve), params.single_thread)):
         return _solve(cluster, params, policy, greedy_plan, profile, interrupt)
 
 

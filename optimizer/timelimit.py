@@ -131,6 +131,13 @@ class Resolved:
     seconds: float
     auto: bool
     formula: str = ""  # the formula with the input's numbers, when auto
+    work: float = 0.0  # auto: the formula's seconds, without the time reading took
+
+    @property
+    def budget(self) -> float:
+        """The seconds the search's deterministic budget comes from (SolverParams.budget): the limit given, or
+        auto's formula of the input's size, without the time reading took (which depends on the machine)."""
+        return self.work if self.auto and self.work > 0 else self.seconds
 
     def note(self) -> str:
         if not self.auto:
@@ -138,24 +145,42 @@ class Resolved:
         return f"time limit: auto, {self.seconds:g}s ({self.formula})"
 
 
-def auto_limit(command: str, nodes: int, pods: int, reading: float = 0.0) -> Resolved:
-    """The `auto` limit of `command` for an input of `nodes` nodes and `pods` pods (running + pending), on top
-    of the `reading` seconds already spent reading it (the limit counts from the command's start, and how
-    long reading takes depends on the machine's load more than on anything podplan chooses)."""
+# The pipeline plans a search only when the limit holds greedy, the preference-led pass (1.7 x greedy) and a
+# search at least as long as greedy (optimizer.pipeline.planned): `auto` for solve-like commands is at least
+# this many times greedy's planned time (optimizer.workestimate), so that a pending-heavy input is searched.
+AUTO_PER_GREEDY = 3.7
+
+
+def auto_limit(command: str, nodes: int, pods: int, reading: float = 0.0, pending: int = 0) -> Resolved:
+    """The `auto` limit of `command` for an input of `nodes` nodes and `pods` pods (running + pending, `pending`
+    of them pending), on top of the `reading` seconds already spent reading it (the limit counts from the
+    command's start, and how long reading takes depends on the machine's load more than on anything podplan
+    chooses)."""
+    from .workestimate import BUSY_FACTOR, GREEDY_SECONDS_PER_POD, GREEDY_SECONDS_PER_POD_NODE
+
     base, per, floor, ceiling = FORMULAS[command]
     raw = base + per * nodes * pods
     work = float(round(min(ceiling, max(floor, raw))))
+    formula = (f"{base:g} + {per:.1e} x {nodes} nodes x {pods} pods, between {floor:g} and {ceiling:g} seconds")
+    if command != "rebalance" and pending:
+        greedy = BUSY_FACTOR * pending * (GREEDY_SECONDS_PER_POD + GREEDY_SECONDS_PER_POD_NODE * nodes)
+        runs = 2 if command == "compare" else 1
+        # plus the output reserve as the pipeline plans it: 5 % of the limit, at least 0.6 ms per pod
+        search = float(math.ceil(runs * max(AUTO_PER_GREEDY * greedy / 0.95, AUTO_PER_GREEDY * greedy + 6e-4 * pods)))
+        if search > work:
+            search = work = min(ceiling, search)
+            formula += (f"; raised to {search:g}s: {AUTO_PER_GREEDY:g} x greedy's planned {greedy:.1f}s for "
+                        f"{pending} pending pods{' per solve, 2 solves' if runs == 2 else ''}")
     seconds = float(math.ceil(reading + work))
-    formula = (f"{reading:.0f}s start-up and reading + {work:g}s: {base:g} + {per:.1e} x {nodes} nodes x {pods} pods, "
-               f"between {floor:g} and {ceiling:g} seconds")
-    return Resolved(seconds, True, formula)
+    return Resolved(seconds, True, f"{reading:.0f}s start-up and reading + {work:g}s: {formula}", work)
 
 
-def resolve(command: str, given: float | None, nodes: int, pods: int, reading: float = 0.0) -> Resolved:
+def resolve(command: str, given: float | None, nodes: int, pods: int, reading: float = 0.0,
+            pending: int = 0) -> Resolved:
     """`given` seconds (not auto), else the auto limit for this input read in `reading` seconds."""
     if given is not None:
         return Resolved(given, False)
-    return auto_limit(command, nodes, pods, reading)
+    return auto_limit(command, nodes, pods, reading, pending)
 
 
 def greedy_kept_note(greedy_seconds: float, left: float, limit: float, needed: float) -> str:
@@ -169,8 +194,8 @@ def greedy_kept_note(greedy_seconds: float, left: float, limit: float, needed: f
 
 def kept_in_short(note: str) -> str:
     """compare's table cell for a kept-greedy note: greedy's time and the limit needed."""
-    m = re.search(r"greedy took ([\d.]+s).*--time-limit ([\d.]+)", note)
-    return f"greedy took {m[1]}; a search needs --time-limit {m[2]}" if m else note
+    m = re.search(r"greedy (took|is planned at) ([\d.]+s).*--time-limit ([\d.]+)", note)
+    return f"greedy {m[1]} {m[2]}; a search needs --time-limit {m[3]}" if m else note
 
 
 KEPT_PREFIX = "greedy's plan kept, not searched"

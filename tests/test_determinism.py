@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from functools import cache
 
 import pytest
@@ -18,6 +19,7 @@ from podplan.models.objects import Cluster
 from podplan.optimizer.pipeline import Deadline, check, optimal_plan
 from podplan.optimizer.render.plans import plan_document
 from podplan.optimizer.runner import SolverParams, Status
+from podplan.optimizer.timelimit import KEPT_PREFIX
 
 CUT = "the wall-clock time limit cut the deterministic search short"
 
@@ -98,3 +100,136 @@ def test_a_proven_optimum_is_the_same_plan_in_every_fresh_process(tmp_path) -> N
         assert doc["status"] == "OPTIMAL"
         outs.add(json.dumps(doc["placements"]))
     assert len(outs) == 1
+
+
+# ------------------------------------------------------------------ the pipeline's decisions are planned
+
+
+@pytest.fixture
+def slow_machine(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    """A machine on which kube-scheduler's greedy "takes" `jump[0]` seconds more than it does (the wall clock,
+    perf_counter as every module reads it, jumps when it returns) and the preference-led pass `jump[1]` more
+    (the clock jumps as it starts, so that its own deadline sees it). Nothing is timed."""
+    import time
+
+    from podplan.optimizer import pipeline
+
+    jump = [0.0, 0.0]
+    offset = [0.0]
+    real_clock = time.perf_counter
+    real_greedy, real_led = pipeline.greedy_plan, pipeline.preference_led
+
+    def clock() -> float:
+        return real_clock() + offset[0]
+
+    def greedy(*args: object, **kwargs: object):  # type: ignore[no-untyped-def]
+        plan = real_greedy(*args, **kwargs)
+        offset[0] += jump[0]
+        return replace(plan, wall_seconds=plan.wall_seconds + jump[0])
+
+    def led(*args: object, **kwargs: object):  # type: ignore[no-untyped-def]
+        offset[0] += jump[1]
+        return real_led(*args, **kwargs)
+
+    monkeypatch.setattr(time, "perf_counter", clock)
+    monkeypatch.setattr(pipeline, "greedy_plan", greedy)
+    monkeypatch.setattr(pipeline, "preference_led", led)
+    return jump
+
+
+def solve_with(cluster: Cluster, limit: float, budget: float) -> tuple[str, Status, tuple[str, ...]]:
+    p = SolverParams(time_limit=limit, workers=2, seed=5, budget=budget, full_model_variables=0)
+    plan, _ = optimal_plan(cluster, p, deadline=Deadline.start(limit))
+    doc = plan_document(cluster, plan, check(cluster, plan))
+    doc["solver"].pop("wall_seconds")
+    doc["notes"] = [re.sub(r"\d+(\.\d+)?s\b", "_s", note) for note in doc["notes"]]
+    return json.dumps(doc, sort_keys=True), plan.status, plan.notes
+
+
+def test_a_slow_greedy_and_pass_do_not_change_the_plan_while_the_limit_still_holds_them(
+        slow_machine: list[float]) -> None:
+    """Before, the wall time greedy took decided whether the preference-led pass ran (it needed twice greedy's
+    time left): 50 s of greedy in a 120 s limit skipped it, and the search started from another incumbent."""
+    cluster = mixed_cluster()
+    quiet, status, notes = solve_with(cluster, 120, 8.0)
+    assert status is Status.FEASIBLE and any(n.startswith("warm start: ") for n in notes)  # the pass ran
+    slow_machine[:] = [50.0, 4.0]
+    slow, _, notes = solve_with(cluster, 120, 8.0)
+    assert not any(n.startswith(CUT) for n in notes)
+    assert slow == quiet
+
+
+def test_a_greedy_that_really_takes_the_searchs_time_keeps_greedys_plan_and_says_it_was_cut(
+        slow_machine: list[float]) -> None:
+    cluster = mixed_cluster()
+    slow_machine[0] = 118.0
+    _, status, notes = solve_with(cluster, 120, 8.0)
+    assert status is Status.GREEDY_FALLBACK
+    assert any(n.startswith(f"{CUT} (greedy took the search's time)") for n in notes), notes
+
+
+def test_a_pass_the_wall_clock_stops_is_said_as_a_cut_and_its_partial_plan_not_used(
+        slow_machine: list[float]) -> None:
+    cluster = mixed_cluster()
+    slow_machine[:] = [10.0, 100.0]  # the pass would run past the time the search needs
+    _, status, notes = solve_with(cluster, 120, 8.0)
+    assert status is not Status.GREEDY_FALLBACK
+    assert any(n.startswith("warm start: greedy's plan (the preference-led pass was stopped") for n in notes), notes
+    cut = next(n for n in notes if n.startswith(CUT))
+    assert "the preference-led pass" in cut
+
+
+def test_a_limit_too_small_for_a_search_keeps_greedys_plan_on_any_machine(slow_machine: list[float]) -> None:
+    """Planned from the input's size: 383 pending pods on 40 nodes need --time-limit 3 to be searched, however
+    fast greedy ran, and the note says so without a cut."""
+    cluster = mixed_cluster()
+    quiet, status, notes = solve_with(cluster, 60, 2.0)
+    assert status is Status.GREEDY_FALLBACK
+    note = next(n for n in notes if n.startswith(KEPT_PREFIX))
+    assert "is planned at" in note and note.endswith("a search needs --time-limit 3 or more")
+    assert not any(n.startswith(CUT) for n in notes)
+    slow_machine[0] = 5.0
+    assert solve_with(cluster, 60, 2.0)[0] == quiet
+
+
+def test_one_thread_per_search_gives_the_same_plan_twice_and_uses_one_cp_sat_worker(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """whatif's default (--workers 1): every CP-SAT run of the search is one thread's sequential search, so that
+    two scenarios at once get a core each; deterministic by itself."""
+    from podplan.optimizer import runner
+
+    threads: set[int] = set()
+    real_run = runner.run
+
+    def spy(model, params, limit, **kwargs):  # type: ignore[no-untyped-def]
+        done = real_run(model, params, limit, **kwargs)
+        threads.add(done.solver.parameters.num_workers)
+        return done
+
+    monkeypatch.setattr(runner, "run", spy)
+    import podplan.optimizer.solve as solve_module
+    monkeypatch.setattr(solve_module, "run", spy, raising=False)
+    cluster = mixed_cluster()
+    p = SolverParams(time_limit=120, workers=1, seed=5, budget=8.0, full_model_variables=0, single_thread=True)
+    first, _ = optimal_plan(cluster, p, deadline=Deadline.start(120))
+    again, _ = optimal_plan(cluster, p, deadline=Deadline.start(120))
+    assert first.status is Status.FEASIBLE and not any(n.startswith(CUT) for n in first.notes)
+    assert first.placements == again.placements and first.notes[1] == again.notes[1]  # the objective note
+    assert threads == {1}
+
+
+@pytest.mark.parametrize("nodes,running,pending", [(300, 1608, 3000), (1000, 5280, 10000), (100, 200, 4000),
+                                                   (40, 417, 383)])
+def test_the_auto_limit_always_leaves_a_planned_search(nodes: int, running: int, pending: int) -> None:
+    """`--time-limit auto` is raised for pending-heavy inputs so that the pipeline's plan searches: before, the
+    300-node anti-host-30 shape (3,000 pending pods) got 14 s, too little for greedy, the pass and a search."""
+    from types import SimpleNamespace
+
+    from podplan.optimizer.pipeline import planned
+    from podplan.optimizer.timelimit import auto_limit
+
+    sized = SimpleNamespace(nodes=[None] * nodes, pods=[None] * running, pending=[None] * pending)
+    limit = auto_limit("solve", nodes, running + pending, reading=5.0, pending=pending)
+    plan = planned(sized, SolverParams(time_limit=limit.seconds, budget=limit.budget))  # type: ignore[arg-type]
+    assert plan.search and plan.preference, (limit.note(), plan)
+    assert limit.budget == limit.seconds - 5.0  # the decisions never depend on the time reading took

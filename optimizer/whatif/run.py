@@ -22,7 +22,7 @@ from ...models.errors import PlanInvalidError, PodplanError
 from ...models.objects import Cluster
 from ...models.parse import Doc
 from ..compare import GREEDY, OPTIMAL, Column, judge_column
-from ..pipeline import Deadline, greedy_plan, optimal_plan, reserve
+from ..pipeline import CUT_PREFIX, Deadline, greedy_plan, optimal_plan, reserve
 from ..policy import Policy
 from ..profiles import Profiles, default_profiles, hold_back, profiles_from
 from ..runner import SolverParams, Status
@@ -109,11 +109,20 @@ def scenario_cluster(base: Base, task: Task) -> tuple[Cluster, list[str], int]:
     return cluster, notes, removed
 
 
-def _answer(cluster: Cluster, profiles: Profiles, settings: Settings, deadline: Deadline) -> dict[str, Any]:
+def _params(settings: Settings, seconds: float, budget: float, profiles: Profiles, profile: Any) -> SolverParams:
+    """A scenario's search: `seconds` of wall time, its decisions and deterministic budget planned from
+    `budget` seconds (a function of the options, never of how long the scenario has run). With --workers 1
+    (the default) each CP-SAT run is one thread's sequential search: the scenarios themselves run in parallel,
+    and a second thread per search only competed with the other scenario for the cores."""
+    return SolverParams(time_limit=seconds, workers=settings.workers, seed=settings.seed, gang=settings.gang,
+                        strategy=profiles.strategy(profile), budget=budget, single_thread=settings.workers == 1)
+
+
+def _answer(cluster: Cluster, profiles: Profiles, settings: Settings, deadline: Deadline,
+            budget: float) -> dict[str, Any]:
     batch, held = hold_back(cluster, profiles)
     profile = profiles.for_batch(batch.pending)
-    params = SolverParams(time_limit=deadline.limit, workers=settings.workers, seed=settings.seed,
-                          gang=settings.gang, strategy=profiles.strategy(profile))
+    params = _params(settings, deadline.limit, budget, profiles, profile)
     # optimal_plan keeps a reserve for one verification; the row verifies two plans (greedy's and the optimum)
     inner = Deadline(deadline.started, max(0.1, deadline.limit - reserve(batch, deadline.limit)))
     optimal, greedy = optimal_plan(batch, params, Policy(), deadline=inner, profile=profile)
@@ -121,6 +130,11 @@ def _answer(cluster: Cluster, profiles: Profiles, settings: Settings, deadline: 
     o = judge_column(OPTIMAL, batch, optimal, Policy(), profile=profile)
     to_place = Counter(p.priority for p in batch.pending)
     notes = []
+    cut = next((n for n in optimal.notes if n.startswith(CUT_PREFIX)), None)
+    if cut is not None:
+        # the only case where another run may print another row: say so in the row itself
+        notes.append("cut by the wall clock (" + cut[len(CUT_PREFIX) + 2:cut.index("):")] + "): another run may "
+                     "give another row; give more --time-limit")
     if any(n.startswith("stopped after") for n in greedy.notes):
         # kube-scheduler's plan is always complete: a greedy column cut by its share of the time is not it
         notes.append(f"greedy stopped at its share of the time limit ({len(greedy.placements)} of "
@@ -141,16 +155,19 @@ def _answer(cluster: Cluster, profiles: Profiles, settings: Settings, deadline: 
     }
 
 
-def _places_all(cluster: Cluster, profiles: Profiles, settings: Settings, seconds: float) -> tuple[bool, bool]:
-    """(every pending pod placed, that answer proven): greedy first, the optimum when greedy leaves some."""
+def _places_all(cluster: Cluster, profiles: Profiles, settings: Settings, seconds: float,
+                budget: float) -> tuple[bool, bool]:
+    """(every pending pod placed, that answer proven): greedy first, the optimum when greedy leaves some.
+    `seconds`: the probe's wall cap; `budget`: what its decisions are planned from."""
     batch, _ = hold_back(cluster, profiles)
     profile = profiles.for_batch(batch.pending)
     started = Deadline.start(seconds)
-    greedy = greedy_plan(batch, settings.seed, gang=settings.gang, profile=profile, deadline=started.at)
+    # kube-scheduler's plan runs to the end (the wall cap is the search's): a greedy stopped by the clock would
+    # make the probe's answer, and so the largest count, depend on the machine
+    greedy = greedy_plan(batch, settings.seed, gang=settings.gang, profile=profile)
     if not greedy.pending and len(greedy.placements) == len(batch.pending):
         return True, True
-    params = SolverParams(time_limit=seconds, workers=settings.workers, seed=settings.seed, gang=settings.gang,
-                          strategy=profiles.strategy(profile))
+    params = _params(settings, seconds, budget, profiles, profile)
     plan, _ = optimal_plan(batch, params, Policy(), deadline=started, profile=profile, warm_start=greedy)
     if len(plan.placements) == len(batch.pending):
         return True, True
@@ -172,8 +189,10 @@ def _largest(cluster: Cluster, s: Scenario, profiles: Profiles, settings: Settin
 
     def ok(k: int, left: int) -> bool:
         nonlocal unproven
+        # each probe's search is planned from an equal share of half the limit (the same on every machine);
+        # the wall clock only caps it at what is left of that half
         yes, proven = _places_all(remove_nodes(cluster, set(order[:k])), profiles, settings,
-                                  max(0.2, budget.left() / max(1, left)))
+                                  max(0.2, budget.left() / max(1, left)), settings.time_limit / 2 / probes)
         unproven |= not yes and not proven
         return yes
 
@@ -208,13 +227,15 @@ def run_task(base: Base, task: Task, settings: Settings) -> dict[str, Any]:
             raise ScenarioError(task.error)
         profiles = profiles_for(settings, task)
         cluster, notes, removed = scenario_cluster(base, task)
+        budget = settings.time_limit
         if s.remove is not None and s.remove.largest:
             cluster, removed, more = _largest(cluster, s, profiles, settings, deadline)
             row["largest_count"] = removed
             notes += more
+            budget /= 2  # the probes had the other half
         row["removed_nodes"] = removed
         row["added_nodes"] = s.add.count if s.add is not None else 0
-        answer = _answer(cluster, profiles, settings, deadline)
+        answer = _answer(cluster, profiles, settings, deadline, budget)
         notes += answer.pop("notes")
         row.update(answer)
         row["notes"] = notes
