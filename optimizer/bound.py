@@ -284,7 +284,16 @@ def _guaranteed_anti_violations(problem: Problem, c: int, t: PodAffinityTerm) ->
     DoNotSchedule spread constraint of c on the same key allows there (_spread_caps): with 13 pods over three
     zones and maxSkew 1 (at most 5 a zone), no pod can be alone, where without the caps 11 would pay (1, 1, 11).
     The escapers are taken from the smallest free domains, which leaves the most room for the rest; the rest
-    must fit in the other domains, a free one holding none or at least two (one alone would escape too)."""
+    must fit in the other domains, a free one holding none or at least two (one alone would escape too).
+    Computed once per problem (the neighbourhood search asks every round)."""
+    key = ("bound.must_pay", c, t)
+    found = problem.cache.get(key)
+    if found is None:
+        found = problem.cache[key] = _must_pay(problem, c, t)
+    return found  # type: ignore[return-value]
+
+
+def _must_pay(problem: Problem, c: int, t: PodAffinityTerm) -> int:
     cls = problem.classes[c]
     pred = pref_pred(problem, cls.rep, t)
     if not pred(cls.rep):

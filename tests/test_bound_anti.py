@@ -183,3 +183,20 @@ def test_a_zone_spread_leaves_fewer_webs_alone_in_their_zone() -> None:
 def test_six_webs_spread_evenly_over_three_zones_all_pay() -> None:
     # (2, 2, 2) is the only placement a maxSkew of 1 allows: no web is alone
     assert p_bound(_zone_webs(6, True)) == exhaustive_best(_zone_webs(6, True), False)[1] == -60
+
+
+def test_a_class_apart_by_zone_is_owed_only_what_it_pays_beyond_what_it_must() -> None:
+    # six webs over three zones without a spread: at best one alone in each of two zones and four sharing the
+    # third (four pay); evenly spread (2, 2, 2) all six pay: owed two pods' weight, and nothing once at (1, 1, 4)
+    from podplan.optimizer.neighbourhood import shortfall
+
+    problem = build_problem(_zone_webs(6, False), DEFAULT_PROFILE)
+    (comp,) = problem.components
+    (web,) = comp.classes
+    assert shortfall(problem, comp, {(web, 0): 2, (web, 1): 2, (web, 2): 2}, Policy()) == {web: 20}
+    assert shortfall(problem, comp, {(web, 0): 1, (web, 1): 1, (web, 2): 4}, Policy()) == {}
+    # with a zone spread (2, 2, 2) is the only placement: nothing is owed
+    problem = build_problem(_zone_webs(6, True), DEFAULT_PROFILE)
+    (comp,) = problem.components
+    (web,) = comp.classes
+    assert shortfall(problem, comp, {(web, 0): 2, (web, 1): 2, (web, 2): 2}, Policy()) == {}
