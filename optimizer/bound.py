@@ -18,7 +18,8 @@ measured against relaxations of the full model, each an upper bound on every fea
   maxSkew, every existing pod's preferred term that pending pods could satisfy satisfied. When a plan places
   every pod of the component, every plan with the optimal placed vector places them all too, so negative
   values count in full, and a class's own preferred anti-affinity costs at least the pods that cannot be alone
-  in a domain (more pods than domains free of matching pods); or, counted with the class's gains, at most one
+  in a domain (one per domain free of matching pods at most, the rest within the other domains' room and the
+  class's DoNotSchedule spread caps on the same key: _guaranteed_anti_violations); or, counted with the class's gains, at most one
   pod per free domain collects its node's gains without paying the term, every other pod pays it
   (_anti_class_bound, and the split columns of the joint LP, _joint_linear). Checked against exhaustive search on
   random clusters (tests/test_solve_property.py, tests/test_bound_joint.py, tests/test_bound_anti.py).
