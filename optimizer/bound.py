@@ -18,7 +18,8 @@ measured against relaxations of the full model, each an upper bound on every fea
   maxSkew, every existing pod's preferred term that pending pods could satisfy satisfied. When a plan places
   every pod of the component, every plan with the optimal placed vector places them all too, so negative
   values count in full, and a class's own preferred anti-affinity costs at least the pods that cannot be alone
-  in a domain (more pods than domains free of matching pods); or, counted with the class's gains, at most one
+  in a domain (one per domain free of matching pods at most, the rest within the other domains' room and the
+  class's DoNotSchedule spread caps on the same key: _guaranteed_anti_violations); or, counted with the class's gains, at most one
   pod per free domain collects its node's gains without paying the term, every other pod pays it
   (_anti_class_bound, and the split columns of the joint LP, _joint_linear). Checked against exhaustive search on
   random clusters (tests/test_solve_property.py, tests/test_bound_joint.py, tests/test_bound_anti.py).
@@ -276,25 +277,57 @@ def _spread_caps(problem: Problem, c: int) -> list[tuple[np.ndarray, np.ndarray]
 
 
 def _guaranteed_anti_violations(problem: Problem, c: int, t: PodAffinityTerm) -> int:
-    """Pods of class c that must break c's own preferred anti-affinity term `t` when all c's pods are placed:
-    a pod escapes only alone in its domain, so with more pods than free domains the rest share."""
+    """Pods of class c that must break c's own preferred anti-affinity term `t` when all c's pods are placed.
+
+    A pod escapes only alone of matching pods in its domain: so the pods that escape are at most one per domain
+    free of existing matching pods, and every other pod shares a domain (a pod of c alone in a taken domain
+    pays too). A domain holds at most as many pods of c as fit on its nodes alone, and at most what a
+    DoNotSchedule spread constraint of c on the same key allows there (_spread_caps): with 13 pods over three
+    zones and maxSkew 1 (at most 5 a zone), no pod can be alone, where without the caps 11 would pay (1, 1, 11).
+    The escapers are taken from the smallest free domains, which leaves the most room for the rest; the rest
+    must fit in the other domains, a free one holding none or at least two (one alone would escape too).
+    Computed once per problem (the neighbourhood search asks every round)."""
+    key = ("bound.must_pay", c, t)
+    found = problem.cache.get(key)
+    if found is None:
+        found = problem.cache[key] = _must_pay(problem, c, t)
+    return found  # type: ignore[return-value]
+
+
+def _must_pay(problem: Problem, c: int, t: PodAffinityTerm) -> int:
     cls = problem.classes[c]
     pred = pref_pred(problem, cls.rep, t)
     if not pred(cls.rep):
         return 0  # the term does not see the class's own pods
-    values, _ = problem.domains(t.topology_key)
-    feas = problem.feasible[c].tolist()
-    if any(values[n] is None for n in feas):
+    codes, names = problem.codes(t.topology_key)
+    feas = problem.feasible[c]
+    if (codes[feas] < 0).any():
         return 0  # a node without the key: pods there never break the term
     existing = problem.existing_matching(("ipa.pref", t, cls.rep.namespace), pred, t.label_selector)
-    taken = {values[n] for n, k in existing.items() if k > 0 and values[n] is not None}
-    domains = {values[n] for n in feas}
-    free = len(domains - taken)
-    if cls.size <= free:
-        return 0
-    return cls.size - free + (0 if domains & taken else 1)
-
-
+    taken = np.zeros(len(names), dtype=bool)
+    for n, k in existing.items():
+        if k > 0 and codes[n] >= 0:
+            taken[codes[n]] = True
+    cap = np.bincount(codes[feas], weights=problem.ub.matrix[c, feas], minlength=len(names)).astype(np.int64)
+    for spread_codes, spread_cap in _spread_caps(problem, c):
+        if spread_codes is codes or np.array_equal(spread_codes, codes):
+            np.minimum(cap, spread_cap, out=cap)
+    size = cls.size
+    free_caps = np.sort(cap[~taken & (cap > 0)])
+    taken_room = int(cap[taken].sum())
+    # the free domains' room beyond the escapers: suffix sums of the larger domains (a domain of room 1 is either
+    # an escaper or empty)
+    usable = np.where(free_caps >= 2, free_caps, 0)
+    rest_room = np.concatenate((np.cumsum(usable[::-1])[::-1], [0]))
+    for s in range(min(size, len(free_caps)), -1, -1):
+        left = size - s
+        room = taken_room + int(rest_room[s])
+        if left > room:
+            continue
+        if left == 1 and not taken_room:
+            continue  # one pod more in a free domain would be alone too: it must share with another
+        return left
+    return 0  # the pods do not fit at all: no plan places them all, nothing to count
 def _prefix_best(values: np.ndarray, counts: np.ndarray, k: int) -> np.ndarray:
     """out[j] = most j items can be worth, counts[i] items worth values[i] (best first), j = 0..min(k, items)."""
     order = np.argsort(-values, kind="stable")
@@ -350,11 +383,13 @@ def _anti_class_bound(problem: Problem, c: int, policy: Policy, all_placed: bool
     alone = _prefix_best(singles_v, singles_n, size)
     paying = _prefix_best(value[keyed] - m_a, room[keyed], size)
     no_single_payer = not taken.any()
+    # no more escape than the domains' room and c's spread constraints let escape (_guaranteed_anti_violations)
+    must = _guaranteed_anti_violations(problem, c, t) if all_placed else 0
     top = None
     for s in range(len(alone)):
         left = size - s
         if all_placed:
-            if left >= len(paying) or (left == 1 and no_single_payer):
+            if left >= len(paying) or (left == 1 and no_single_payer) or left < must:
                 continue
             v = int(alone[s] + paying[left])
         else:

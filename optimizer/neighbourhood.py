@@ -31,7 +31,7 @@ from collections.abc import Iterable, Mapping
 import numpy as np
 
 from ..models.objects import Pod, PodAffinityTerm
-from .bound import linear_gains
+from .bound import _guaranteed_anti_violations, linear_gains
 from .interpodaffinity.encoding import PREF_AFF, _class_info, _pref_terms, pref_pred
 from .noderesources.encoding import checked, free_vector
 from .noderesources.filtering import PODS
@@ -94,8 +94,8 @@ def _attractive(problem: Problem, c: int, feas: np.ndarray, fit: np.ndarray, pol
 def shortfall(problem: Problem, comp: Component, incumbent: Mapping[tuple[int, int], int],
               policy: Policy) -> dict[int, int]:
     """Per class of `comp`: how much more its pods' preferences could pay than in the incumbent (an estimate
-    from above: every pod at its best node, every preferred pod-affinity term met, no two of its own pods in one
-    domain of its own preferred anti-affinity)."""
+    from above: every pod at its best node, every preferred pod-affinity term met, no more of its own pods
+    sharing a domain of its own preferred anti-affinity than must, optimizer.bound._guaranteed_anti_violations)."""
     on: dict[int, dict[int, int]] = defaultdict(dict)
     for (c, n), v in incumbent.items():
         if v > 0:
@@ -121,7 +121,13 @@ def shortfall(problem: Problem, comp: Component, incumbent: Mapping[tuple[int, i
                 for n, v in mine.items():
                     if values[n] is not None:
                         per[values[n]] += v
-                missing += policy.pod_anti_affinity * w * sum(v for v in per.values() if v > 1)
+                # owed only what it pays beyond what it must (a class of 40 pods apart by zone pays for 37 of
+                # them at best: counted whole, such classes drew every focused round and no round could pay them)
+                paying = sum(v for v in per.values() if v > 1)
+                if paying:
+                    must = _guaranteed_anti_violations(problem, c, t) if len(mine) and sum(
+                        mine.values()) == cls.size else 0
+                    missing += policy.pod_anti_affinity * w * max(0, paying - must)
         if missing > 0:
             out[c] = missing
     return out

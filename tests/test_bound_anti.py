@@ -114,3 +114,89 @@ def test_a_class_without_a_preferred_anti_affinity_term_is_left_to_the_other_for
     problem = build_problem(cluster, DEFAULT_PROFILE)
     (comp,) = problem.components
     assert _anti_class_bound(problem, comp.classes[0], Policy(), True) is None
+
+
+@st.composite
+def zone_classes(draw: st.DrawFn) -> Cluster:
+    """Classes apart by zone over up to three zones, where the zones' room and a zone spread decide how many
+    pods can be alone: small nodes, sometimes one pod of the class (or of another) already in a zone."""
+    nodes = []
+    for i in range(draw(st.integers(2, 4))):
+        b = make_node(f"n{i}").label(H, f"n{i}").label(Z, draw(st.sampled_from(["a", "b", "c"])))
+        nodes.append(b.alloc(cpu=draw(st.sampled_from(["1", "2"])), memory="4Gi", pods=110).build())
+    names = [n.name for n in nodes]
+    existing, pending, workloads, order = [], [], [], 10
+    sizes = [draw(st.integers(1, 5)) for _ in range(draw(st.integers(1, 2)))]
+    while sum(sizes) > 5:
+        sizes[sizes.index(max(sizes))] -= 1
+    for i, size in enumerate(sizes):
+        app = f"t{i}"
+        b = make_pod(app).label("app", app).req(cpu=draw(st.sampled_from(["300m", "500m", "1"])))
+        b = b.preferred_pod_anti_affinity(draw(st.sampled_from([1, 10])), pod_term(Z, selector(app=app)))
+        if draw(st.booleans()):
+            b = b.preferred_node_affinity(draw(st.integers(1, 5)), term(req(Z, "In", "b")))
+        if draw(st.booleans()):
+            b = b.spread(TopologySpreadConstraint(max_skew=draw(st.integers(1, 2)), topology_key=Z,
+                                                  when_unsatisfiable="DoNotSchedule", label_selector=selector(app=app)))
+        if draw(st.integers(0, 3)) == 0:
+            existing.append(make_pod(f"{app}-old").label("app", app).req(cpu="300m")
+                            .on(draw(st.sampled_from(names))).set(order=1 + i).build())
+        workloads.append(Workload("Deployment", "default", app, replicas=size))
+        for k in range(size):
+            pending.append(b.set(name=f"{app}-{k}", workload=f"Deployment/default/{app}", order=order).build())
+            order += 1
+    return Cluster(nodes=tuple(nodes), pods=tuple(existing), pending=tuple(pending), workloads=tuple(workloads))
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(zone_classes())
+def test_the_preference_bound_with_zone_room_and_spread_caps_is_never_below_the_exhaustive_optimum(
+        cluster: Cluster) -> None:
+    placed, best_p = exhaustive_best(cluster, False)
+    assert p_bound(cluster, False) >= best_p
+    if sum(placed) == len(cluster.pending):
+        assert p_bound(cluster) >= best_p
+
+
+def _zone_webs(size: int, spread: bool) -> Cluster:
+    """`size` webs apart by zone (weight 10) on three roomy nodes, one per zone; with `spread`, maxSkew 1."""
+    nodes = tuple(make_node(f"n{i}").label(H, f"n{i}").label(Z, "abc"[i]).alloc(cpu="4", memory="4Gi", pods=110)
+                  .build() for i in range(3))
+    web = make_pod("web").label("app", "web").req(cpu="500m").preferred_pod_anti_affinity(
+        10, pod_term(Z, selector(app="web")))
+    if spread:
+        web = web.spread(TopologySpreadConstraint(max_skew=1, topology_key=Z, when_unsatisfiable="DoNotSchedule",
+                                                  label_selector=selector(app="web")))
+    pending = tuple(web.set(name=f"web-{k}", workload="Deployment/default/web", order=1 + k).build()
+                    for k in range(size))
+    return Cluster(nodes=nodes, pods=(), pending=pending,
+                   workloads=(Workload("Deployment", "default", "web", replicas=size),))
+
+
+def test_a_zone_spread_leaves_fewer_webs_alone_in_their_zone() -> None:
+    # five webs over three zones: without a spread two are alone and three share (1, 1, 3: -30); at most two a
+    # zone (maxSkew 1), one alone at most (1, 2, 2: -40)
+    assert p_bound(_zone_webs(5, False)) == exhaustive_best(_zone_webs(5, False), False)[1] == -30
+    assert p_bound(_zone_webs(5, True)) == exhaustive_best(_zone_webs(5, True), False)[1] == -40
+
+
+def test_six_webs_spread_evenly_over_three_zones_all_pay() -> None:
+    # (2, 2, 2) is the only placement a maxSkew of 1 allows: no web is alone
+    assert p_bound(_zone_webs(6, True)) == exhaustive_best(_zone_webs(6, True), False)[1] == -60
+
+
+def test_a_class_apart_by_zone_is_owed_only_what_it_pays_beyond_what_it_must() -> None:
+    # six webs over three zones without a spread: at best one alone in each of two zones and four sharing the
+    # third (four pay); evenly spread (2, 2, 2) all six pay: owed two pods' weight, and nothing once at (1, 1, 4)
+    from podplan.optimizer.neighbourhood import shortfall
+
+    problem = build_problem(_zone_webs(6, False), DEFAULT_PROFILE)
+    (comp,) = problem.components
+    (web,) = comp.classes
+    assert shortfall(problem, comp, {(web, 0): 2, (web, 1): 2, (web, 2): 2}, Policy()) == {web: 20}
+    assert shortfall(problem, comp, {(web, 0): 1, (web, 1): 1, (web, 2): 4}, Policy()) == {}
+    # with a zone spread (2, 2, 2) is the only placement: nothing is owed
+    problem = build_problem(_zone_webs(6, True), DEFAULT_PROFILE)
+    (comp,) = problem.components
+    (web,) = comp.classes
+    assert shortfall(problem, comp, {(web, 0): 2, (web, 1): 2, (web, 2): 2}, Policy()) == {}
