@@ -100,7 +100,7 @@ def load_paths(paths: Iterable[str], unknown_fields_fatal: bool = False) -> Clus
 
 
 @contextmanager
-def _paused_gc() -> Iterator[None]:
+def gc_paused() -> Iterator[None]:
     """The cyclic garbage collector off while reading: reading builds millions of objects that all live on, and
     each full collection walked all of them again (a quarter of the parse at 1,000 nodes). Reference counting
     still frees what is dropped; the collector runs again afterwards."""
@@ -116,7 +116,7 @@ def _paused_gc() -> Iterator[None]:
 def read_paths(paths: Iterable[str]) -> list[Doc]:
     """The documents of `paths` (files, directories, `-`), in order, not yet parsed: other sources (a live
     cluster) can be put beside them before cluster_of."""
-    with _paused_gc():
+    with gc_paused():
         return _read_paths(paths)
 
 
@@ -140,7 +140,7 @@ def _read_paths(paths: Iterable[str]) -> list[Doc]:
 def cluster_of(docs: list[Doc], sources: Sequence[str], unknown_fields_fatal: bool = False) -> Cluster:
     """The documents read from `sources` (paths, `-`, `cluster:<context>`) as one Cluster; sources that hold no
     object at all are an error."""
-    with _paused_gc():
+    with gc_paused():
         collected = collect(docs, unknown_fields_fatal=unknown_fields_fatal)
         if sources and not _holds_objects(collected):
             # An empty file would otherwise "solve" to placed 0/0 with exit 0, while an empty directory is an error.

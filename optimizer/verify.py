@@ -16,12 +16,11 @@ The property tests check judge_all against judge on random clusters.
 """
 from __future__ import annotations
 
-import gc
-from collections.abc import Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from threading import Event
 
+from ..models.loader import gc_paused
 from ..models.objects import Cluster, Pod
 
 from .framework import Profile, Reads, Reason
@@ -142,19 +141,6 @@ def final_state(cluster: Cluster, placements: Mapping[str, str]) -> ClusterState
     pending = {p.key: p for p in cluster.pending}
     placed = [(pending[k], n) for k, n in placements.items()]
     return ClusterState.from_cluster(cluster, [(p, p.node_name) for p in cluster.pods] + placed)
-
-
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """The garbage collector off while a final state is built and judged: it makes hundreds of thousands of
-    acyclic objects, and each full collection walked them all (a quarter of the verifier's time at 5,000 nodes)."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
 
 
 def verify(cluster: Cluster, placements: Mapping[str, str], multipliers: Policy | None = None,

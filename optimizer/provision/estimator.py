@@ -433,6 +433,19 @@ def _estimate_fast(state: ClusterState, offer: Offer, pods: Sequence[Pod], profi
             free.put(pod, index[where])
         used.add(where)
 
+    def open_node(last: str | None) -> bool:
+        """A new node of the offer, empty, after the last one; False when the last one is still unused (a pod that
+        does not fit on an empty node of the offer fits on no new one) or the offer has no room for more."""
+        if (last is not None and last not in used) or len(nodes) >= room:
+            return False
+        node = new_node(offer.type, name(offer), offer.zone)
+        _add_empty_node(state, node)
+        index[node.name] = len(nodes)
+        nodes.append(node)
+        infos.append(state.nodes[node.name])
+        free.add_node()
+        return True
+
     def ends(group: list[Pod]) -> list[int]:
         """For each pod, where its run of identical pods ends."""
         out = [len(group)] * len(group)
@@ -475,39 +488,23 @@ def _estimate_fast(state: ClusterState, offer: Offer, pods: Sequence[Pod], profi
                             put(group[i:i + take], last)
                             i += take
                             continue
-                    if last is not None and last not in used:
+                    if not open_node(last):
                         break
-                    if len(nodes) >= room:
-                        break
-                    node = new_node(offer.type, name(offer), offer.zone)
-                    _add_empty_node(state, node)
-                    index[node.name] = len(nodes)
-                    nodes.append(node)
-                    infos.append(state.nodes[node.name])
-                    free.add_node()
                     take = min(j - i, _room(infos[-1], wants))
                     if not take:
                         break
-                    put(group[i:i + take], node.name)
+                    put(group[i:i + take], nodes[-1].name)
                     i += take
                     continue
                 pod = group[i]
                 if last is not None and fits(pod, [last], state, profile) == last:
                     where = last
                 else:
-                    if last is not None and last not in used:
+                    if not open_node(last):
                         break
-                    if len(nodes) >= room:
+                    where = nodes[-1].name
+                    if fits(pod, [where], state, profile) is None:
                         break
-                    node = new_node(offer.type, name(offer), offer.zone)
-                    _add_empty_node(state, node)
-                    index[node.name] = len(nodes)
-                    nodes.append(node)
-                    infos.append(state.nodes[node.name])
-                    free.add_node()
-                    if fits(pod, [node.name], state, profile) is None:
-                        break
-                    where = node.name
                 put([pod], where)
                 i += 1
     finally:
