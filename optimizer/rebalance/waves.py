@@ -154,11 +154,10 @@ class _Waves:
             watching.update((h.key, h) for h in self.watchers(t))
         for h in watching.values():
             key = h.key
-            node = state.node_of.get(key)
-            if node is None:
+            placed = _placed(state, key)
+            if placed is None:
                 continue
-            pod = state.nodes[node].pods[key]
-            sig = (node, pod_signature(pod, frozenset(pod.labels)), tuple(sorted(pod.labels.items())))
+            node, pod, sig = placed
             reasons = verdicts.get(sig)
             if reasons is None:
                 passes = self.lander.passes(pod, node)
@@ -224,11 +223,10 @@ class _Waves:
             failing = []
             seen: dict[tuple[Any, ...], bool] = {}
             for k in keys:
-                node = state.node_of.get(k)
-                if node is None:
+                placed = _placed(state, k)
+                if placed is None:
                     continue
-                pod = state.nodes[node].pods[k]
-                sig = (node, pod_signature(pod, frozenset(pod.labels)), tuple(sorted(pod.labels.items())))
+                node, pod, sig = placed
                 ok = seen.get(sig)
                 if ok is None:
                     ok = seen[sig] = self.lander.passes(pod, node)
@@ -678,3 +676,12 @@ class _Watch:
             keys = [pod.key] + [h.key for h in self.watchers(pod)] + anti
             found = self._affected[pod.key] = list(dict.fromkeys(keys))
         return found
+
+
+def _placed(state: ClusterState, key: str) -> tuple[str, Pod, tuple[Any, ...]] | None:
+    """(node, pod, what identical pods on that node share: one verdict) of a placed pod; None when it is not placed."""
+    node = state.node_of.get(key)
+    if node is None:
+        return None
+    pod = state.nodes[node].pods[key]
+    return node, pod, (node, pod_signature(pod, frozenset(pod.labels)), tuple(sorted(pod.labels.items())))
