@@ -118,7 +118,8 @@ def main() -> None:
                 stated = limit_of(doc["notes"]) or float(lim)
                 # kube-scheduler's plan is always complete: a limit shorter than reading and greedy is exceeded,
                 # and the notes must say so (by how much, and the limit a search needs)
-                said = any("past the end of the" in note for note in doc["notes"])
+                said = any("past the end of the" in note or "may end after its limit" in note
+                           for note in doc["notes"])
                 row("solve", f"{lim} {stated:g}" if lim == "auto" else lim, wall, rss, code, doc["status"],
                     doc["objective"]["placed"], "per priority >= simulate" + (f": fewer {worse}" if worse else "")
                     + ("; greedy ran past the limit, said in the notes" if said else ""),

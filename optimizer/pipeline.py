@@ -249,9 +249,13 @@ def _no_time_to_search(cluster: Cluster, params: SolverParams, policy: Policy, d
     if work.search and left >= max(MIN_SEARCH_SECONDS, SEARCH_PER_GREEDY * greedy.wall_seconds):
         return None
     if not work.search:
+        # planned, so the same words on every machine: whether greedy really ran past the limit is the wall
+        # clock's, so a plan whose planned greedy does not fit says the command may end after its limit
+        where = (f"more than the {work.limit:g}s time limit leaves it: the command may end after its limit, since "
+                 "kube-scheduler's plan is always printed complete" if work.room < 0 else
+                 f"leaving {work.room:.1f}s of the {work.limit:g}s time limit, too little to search")
         note = (f"{KEPT_PREFIX}: kube-scheduler's greedy is planned at {work.greedy:.1f}s for "
-                f"{len(cluster.pending)} pending pods on {len(cluster.nodes)} nodes, "
-                f"leaving {max(0.0, work.room):.1f}s of the {work.limit:g}s time limit, too little to search; a search "
+                f"{len(cluster.pending)} pending pods on {len(cluster.nodes)} nodes, {where}; a search "
                 f"needs --time-limit {work.needed:g} or more")
         notes: tuple[str, ...] = (note,)
     else:

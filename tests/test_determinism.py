@@ -113,8 +113,11 @@ def slow_machine(monkeypatch: pytest.MonkeyPatch) -> list[float]:
     (the clock jumps as it starts, so that its own deadline sees it). Nothing is timed."""
     import time
 
-    from podplan.optimizer import pipeline
+    from podplan.optimizer import pipeline, timelimit
 
+    # a library call, not a command: a command run in this process before (another test file's CLI test) would
+    # have the jumping clock read as this process running slow, and the output reserve scaled up by it
+    monkeypatch.setattr(timelimit, "_BASELINE", {})
     jump = [0.0, 0.0]
     offset = [0.0]
     real_clock = time.perf_counter
