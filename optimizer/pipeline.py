@@ -59,8 +59,10 @@ RESERVE_SHARE = 0.05
 # Wall seconds a second of the deterministic search takes on a busy machine: its clock charges CP-SAT's
 # deterministic time and a cost per model variable built, but not all of the Python work around them (measured:
 # 300 nodes of the anti-host-30 shape, load 5-7 on 2 cores: 25 deterministic seconds took more than 32 s of wall
-# time and were cut, 19.8 more than 34 s, cut too).
-SEARCH_WALL_PER_SECOND = 3.0
+# time and were cut, 19.8 more than 34 s, cut too). Beside one CPU-bound process (load 1.5-2.5), a 60 s solve of
+# that shape: 3 gave identical runs in 18-20 s, 1.5 identical runs in 32 s with a better plan, 1 a run cut at 55 s
+# (docs/solver.md). A smaller value searches more of a quiet machine's limit; a larger one is cut less when busy.
+SEARCH_WALL_PER_SECOND = 1.5
 
 
 @dataclass(frozen=True)
