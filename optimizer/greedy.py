@@ -297,6 +297,17 @@ class Scheduler:
 NOT_SCHEDULED = "not scheduled: the simulation was stopped before this pod's turn ({why})"
 
 
+def runs_vectorized(profile: Profile | Profiles) -> bool:
+    """Can greedy run the vectorized scheduler for `profile`? Not for several profiles (they share one state: the
+    plain per-profile Schedulers read it as it is), nor for a rule without a vectorized form (a new or toy
+    rule): the reference loop runs those."""
+    if isinstance(profile, Profiles):
+        if len(profile.profiles) != 1:
+            return False
+        profile = profile.profiles[0]
+    return all(p.vector is not None for p in profile.plugins if p.filter or p.score)
+
+
 def simulate(cluster: Cluster, seed: int = 0, *, gangs: Gangs | None = None,
              percentage_of_nodes_to_score: int = 0, protect_placed: bool = True,
              profile: Profile | Profiles = DEFAULT_PROFILE, interrupt: Interrupt = NEVER,
@@ -330,10 +341,7 @@ def simulate(cluster: Cluster, seed: int = 0, *, gangs: Gangs | None = None,
                         for p, a in zip(profile.profiles, profile.preemption)}
     if isinstance(profile, Profiles) and len(profile.profiles) == 1:
         profile = profile.profiles[0]
-    if isinstance(profile, Profiles):
-        vectorized = False  # several profiles share one state: the plain per-profile Schedulers read it as it is
-    elif vectorized and any(p.vector is None for p in profile.plugins if p.filter or p.score):
-        vectorized = False  # a rule without a vectorized form (a new or toy rule): the reference loop
+    vectorized = vectorized and runs_vectorized(profile)
     started = time.perf_counter()
     gangs = gangs or Gangs({}, {})
     dropped: set[str] = set()

@@ -128,8 +128,7 @@ def greedy_plan(cluster: Cluster, seed: int = 0, *, gang: bool = False, profile:
 def reserve(cluster: Cluster, limit: float) -> float:
     """Seconds kept for verifying and printing a plan of `cluster`: measured on an idle machine, scaled by how
     much slower this process has run so far (optimizer.timelimit.slowdown), at most half the limit."""
-    return scaled_reserve(max(RESERVE_SHARE * limit, RESERVE_PER_POD * (len(cluster.pods) + len(cluster.pending))),
-                          limit)
+    return scaled_reserve(idle_reserve(cluster, limit), limit)
 
 
 def optimal_plan(cluster: Cluster, params: SolverParams, policy: Policy | None = None, *,

@@ -36,6 +36,7 @@ from __future__ import annotations
 from ..models.objects import Cluster
 
 from .framework import Profile
+from .greedy import runs_vectorized
 from .profiles import Profiles
 
 GREEDY_SECONDS_PER_POD = 1.0e-3
@@ -45,18 +46,9 @@ PREFERENCE_PER_GREEDY = 1.7
 BUSY_FACTOR = 2.0
 
 
-def vectorized(profile: Profile | Profiles) -> bool:
-    """Does greedy run the vectorized scheduler for `profile` (optimizer.greedy.simulate's choice)?"""
-    if isinstance(profile, Profiles):
-        if len(profile.profiles) != 1:
-            return False
-        profile = profile.profiles[0]
-    return all(p.vector is not None for p in profile.plugins if p.filter or p.score)
-
-
 def greedy_seconds(cluster: Cluster, profile: Profile | Profiles) -> float:
     """Wall seconds greedy is planned to take on `cluster`'s pending pods, on a busy machine."""
-    per_node = GREEDY_SECONDS_PER_POD_NODE if vectorized(profile) else REFERENCE_SECONDS_PER_POD_NODE
+    per_node = GREEDY_SECONDS_PER_POD_NODE if runs_vectorized(profile) else REFERENCE_SECONDS_PER_POD_NODE
     return BUSY_FACTOR * len(cluster.pending) * (GREEDY_SECONDS_PER_POD + per_node * len(cluster.nodes))
 
 
