@@ -8,7 +8,8 @@ arrivals, so a pod arrives on B in the wave where what must leave B leaves, or l
 alone is tried with the moves it depends on (up to GROUP_LIMIT): the move of the pod it would break, a move off
 its node, the partner its affinity needs (a swap, a co-located pair). Every state between waves is checked
 with the verifier (existing = pods not moved yet, placed = the replacements); a wave that fails it is shrunk.
-A wave is then landed (landing.py): where kube-scheduler's nodes differ from the plan and make a target that
+A wave is then landed (landing.py) in its eviction order, or in another (the moves that missed last; every
+order for a small wave) when that one lands a replacement off plan: where kube-scheduler's nodes differ from the plan and make a target that
 is valid and no worse on the goal's levels, the plan takes them (nothing to steer); where temporary cordons
 cannot steer them either, the plan takes kube-scheduler's nodes when the target with them is no worse than
 with those pods staying put (a pod off the hottest node lands on kube-scheduler's cool node, not the planned
@@ -25,7 +26,8 @@ from __future__ import annotations
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from itertools import permutations
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -47,6 +49,7 @@ from .target_model import level_key, level_names
 DELTA_FILTERS = frozenset({"NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodePorts",
                            "NodeResourcesFit", "PodTopologySpread", "InterPodAffinity"})
 GROUP_LIMIT = 8  # moves tried together when one does not fit alone
+PERMUTE_LIMIT = 4  # waves up to which every eviction order is tried when the first one lands a replacement off plan
 ORDER_LIMIT = 30  # waves up to which replacements with fewer feasible nodes are evicted first
 
 
@@ -428,6 +431,15 @@ def plan_waves(cluster: Cluster, moves: Sequence[Move], params: RebalanceParams,
             if all(alone) and mismatches(wave, alone):
                 wave = retarget(wave, alone, False)
         temp, alone, outcome, missing = w.land(wave)
+        if missing:
+            # the eviction order is the plan's to choose: a replacement that takes the node another one needs
+            # (or lands back because the pod it must follow is still queued) may land as planned when evicted
+            # after it
+            for other in _other_orders(wave, missing):
+                tried = w.land(other)
+                if not tried[3]:
+                    wave, (temp, alone, outcome, missing) = other, tried
+                    break
         if missing and accept is not None and len(wave) == 1 and all(alone):
             # a move no cordon steers, tried in a wave of its own (every larger wave failed): kube-scheduler's
             # own node, when the target with it is no worse than with the pod staying where it is
@@ -495,6 +507,23 @@ def plan_waves(cluster: Cluster, moves: Sequence[Move], params: RebalanceParams,
             print(f"rebalance: wave {len(waves)}: {len(wave)} move(s), {len(remaining)} left", file=sys.stderr,
                   flush=True)
     return waves, stuck, dict(w.where)
+
+
+def _other_orders(wave: list[Move], missing: Sequence[int]) -> Iterator[list[Move]]:
+    """Eviction orders to try when `wave` in its own order lands a replacement off plan: the moves that missed
+    last, then, for a wave of up to PERMUTE_LIMIT moves, every other order (kube-scheduler queues replacements
+    of one priority in eviction order, so the order decides which one takes a contested node)."""
+    missed = {wave[i].key for i in missing}
+    last = [m for m in wave if m.key not in missed] + [m for m in wave if m.key in missed]
+    seen = {tuple(m.key for m in wave)}
+    orders = [last]
+    if len(wave) <= PERMUTE_LIMIT:
+        orders += [list(p) for p in permutations(wave)]
+    for order in orders:
+        key = tuple(m.key for m in order)
+        if key not in seen and all(a.pod.priority >= b.pod.priority for a, b in zip(order, order[1:])):
+            seen.add(key)
+            yield order
 
 
 R_STUCK = "its move {src} -> {dst} cannot be made in any wave: {why}"
