@@ -852,7 +852,7 @@ def rebalance(ctx: click.Context, files: Sequence[str], goal: str | None, drain:
     deadline = Deadline(started, time_limit)
     profile = profiles.for_batch(cluster.pods)  # the replacements are scheduled by their pods' profile
     params = RebalanceParams(goal=goal or (DRAIN if drain else "fix"), drain=tuple(drain), max_moves=max_moves,
-                             time_limit=time_limit, workers=workers, seed=seed,
+                             time_limit=time_limit, budget=limit.budget, workers=workers, seed=seed,
                              move_policy=MovePolicy(evict_local_storage, evict_system_critical, movable_scope()),
                              policy=policy, log_progress=sys.stderr.isatty() or ctx.obj["verbose"], profile=profile,
                              interrupt=Interrupt())

@@ -42,27 +42,16 @@ from .solve import solve
 from .verify import Report, verify
 from .ahead import AHEAD
 from .figures import restate
-from .timelimit import KEPT_PREFIX, MIN_SEARCH_SECONDS, SEARCH_PER_GREEDY, greedy_kept_note, scaled_reserve
+from .timelimit import (CUT_PREFIX, CUT_REST, KEPT_PREFIX, MIN_SEARCH_SECONDS, SEARCH_PER_GREEDY, SEARCH_WALL_PER_SECOND,
+                        greedy_kept_note, scaled_reserve)
 from .warmstart import placed_by_priority, preference, preference_led
 from .workestimate import greedy_seconds, preference_seconds
 
-# The words of a plan the wall clock cut (optimizer.solve says the same of its search): another run of the same
-# input and seed may give another plan.
-CUT_PREFIX = "the wall-clock time limit cut the deterministic search short"
-CUT_REST = ("another run of the same input and seed may give another plan (a longer --time-limit or a less "
-            "loaded machine gives the same plan every time)")
 # Kept for the verifier and the output, per pod of the input (measured: 10,000 pods verify and print in ≈ 2.5 s
 # on 2 busy cores; the verifier alone took 4.4 s of CPU for 10,000 pods at 1,000 nodes and 7 s of wall on a
 # shared machine), and never less than this share of the limit.
 RESERVE_PER_POD = 6e-4
 RESERVE_SHARE = 0.05
-# Wall seconds a second of the deterministic search takes on a busy machine: its clock charges CP-SAT's
-# deterministic time and a cost per model variable built, but not all of the Python work around them (measured:
-# 300 nodes of the anti-host-30 shape, load 5-7 on 2 cores: 25 deterministic seconds took more than 32 s of wall
-# time and were cut, 19.8 more than 34 s, cut too). Beside one CPU-bound process (load 1.5-2.5), a 60 s solve of
-# that shape: 3 gave identical runs in 18-20 s, 1.5 identical runs in 32 s with a better plan, 1 a run cut at 55 s
-# (docs/solver.md). A smaller value searches more of a quiet machine's limit; a larger one is cut less when busy.
-SEARCH_WALL_PER_SECOND = 1.5
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,19 @@ from dataclasses import dataclass
 
 AUTO = "auto"
 
+# The words of a plan the wall clock cut (optimizer.solve says the same of its search): another run of the same
+# input and seed may give another plan.
+CUT_PREFIX = "the wall-clock time limit cut the deterministic search short"
+CUT_REST = ("another run of the same input and seed may give another plan (a longer --time-limit or a less "
+            "loaded machine gives the same plan every time)")
+# Wall seconds a second of the deterministic search takes on a busy machine: its clock charges CP-SAT's
+# deterministic time and a cost per model variable built, but not all of the Python work around them (measured:
+# 300 nodes of the anti-host-30 shape, load 5-7 on 2 cores: 25 deterministic seconds took more than 32 s of wall
+# time and were cut, 19.8 more than 34 s, cut too). Beside one CPU-bound process (load 1.5-2.5), a 60 s solve of
+# that shape: 3 gave identical runs in 18-20 s, 1.5 identical runs in 32 s with a better plan, 1 a run cut at 55 s
+# (docs/solver.md). A smaller value searches more of a quiet machine's limit; a larger one is cut less when busy.
+SEARCH_WALL_PER_SECOND = 1.5
+
 # (base seconds, seconds per node x pod, floor, ceiling) per command
 FORMULAS: dict[str, tuple[float, float, float, float]] = {
     "solve": (10.0, 3.0e-6, 10.0, 300.0),

@@ -30,12 +30,12 @@ from .budgets import PdbIndex
 from .drain import left_on_drained
 from .metrics import metrics
 from .movable import who_moves
-from ..runner import Status
-from ..timelimit import scaled_reserve
+from ..runner import Clock, Status, clocked
+from ..timelimit import CUT_PREFIX, CUT_REST, SEARCH_WALL_PER_SECOND, scaled_reserve
 from .plan import DRAIN, GOALS, Blocked, Note, RebalanceError, RebalanceParams, RebalancePlan
 from .states import state_of, violations_by_pod
 from .target import find_target
-from .waves import waves_to
+from .waves import R_OUT_OF_TIME, waves_to
 
 R_NO_TARGET = "no valid target state was found{why}"
 TARGET_SHARE = 0.5  # of the time left after the reserve: the target's; the waves get the rest
@@ -79,7 +79,16 @@ def rebalance(cluster: Cluster, params: RebalanceParams, deadline: float | None 
     target_end = time.perf_counter() + max(0.0, end - reserve - time.perf_counter()) * TARGET_SHARE
     _say(params, f"rebalance: {len(movers.free)} pod(s) may move, {len(blocked)} blocked; the target search has "
                  f"{max(0.0, target_end - time.perf_counter()):.1f}s: {time.perf_counter() - started:.1f}s")
-    found = find_target(base, movers.free, params, target_end, movers.guarded, initial_bad)
+    # the target search runs on a deterministic clock (optimizer.runner.Clock), so that the same input and seed
+    # give the same plan whatever the machine's load: its budget is planned from the limit the user gave and the
+    # input's size; the wall clock (target_end) only cuts it short, and the plan then says so
+    search_s = target_seconds(params.time_limit if params.budget is None else params.budget, len(base.pods))
+    clk = Clock(target_end)
+    with clocked(clk):
+        search_end = clk.now() + search_s
+        found = find_target(base, movers.free, params, search_end, movers.guarded, initial_bad)
+    if clk.cuts:
+        notes.append(Note(f"{CUT_PREFIX} ({', '.join(clk.cuts)}): {CUT_REST}"))
     _say(params, f"rebalance: target {'found' if found.target is not None else 'not found'}: "
                  f"{time.perf_counter() - started:.1f}s")
     notes.extend(Note(n) for n in found.notes)
@@ -90,7 +99,7 @@ def rebalance(cluster: Cluster, params: RebalanceParams, deadline: float | None 
         had = target_end - started
         why = (f" within the {params.time_limit:g}s time limit (the target search had {had:.0f}s of it); "
                f"try --time-limit {math.ceil(2 * params.time_limit)} or more"
-               if time.perf_counter() >= target_end else "")
+               if clk.cuts or clk.now() >= search_end else "")
         blocked.append(Blocked("-", R_NO_TARGET.format(why=why)))
         where = {p.key: p.node_name for p in base.pods}
         before = metrics(base, where, (), params.drain, params.policy, params.profile)
@@ -109,6 +118,9 @@ def rebalance(cluster: Cluster, params: RebalanceParams, deadline: float | None 
     _say(params, f"rebalance: {len(waves)} wave(s), {len(stuck)} move(s) left over: "
                  f"{time.perf_counter() - started:.1f}s")
     blocked += stuck
+    if any(R_OUT_OF_TIME.format(waves=len(waves)) in b.reason for b in stuck):
+        # the waves are planned in a fixed order; only the wall clock stops them (the limit's promise)
+        notes.append(Note(f"{CUT_PREFIX} (the waves' planning): {CUT_REST}"))
     moved = {m.key for w in waves for m in w.moves}
     before = metrics(base, {p.key: p.node_name for p in base.pods}, (), params.drain, params.policy, params.profile)
     after = metrics(base, final, moved, params.drain, params.policy, params.profile)
@@ -116,6 +128,14 @@ def rebalance(cluster: Cluster, params: RebalanceParams, deadline: float | None 
     return RebalancePlan(params.goal, params.drain, not blocked, tuple(blocked), tuple(waves), before, after,
                          target.status, target.levels, tuple(notes), time.perf_counter() - started, final,
                          len(cluster.pending))
+
+
+def target_seconds(time_limit: float, pods: int) -> float:
+    """The target search's deterministic budget: TARGET_SHARE of the limit less the reserve an idle machine
+    needs for `pods` running pods, over SEARCH_WALL_PER_SECOND (wall seconds a second of search takes on a busy
+    machine); never under a tenth of the limit. A function of the options and the input only."""
+    room = max(0.0, time_limit - RESERVE_PER_POD * pods) * TARGET_SHARE
+    return max(0.1 * time_limit, room / SEARCH_WALL_PER_SECOND)
 
 
 def _say(params: RebalanceParams, line: str) -> None:

@@ -29,6 +29,9 @@ class RebalanceParams:
     drain: tuple[str, ...] = ()
     max_moves: int | None = None
     time_limit: float = 10.0
+    # the seconds the target search's deterministic budget comes from: the --time-limit given, or auto's formula
+    # without the time reading took (timelimit.Resolved.budget); None: time_limit
+    budget: float | None = None
     workers: int = 2
     seed: int = 0
     move_policy: MovePolicy = MovePolicy()

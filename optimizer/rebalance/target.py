@@ -23,7 +23,8 @@ from ortools.sat.python import cp_model
 
 from ...models.objects import Cluster, Pod
 from ...models.taints import first_untolerated
-from ..runner import Level, Progress, SolverParams, Status, complete, lexicographic, run
+from ..solve import SECONDS_PER_VARIABLE
+from ..runner import Level, Progress, SolverParams, Status, charge, clock, complete, lexicographic, now, run
 
 from .metrics import goal_values, occupied
 from .movable import goes_with_node
@@ -155,12 +156,15 @@ def solve_target(cluster: Cluster, free: list[Pod], params: RebalanceParams, dea
     `start`: a valid placement of some free pods (the others stay) to start from instead of every pod staying;
     `nodes`: the only nodes they may end on (a neighbourhood; None: every node), `takers` the only ones that may
     gain pods (build_model); `timing` gets the seconds the model took to build and its variables."""
-    began = time.perf_counter()
     built = build_model(cluster, free, params, nodes=nodes, takers=takers)
+    # the build is charged by its size, not timed: with rebalance's deterministic clock installed, what the
+    # search does next must not depend on how busy the machine was while the model was built
+    built_s = SECONDS_PER_VARIABLE * len(built.model.proto.variables)
+    charge(built_s)
     if timing is not None:
-        timing.update(build=time.perf_counter() - began, variables=len(built.model.proto.variables))
+        timing.update(build=built_s, variables=len(built.model.proto.variables))
     model = built.model
-    limit = max(0.1, (deadline - time.perf_counter()) * 0.2)
+    limit = max(0.1, (deadline - now()) * 0.2)
     solution = _stay_solution(built, params, limit, counts_of(built, free, start)) if start else None
     if solution is None:
         solution = _stay_solution(built, params, limit)
@@ -182,7 +186,7 @@ def solve_target(cluster: Cluster, free: list[Pod], params: RebalanceParams, dea
     if solution is None:
         # every level was a constant: any solution is optimal
         model.clear_objective()
-        found = run(model, _solver(params), max(0.1, deadline - time.perf_counter()), extra=large_model_settings(model))
+        found = run(model, _solver(params), max(0.1, deadline - now()), extra=large_model_settings(model))
         if found.values is None:
             return None
         solution = found.values
@@ -207,7 +211,7 @@ def _focused(cluster: Cluster, free: list[Pod], params: RebalanceParams, drained
     must = [p for p in free if p.node_name in drained or p.key in initial_bad]
     if not must:
         return Target({}, Status.OPTIMAL, (("moves", 0, True),))
-    share = time.perf_counter() + (deadline - time.perf_counter()) * 0.5
+    share = now() + (deadline - now()) * 0.5
     target = solve_target(cluster, must, params, share, guarded)
     if target is None:
         return None
@@ -246,7 +250,7 @@ def find_target(cluster: Cluster, free: list[Pod], params: RebalanceParams, dead
         target = solve_target(cluster, free, params, deadline, guarded)
     kept: dict[str, str] = {}
     violating = any(p.key in initial_bad for p in free)
-    if target is None and not violating and (len(free) > FOCUS_LIMIT or time.perf_counter() >= deadline):
+    if target is None and not violating and (len(free) > FOCUS_LIMIT or now() >= deadline):
         # Nothing to release: the search above simply ran out of time. The release loop would build the full
         # model of every free pod (10,000 pods x 1,000 nodes: 10 minutes and 2.5 GB past a 50 s limit) to learn
         # what the search already could not say in time; the command reports it instead, within its limit.
@@ -254,7 +258,7 @@ def find_target(cluster: Cluster, free: list[Pod], params: RebalanceParams, dead
     if target is None:
         violators = [p for p in free if p.key in initial_bad]
         ok = [p for p in free if p.key not in initial_bad]
-        budget = max(0.1, (deadline - time.perf_counter()) * 0.3 / max(1, len(violators)))
+        budget = max(0.1, (deadline - now()) * 0.3 / max(1, len(violators)))
         if _feasible(cluster, ok, params, budget):
             for v in violators:
                 if _feasible(cluster, ok + [v], params, budget):
@@ -264,7 +268,7 @@ def find_target(cluster: Cluster, free: list[Pod], params: RebalanceParams, dead
                     kept[v.key] = R_UNREPAIRED.format(rules=", ".join(sorted(initial_bad[v.key])),
                                                       node=v.node_name, limit=limit)
             ok.sort(key=lambda p: p.order)
-            target = solve_target(cluster, ok, params, max(deadline, time.perf_counter() + 1.0), guarded)
+            target = solve_target(cluster, ok, params, max(deadline, now() + 1.0), guarded)
             free = ok
     return Found(target, free, kept, notes)
 
@@ -320,10 +324,12 @@ def _neighbourhood_search(cluster: Cluster, free: list[Pod], params: RebalancePa
     size = (0, 0)
     timing: dict[str, float] = {}
     while not covered:
-        left = deadline - time.perf_counter()
+        left = deadline - now()
         # the next model is about four times the last one (twice the pods, twice the nodes): its build alone
         # must leave most of the time left to the search
         if params.interrupt.is_set() or left < MIN_ROUND_S or 4 * timing.get("build", 0.0) > left * 0.5:
+            break
+        if (clk := clock()) is not None and clk.wall_over("the neighbourhood search's rounds"):
             break
         chosen: list[Pod] = []
         taken = 0
@@ -349,7 +355,7 @@ def _neighbourhood_search(cluster: Cluster, free: list[Pod], params: RebalancePa
         _say(params, f"neighbourhood {rounds}: the {len(chosen)} movable pods of {taken} node(s), onto "
                      f"{len(chosen_nodes)} node(s) ({left:.0f}s left)")
         # a round may take ROUND_SHARE of the time left, the last one (everything covered) all of it
-        end = deadline if covered else time.perf_counter() + left * (FIRST_ROUND_SHARE if rounds == 1 else ROUND_SHARE)
+        end = deadline if covered else now() + left * (FIRST_ROUND_SHARE if rounds == 1 else ROUND_SHARE)
         start = best.assignment if best is not None else None
         # spread: the fullest nodes only give pods (LowNodeUtilization): an exchange between two of them is a
         # cycle of moves that waves under PodDisruptionBudgets often cannot order
