@@ -60,7 +60,7 @@ def test_bench_reading_prints_pyyaml_beside_podplans_reader() -> None:
 
 def test_bench_shapes_prints_a_row_per_shape_and_the_gap_distribution_per_size(tmp_path: Path) -> None:
     out = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_shapes.py"), "--nodes", "9", "--shapes",
-                          "eks-default", "anti-host-50", "--time-limit", "4", "--inputs", str(tmp_path)],
+                          "eks-default", "anti-host-50", "--time-limit", "10", "--inputs", str(tmp_path)],
                          capture_output=True, text=True, check=True, timeout=300).stdout
     assert "cores, load average" in out.splitlines()[0]
     rows = [[c.strip() for c in line.strip().strip("|").split("|")] for line in out.splitlines()
@@ -69,7 +69,11 @@ def test_bench_shapes_prints_a_row_per_shape_and_the_gap_distribution_per_size(t
     assert per_shape[0][:8] == ["shape", "set", "nodes", "pending", "status", "placed", "greedy", "gap"]
     assert [(r[0], r[1], r[2], r[3]) for r in per_shape[1:]] == [("eks-default", "tune", "9", "90"),
                                                                  ("anti-host-50", "held-out", "9", "90")]
-    assert all(r[4] in ("OPTIMAL", "FEASIBLE") and int(r[5]) >= int(r[6]) for r in per_shape[1:])
+    # a searched plan; on a loaded machine the wall clock may cut the search before it beats greedy, and the row
+    # then says so (CI ran this at load 5 with a 4 s limit: greedy's plan, kept)
+    assert all(r[4] in ("OPTIMAL", "FEASIBLE") or (r[4] == "GREEDY_FALLBACK" and "cut" in r[11])
+               for r in per_shape[1:]), per_shape
+    assert all(int(r[5]) >= int(r[6]) for r in per_shape[1:])
     assert summary[0][:8] == ["nodes", "set", "shapes", "all placed", "proven", "median gap", "p90 gap", "max gap"]
     assert [r[1] for r in summary[1:]] == ["tune", "held-out", "all"] and summary[-1][2] == "2"
 
