@@ -137,10 +137,13 @@ def bound(state: ClusterState, caps: Mapping[str, Mapping[str, int]], movable: M
 
 
 def plan_low(state: ClusterState, lander: Lander, caps: Mapping[str, Mapping[str, int]],
-             movable: Mapping[str, list[Pod]], order_key, eviction_key, stop=lambda: False) -> LowPlan:
+             movable: Mapping[str, list[Pod]], order_key, eviction_key, stop=lambda: False,
+             may_land=lambda pod, node: True) -> LowPlan:
     """The plan of the module docstring, on `state` (changed in place: the end state; `lander` follows it).
     `movable`: node -> the pods that may be evicted from it; `order_key`: the preference among a node's pods
-    (smaller first); `eviction_key`: the order replacements are scheduled in; `stop()`: time is up."""
+    (smaller first); `eviction_key`: the order replacements are scheduled in; `stop()`: time is up;
+    `may_land(pod, node)`: whether the plan lets the pod's replacement end on the node (beside its caps: a
+    cache its followers' required affinity needs stays in their zone)."""
     low_bound, hopeless = bound(state, caps, movable)
     over = [n for n, cap in caps.items() if n in state.nodes and excess(usage(state, n), cap)]
     over.sort(key=lambda n: (-max(usage(state, n)[r] / max(1, c) for r, c in caps[n].items()), n))
@@ -149,6 +152,8 @@ def plan_low(state: ClusterState, lander: Lander, caps: Mapping[str, Mapping[str
     steps: list[tuple[Pod, str, tuple[str, ...]]] = []
 
     def fits(node: str, pod: Pod) -> bool:
+        if not may_land(pod, node):
+            return False
         cap = caps.get(node)
         if not cap:
             return True

@@ -22,6 +22,7 @@ from typing import Any
 
 from ...models.objects import Cluster, Pod
 from ..disruption import pod_ready
+from ..interpodaffinity.filtering import term_matches
 from ..rebalance.budgets import PdbIndex
 from ..rebalance.metrics import metrics
 from ..rebalance.movable import MovePolicy, goes_with_node, who_moves
@@ -241,7 +242,11 @@ def optimum(cluster: Cluster, policy: DeschedulerPolicy, base_params: RebalanceP
     found = Optimum(plan, v, tuple(_unmet_reasons(end_cluster, policy, v, evictor)), len(free))
     if fast is not None and _rank(fast) <= _rank(found):
         return fast
-    return replace(found, bound=fast.bound) if fast is not None else found
+    if fast is None:
+        return found
+    # a target proven optimal is itself the bound (it can exceed the per-node count: that count does not see
+    # what keeps a pod from leaving, e.g. followers' affinity)
+    return replace(found, bound=found.plan.moves if found.plan.status == Status.OPTIMAL else fast.bound)
 
 
 def _not_searched(base: Cluster, policy: DeschedulerPolicy, params: RebalanceParams, initial: Verdict,
@@ -284,6 +289,15 @@ def _low_optimum(base: Cluster, state: Any, policy: DeschedulerPolicy, params: R
     # drags or strands its followers, so they are evicted last
     terms = {t.label_selector for p in base.pods for t in p.affinity.pod_required if t.label_selector is not None}
     anchors = {p.key for ps in movable.values() for p in ps if any(t.matches(p.labels) for t in terms)}
+    stay = anchor_domains(base, [p for ps in movable.values() for p in ps if p.key in anchors])
+    node_labels = {n.name: n.labels for n in base.nodes}
+
+    def may_land(pod: Pod, node: str) -> bool:
+        # an anchor's replacement stays in the domains where its followers run: moved out, it would leave them
+        # violating their required affinity (the verifier refuses that state) and no replacement of theirs
+        # could land there (seed 2 of the 500-node benchmark: a zone's cache moved away, its zone's frontends
+        # became unmovable and two nodes stayed above the target)
+        return all(node_labels[node].get(k) == v for k, v in stay.get(pod.key, ()))
 
     def preference(p: Pod) -> tuple:
         # pods no PDB guards first (then more budget left), not followed, lower priority, no placement rules
@@ -302,7 +316,7 @@ def _low_optimum(base: Cluster, state: Any, policy: DeschedulerPolicy, params: R
     stop_at = max(now + max(0.0, deadline - now) * 0.4, now + MIN_PLAN_S)
     deadline = max(deadline, now + 2 * MIN_PLAN_S)
     lp = plan_low(state, lander, goals.caps, movable, preference, eviction_key,
-                  stop=lambda: params.interrupt.is_set() or time.perf_counter() > stop_at)
+                  stop=lambda: params.interrupt.is_set() or time.perf_counter() > stop_at, may_land=may_land)
     per_node = min((v for v in (policy.max_per_node, low.node_limit) if v is not None), default=None)
     sources: dict[str, int] = defaultdict(int)
     pods = {p.key: p for p in movers.free}
@@ -468,6 +482,30 @@ def _high_optimum(base: Cluster, policy: DeschedulerPolicy, params: RebalancePar
     v = verdict(end_cluster, policy)
     return Optimum(plan, v, tuple(_unmet_reasons(end_cluster, policy, v, evictor, initial.under)), len(found.free),
                    len(moved) if proven else None)
+
+
+def anchor_domains(cluster: Cluster, anchors: list[Pod]) -> dict[str, tuple[tuple[str, str], ...]]:
+    """anchor pod key -> the (topology key, value) pairs its replacement must keep: those of the required
+    pod-affinity terms of other pods (followers) that select it and run in its domain. Followers are grouped by
+    (term, namespace, domain value), so a Deployment's many replicas cost one check."""
+    labels = {n.name: n.labels for n in cluster.nodes}
+    ns_labels = {name: ns.labels for name, ns in cluster.namespaces.items()}
+    groups: dict[tuple, Pod] = {}
+    for f in cluster.pods:
+        for t in f.affinity.pod_required:
+            value = labels.get(f.node_name, {}).get(t.topology_key)
+            if value is not None:
+                groups.setdefault((t, f.namespace, t.topology_key, value), f)
+    out: dict[str, tuple[tuple[str, str], ...]] = {}
+    for a in anchors:
+        mine = labels.get(a.node_name, {})
+        keep = set()
+        for (t, _, key, value), f in groups.items():
+            if f.key != a.key and mine.get(key) == value and term_matches(t, f, a, ns_labels, owner_incoming=True):
+                keep.add((key, value))
+        if keep:
+            out[a.key] = tuple(sorted(keep))
+    return out
 
 
 def _holds_rules(pod: Pod) -> bool:
