@@ -138,12 +138,13 @@ def bound(state: ClusterState, caps: Mapping[str, Mapping[str, int]], movable: M
 
 def plan_low(state: ClusterState, lander: Lander, caps: Mapping[str, Mapping[str, int]],
              movable: Mapping[str, list[Pod]], order_key, eviction_key, stop=lambda: False,
-             may_land=lambda pod, node: True) -> LowPlan:
+             may_land=lambda pod, node: True, steers=lambda pod: MAX_STEERS) -> LowPlan:
     """The plan of the module docstring, on `state` (changed in place: the end state; `lander` follows it).
     `movable`: node -> the pods that may be evicted from it; `order_key`: the preference among a node's pods
     (smaller first); `eviction_key`: the order replacements are scheduled in; `stop()`: time is up;
     `may_land(pod, node)`: whether the plan lets the pod's replacement end on the node (beside its caps: a
-    cache its followers' required affinity needs stays in their zone)."""
+    cache its followers' required affinity needs stays in their zone); `steers(pod)`: the temporary cordons its
+    landing may try."""
     low_bound, hopeless = bound(state, caps, movable)
     over = [n for n, cap in caps.items() if n in state.nodes and excess(usage(state, n), cap)]
     over.sort(key=lambda n: (-max(usage(state, n)[r] / max(1, c) for r, c in caps[n].items()), n))
@@ -179,7 +180,7 @@ def plan_low(state: ClusterState, lander: Lander, caps: Mapping[str, Mapping[str
             done: list[tuple[Pod, Pod, str]] = []
             failed = None
             for pod in sorted(chosen, key=eviction_key):
-                to, cordons = _land(state, lander, pod, fits, still_over() | {name})
+                to, cordons = _land(state, lander, pod, fits, still_over() | {name}, steers(pod))
                 if not to:
                     failed = pod
                     break
@@ -211,12 +212,13 @@ def _siblings(a: Pod, b: Pod) -> bool:
                               and a.requests == b.requests and a.priority == b.priority)
 
 
-def _land(state: ClusterState, lander: Lander, pod: Pod, fits, cordoned: set[str]) -> tuple[str, tuple[str, ...]]:
+def _land(state: ClusterState, lander: Lander, pod: Pod, fits, cordoned: set[str], steers: int = MAX_STEERS,
+          ) -> tuple[str, tuple[str, ...]]:
     """Where kube-scheduler binds `pod`'s replacement with `cordoned` unschedulable, cordoning as well each node
     it picks that the replacement would push above its caps, and the cordons ("" when none within the caps is
     found)."""
     cordons = set(cordoned)
-    for _ in range(MAX_STEERS):
+    for _ in range(steers):
         to = lander.simulate([Move(pod, pod.node_name, "")], sorted(cordons))[0]
         if not to:
             return "", ()
