@@ -156,7 +156,7 @@ def test_the_spread_bounce_is_reported_as_a_loop_and_the_plan_evicts_nothing() -
     assert d["evictions"] and all(e["plugin"] == "RemovePodsViolatingTopologySpreadConstraint"
                                   for e in d["evictions"])
     assert o["evictions"] == []
-    assert any("counts only the pods the evictor may evict" in u for u in o["unmet"])
+    assert any("counts only the pods the evictor may evict" in u["why"] for u in o["unmet"])
     assert code == 1  # the plugin's own reading of the goal stays unmet: said, exit 1
 
 
@@ -195,7 +195,7 @@ def test_with_no_time_left_the_optimum_says_it_was_not_searched_instead_of_overr
     o = optimum(cluster, pol, RebalanceParams(time_limit=30), time.perf_counter() - 1, verdict(cluster, pol))
     assert o.plan.status == "UNKNOWN" and o.plan.moves == 0 and not o.plan.complete
     assert "before the optimum was searched" in o.plan.blocked[0].reason and "--time-limit 60" in o.plan.blocked[0].reason
-    assert o.unmet and o.unmet[0].startswith("node-1 stays above targetThresholds")
+    assert o.unmet and o.unmet[0].why.startswith("node-1 stays above targetThresholds")
     # and the command prints it: the document and the table
     from podplan.optimizer.deschedule import Result
     from podplan.optimizer.deschedule.cycle import run as cycles

@@ -182,7 +182,7 @@ def test_a_node_no_plan_can_bring_within_the_thresholds_is_named_with_why() -> N
             d["metadata"].pop("ownerReferences")
     c, o = plan_of(docs)
     assert o.verdict.outside == ("n0",) and o.plan.moves == 0
-    assert o.unmet and o.unmet[0].startswith("n0 stays above targetThresholds")
+    assert o.unmet and o.unmet[0].why.startswith("n0 stays above targetThresholds")
 
 
 def test_the_fast_path_leaves_other_goals_to_the_cp_sat_target() -> None:

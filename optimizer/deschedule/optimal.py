@@ -32,7 +32,8 @@ from ..rebalance.states import state_of, violations_by_pod
 from ..rebalance.target import FOCUS_LIMIT, find_target, solve_target
 from ..rebalance.waves import R_INTERRUPTED, R_OUT_OF_TIME, R_STUCK, R_UNPLANNED, _Waves, waves_to
 from ..runner import Status
-from .constructive import MAX_STEERS, plan_low, undo
+from .constructive import MAX_STEERS, amount, excess, fewest_off, plan_low, undo, usage
+from .unfixable import Unmet, stuck_pods
 from .cycle import Verdict, nodes_of, verdict
 from .evictor import Counts, Evictor
 from .plugins import Snapshot, _capped, _target_nodes, utilization_thresholds
@@ -151,7 +152,7 @@ def goals_of(cluster: Cluster, policy: DeschedulerPolicy) -> PolicyGoals:
 class Optimum:
     plan: RebalancePlan
     verdict: Verdict  # the policy's verdict on the plan's end state
-    unmet: tuple[str, ...]  # per goal not met: which, and why (blocking pods and nodes)
+    unmet: tuple[Unmet, ...]  # per goal not met: which, and why (blocking pods and nodes)
     free: int  # the pods the target could re-place
     bound: int | None = None  # the fewest evictions proven necessary (None: no bound computed)
 
@@ -225,8 +226,9 @@ def optimum(cluster: Cluster, policy: DeschedulerPolicy, base_params: RebalanceP
         plan = RebalancePlan("fix", (), False, (Blocked("-", "no target state meets the policy's hard limits"),), (),
                              before, before, Status.NO_TARGET, (), tuple(notes), time.perf_counter() - started,
                              where0)
-        return fast or Optimum(plan, initial, ("no plan: " + "; ".join(_unmet_reasons(base, policy, initial,
-                                                                                     evictor)),), len(free))
+        unmet = tuple(replace(u, why="no plan: " + u.why) for u in _unmet_reasons(base, policy, initial, evictor))
+        return fast or Optimum(plan, initial, unmet or (Unmet("policy", "-", "no target state meets the policy's "
+                                                              "hard limits"),), len(free))
     waves, stuck, final = waves_to(base, target, free, params, healthy, initial_bad, deadline=deadline, pdbs=pdbs)
     moved = {m.key for w in waves for m in w.moves}
     after = metrics(base, final, moved, (), params.policy, params.profile, judged=False)
@@ -305,6 +307,11 @@ def _low_optimum(base: Cluster, state: Any, policy: DeschedulerPolicy, params: R
     # the 500-node benchmark: the two caches' waves cordoned 133 and 135 nodes, for a plan at the bound; with 40
     # tries the caches were kept and two more pods evicted). The cordons last while the anchor's wave runs
     anchor_steers = max(MAX_STEERS, int(ANCHOR_STEERS * len(base.nodes)))
+    # the pods whose replacement lands on no other node in any plan: they cannot bring their node down, so the
+    # bound leaves them out, and a node only they could bring down is a goal no plan meets (unfixable.py)
+    over = [n for n, cap in goals.caps.items() if n in state.nodes and excess(usage(state, n), cap)]
+    stuck = stuck_pods(base, {p.key for p in movers.free}, [p for n in over for p in movable.get(n, [])],
+                       params.profile)
 
     def preference(p: Pod) -> tuple:
         # pods no PDB guards first (then more budget left), not followed, lower priority, no placement rules
@@ -324,7 +331,7 @@ def _low_optimum(base: Cluster, state: Any, policy: DeschedulerPolicy, params: R
     deadline = max(deadline, now + 2 * MIN_PLAN_S)
     lp = plan_low(state, lander, goals.caps, movable, preference, eviction_key,
                   stop=lambda: params.interrupt.is_set() or time.perf_counter() > stop_at, may_land=may_land,
-                  steers=lambda p: anchor_steers if p.key in stay else MAX_STEERS)
+                  steers=lambda p: anchor_steers if p.key in stay else MAX_STEERS, stuck=stuck)
     per_node = min((v for v in (policy.max_per_node, low.node_limit) if v is not None), default=None)
     sources: dict[str, int] = defaultdict(int)
     pods = {p.key: p for p in movers.free}
@@ -342,29 +349,34 @@ def _low_optimum(base: Cluster, state: Any, policy: DeschedulerPolicy, params: R
     if len(base.nodes) <= RECEIVERS_FROM:
         # rebalance's wave builder: it tries groups and takes kube-scheduler's nodes when as good (fewer waves),
         # and is fast at this size
-        waves, stuck, final = waves_to(base, target, chosen, params, healthy, initial_bad, deadline=deadline,
-                                       pdbs=pdbs, start=(state, lander))
+        waves, stuck_moves, final = waves_to(base, target, chosen, params, healthy, initial_bad, deadline=deadline,
+                                             pdbs=pdbs, start=(state, lander))
     else:
-        waves, stuck, final = _waves_of_steps(base, lp.steps, params, healthy, initial_bad, pdbs, state, lander,
-                                              deadline)
+        waves, stuck_moves, final = _waves_of_steps(base, lp.steps, params, healthy, initial_bad, pdbs, state,
+                                                    lander, deadline)
     moved = {m.key for w in waves for m in w.moves}
     where0 = {p.key: p.node_name for p in base.pods}
     # the command prints the policy's verdict and the verify gate's, not rebalance's metrics: no second judge here
     before = metrics(base, where0, (), (), params.policy, params.profile, judged=False)
     after = metrics(base, final, moved, (), params.policy, params.profile, judged=False)
     status, levels = target.status, target.levels
-    if stuck:
+    if stuck_moves:
         status = Status.FEASIBLE
         levels = tuple((name, value, False) for name, value, _ in levels)
     notes = [Note(f"{len(movers.free)} evictable pods; every plan that meets the thresholds evicts at least "
                   f"{lp.bound} (per node above targetThresholds, the fewest of its evictable pods whose requests "
                   "cover the excess); each replacement landed by kube-scheduler, steered by temporary cordons")]
-    notes += [Note(f"{n}: {why}") for n, why in sorted(lp.why.items())]
-    plan = RebalancePlan("fix", (), not stuck, tuple(stuck), tuple(waves), before, after, status, levels,
-                         tuple(notes), time.perf_counter() - started, final)
+    if lp.hopeless:
+        notes.append(Note(f"{len(lp.hopeless)} node(s) no plan brings within targetThresholds (named in unmet) are "
+                          "left out of the bound: it is the fewest evictions that meet every other goal"))
+    notes += [Note(f"{n}: {why}") for n, why in sorted(lp.why.items()) if n not in lp.hopeless]
+    plan = RebalancePlan("fix", (), not stuck_moves, tuple(stuck_moves), tuple(waves), before, after, status,
+                         levels, tuple(notes), time.perf_counter() - started, final)
     end_cluster = end_state(base, final)
     v = verdict(end_cluster, policy)
-    return Optimum(plan, v, tuple(_unmet_reasons(end_cluster, policy, v, evictor)), len(chosen), lp.bound)
+    proven = {n: _hopeless(base, n, goals.caps[n], movable.get(n, []), stuck, evictor) for n in lp.hopeless}
+    return Optimum(plan, v, tuple(_unmet_reasons(end_cluster, policy, v, evictor, proven=proven, plan_why=lp.why)),
+                   len(chosen), lp.bound)
 
 
 def _waves_of_steps(base: Cluster, steps: Any, params: RebalanceParams, healthy: dict[str, bool],
@@ -545,10 +557,50 @@ def end_state(cluster: Cluster, final: dict[str, str]) -> Cluster:
                    pending=())
 
 
+def _hopeless(cluster: Cluster, node: str, cap: dict[str, int], movable: list[Pod], stuck: dict[str, str],
+              evictor: Evictor | None) -> Unmet:
+    """A node above its caps that no plan brings within them: its evictable pods whose replacement can land
+    elsewhere do not cover its excess. Blocking: the pods the evictor keeps there, and those that cannot land
+    on another node (with kube-scheduler's reasons)."""
+    on = [p for p in cluster.pods if p.node_name == node]
+    used = {"cpu": sum(p.requests.get("cpu", 0) for p in on), "memory": sum(p.requests.get("memory", 0) for p in on),
+            "pods": len(on)}
+    over = excess(used, cap)
+    helpful = [p for p in movable if p.key not in stuck]
+    kept = [p for p in on if evictor is not None and evictor.why_not(p)]
+    blocked = [p for p in movable if p.key in stuck]
+    gives = {r: sum(amount(p, r) for p in helpful) for r in over}
+    short = ", ".join(f"{r} {_fmt(r, gives[r])} of {_fmt(r, over[r])}" for r in sorted(over) if gives[r] < over[r])
+    parts = [f"{node} stays above targetThresholds in every plan: the pods that can leave it cover only {short} "
+             "of its excess"]
+    if kept:
+        parts.append(f"the evictor keeps {len(kept)} pod(s) there ({_few([p.key for p in kept])}: "
+                     f"{evictor.why_not(kept[0]) if evictor else ''})")
+    if blocked:
+        parts.append(f"{len(blocked)} evictable pod(s) there ({_few([p.key for p in blocked])}) cannot land on any "
+                     f"other node: {stuck[blocked[0].key]}")
+    return Unmet("LowNodeUtilization", node, "; ".join(parts), tuple(p.key for p in kept + blocked), True)
+
+
+def _fmt(resource: str, value: int) -> str:
+    if resource == "cpu":
+        return f"{value}m"
+    if resource == "memory":
+        return f"{value / 2 ** 20:.0f}Mi"
+    return str(value)
+
+
+def _few(keys: list[str], n: int = 5) -> str:
+    return ", ".join(keys[:n]) + (" ..." if len(keys) > n else "")
+
+
 def _unmet_reasons(cluster: Cluster, policy: DeschedulerPolicy, v: Verdict, evictor: Evictor | None,
-                   to_empty: tuple[str, ...] = ()) -> list[str]:
+                   to_empty: tuple[str, ...] = (), proven: dict[str, Unmet] | None = None,
+                   plan_why: dict[str, str] | None = None) -> list[Unmet]:
     """Per goal not met, which and why. `to_empty`: HighNodeUtilization's underutilised nodes (before the plan),
-    each still holding pods other than DaemonSet and mirror pods is named."""
+    each still holding pods other than DaemonSet and mirror pods is named. `proven`: node -> the goal no plan
+    meets there (its entry replaces the generic one); `plan_why`: node -> why this plan left it outside."""
+    proven, plan_why = proven or {}, plan_why or {}
     out = []
     on: dict[str, list[Pod]] = defaultdict(list)
     for p in cluster.pods:
@@ -560,22 +612,33 @@ def _unmet_reasons(cluster: Cluster, policy: DeschedulerPolicy, v: Verdict, evic
         kept = [p.key for p in left if evictor is None or evictor.why_not(p)]
         why = (f"the evictor keeps {', '.join(kept[:5])}{' ...' if len(kept) > 5 else ''}" if kept else
                "no other node takes all of its pods (or the time limit ran out)")
-        out.append(f"{n} is underutilised and not emptied ({len(left)} pod(s) left): {why}")
+        out.append(Unmet("HighNodeUtilization", n, f"{n} is underutilised and not emptied ({len(left)} pod(s) "
+                         f"left): {why}", tuple(kept)))
     for n in v.outside:
+        if n in proven:
+            out.append(proven[n])
+            continue
         stuck = [p.key for p in on[n] if evictor is None or evictor.why_not(p)]
+        if n in plan_why:
+            out.append(Unmet("LowNodeUtilization", n, f"{n} stays above targetThresholds in this plan (another plan "
+                             f"may bring it within them): {plan_why[n]}", ()))
+            continue
         why = (f"its pods the evictor keeps ({', '.join(stuck[:5])}{' ...' if len(stuck) > 5 else ''}) already "
                "hold it above targetThresholds, or no other node has room within the thresholds") if stuck else \
             "no other node has room for its pods within the thresholds (or the eviction limits stop the plan)"
-        out.append(f"{n} stays above targetThresholds: {why}")
+        out.append(Unmet("LowNodeUtilization", n, f"{n} stays above targetThresholds: {why}", tuple(stuck)))
     for key, plugin in zip(v.violations, v.plugins or ("",) * len(v.violations)):
         pod = next((p for p in cluster.pods if p.key == key), None)
         where = pod.node_name if pod else "?"
         if plugin == SPREAD:
-            out.append(f"{key} on {where}: {SPREAD} still picks it; the plugin counts only the pods the evictor "
-                       "may evict in each domain, while kube-scheduler counts every matching pod: the plan meets "
-                       "kube-scheduler's spread rule, and evicting for the plugin's count only repeats")
+            out.append(Unmet(SPREAD, where, f"{key} on {where}: {SPREAD} still picks it; the plugin counts only the "
+                             "pods the evictor may evict in each domain, while kube-scheduler counts every matching "
+                             "pod: the plan meets kube-scheduler's spread rule, and evicting for the plugin's count "
+                             "only repeats", (key,), pod=key))
             continue
         reason = evictor.why_not(pod) if evictor is not None and pod is not None else ""
-        out.append(f"{key} still violates the policy ({plugin or 'a violation plugin'}) on {where}"
-                   + (f": {reason}" if reason else ": no valid node takes it within the policy's limits"))
+        name = plugin or "a violation plugin"
+        why = reason or "no valid node takes it within the policy's limits"
+        out.append(Unmet(plugin or "violation", where, f"{key} still violates the policy ({name}) on {where}: {why}",
+                         (key,), pod=key))
     return out
