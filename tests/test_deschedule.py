@@ -229,3 +229,22 @@ def test_ctrl_c_prints_the_best_plan_so_far_and_exits_130(monkeypatch: pytest.Mo
     assert doc["descheduler"]["evictions"]  # the descheduler's cycle as simulated
     assert doc["optimal"]["status"] != "OPTIMAL" and not doc["optimal"]["complete"]
     assert any("interrupted" in b["reason"] for b in doc["optimal"]["blocked"])
+
+
+def test_when_reading_the_input_used_the_time_no_cycle_is_simulated_and_the_output_says_so() -> None:
+    import time
+
+    from podplan.models.loader import load_paths
+    from podplan.optimizer.deschedule import deschedule
+    from podplan.optimizer.deschedule.policy import load_policy_file
+    from podplan.optimizer.rebalance.plan import RebalanceParams
+    from podplan.optimizer.render.deschedule import document, render_table
+
+    cluster, pol = load_paths([str(LNU_INSTANCE)]), load_policy_file(str(LNU_POLICY))
+    result = deschedule(cluster, pol, RebalanceParams(time_limit=30), time.perf_counter() - 1)
+    assert result.descheduler.cycles == () and "before the descheduler's cycle was simulated" in result.descheduler.skipped
+    doc = document(result)
+    assert doc["descheduler"]["evictions"] == [] and "--time-limit 60" in doc["descheduler"]["not_simulated"]
+    assert doc["before"]["nodes_outside_thresholds"]  # the policy's verdict on the input is still given
+    text = render_table(doc)
+    assert "not simulated (time limit)" in text and "descheduler: the time limit ran out" in text

@@ -37,7 +37,8 @@ def document(r: Result) -> dict[str, Any]:
             "loop_returns_to": sim.loop_from,  # the cycle whose end state recurs (0: the input's state)
             "evictions_total": sum(len(c.evictions) for c in sim.cycles),
             # the time limit stopped kube-scheduler's landing of the last cycle's replacements
-            "stopped": any(c.stopped for c in sim.cycles),
+            "stopped": any(c.stopped for c in sim.cycles) or bool(sim.skipped),
+            "not_simulated": sim.skipped or None,  # why no cycle was simulated (the time limit)
             "after_last_cycle": {"nodes_outside_thresholds": list(last.outside),
                                  "violations_left": len(last.violations), "empty_nodes": list(last.empty)},
             "empty_nodes": list(first_v.empty),
@@ -92,6 +93,8 @@ def render_table(doc: dict[str, Any]) -> str:
     if d["loops"]:
         back = "the input's state" if d["loop_returns_to"] == 0 else f"the state after cycle {d['loop_returns_to']}"
         conv = f"loops: cycle {d['cycles']} returns to {back}"
+    elif d.get("not_simulated"):
+        conv = "not simulated (time limit)"
     elif d.get("stopped"):
         conv = f"cycle {d['cycles']}'s landing stopped by the time limit"
     elif d["converged"]:
@@ -135,6 +138,8 @@ def render_table(doc: dict[str, Any]) -> str:
         out += ["", "optimal plan:", table(["WAVE", "POD", "FROM", "TO"], rows[:60])]
         if len(rows) > 60:
             out.append(f"... and {len(rows) - 60} more (-o json lists them all)")
+    if d.get("not_simulated"):
+        out.append(f"descheduler: {d['not_simulated']}")
     for u in o["unmet"]:
         out.append(f"unmet{' (no plan meets it)' if u['proven'] else ''}: {u['why']}")
     for b in o["blocked"]:
