@@ -39,8 +39,10 @@ def node(name: str, labels: dict | None = None, taint: bool = False, cordoned: b
         "status": {"allocatable": {"cpu": "4", "memory": "16Gi", "pods": "20"}}}
 
 
-def pod(name: str, on: str, cpu: int, evictable: bool = True, selector: dict | None = None) -> dict:
-    """`evictable`: owned by a ReplicaSet (the default evictor evicts it); else a bare pod (it keeps it)."""
+def pod(name: str, on: str, cpu: int, evictable: bool = True, selector: dict | None = None,
+        tolerates: bool = False) -> dict:
+    """`evictable`: owned by a ReplicaSet (the default evictor evicts it); else a bare pod (it keeps it).
+    `tolerates`: the `dedicated` taint of node()."""
     meta: dict = {"name": name, "namespace": "default", "labels": {"app": name}}
     if evictable:
         meta["ownerReferences"] = [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": f"rs-{name}",
@@ -49,6 +51,8 @@ def pod(name: str, on: str, cpu: int, evictable: bool = True, selector: dict | N
         "requests": {"cpu": f"{cpu}m", "memory": "64Mi"}}}]}
     if selector:
         spec["nodeSelector"] = selector
+    if tolerates:
+        spec["tolerations"] = [{"key": "dedicated", "operator": "Exists", "effect": "NoSchedule"}]
     return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec,
             "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}}
 
@@ -125,7 +129,8 @@ def test_the_document_and_the_table_name_the_goal_the_node_why_and_the_blocking_
 def tiny(draw: st.DrawFn) -> list[dict]:
     """Three nodes (some tainted, one labelled), up to five pods: evictable or kept, some pinned by a
     nodeSelector to the labelled node."""
-    nodes = [node("n0", {"disk": "ssd"}), node("n1", taint=draw(st.booleans())), node("n2", taint=draw(st.booleans()))]
+    tainted = {"n1": draw(st.booleans()), "n2": draw(st.booleans())}
+    nodes = [node("n0", {"disk": "ssd"}), node("n1", taint=tainted["n1"]), node("n2", taint=tainted["n2"])]
     pods: list[dict] = []
     load = {"n0": 0, "n1": 0, "n2": 0}
     for k in range(draw(st.integers(1, 5))):
@@ -135,9 +140,10 @@ def tiny(draw: st.DrawFn) -> list[dict]:
             continue
         load[on] += cpu
         pinned = on == "n0" and draw(st.booleans())
+        # the pods of a tainted node tolerate its taint (a pod that does not is a violation of its own, which
+        # a LowNodeUtilization policy does not ask to repair)
         pods.append(pod(f"p{k}", on, cpu, evictable=draw(st.booleans()) or on == "n0",
-                        selector={"disk": "ssd"} if pinned else None))
-    # a tainted node still runs its pods (they were there before the taint): only replacements are refused
+                        selector={"disk": "ssd"} if pinned else None, tolerates=tainted.get(on, False)))
     return nodes + pods
 
 

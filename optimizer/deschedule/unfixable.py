@@ -23,7 +23,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 from ...models.objects import Cluster, Pod
-from ..framework import Profile, Reads, fit_error_message, run_filters
+from ..framework import Profile, Reads, fit_error_message, outside_pre_filter_result, run_filters
 from ..state import ClusterState
 
 MONOTONE = ("NodeResourcesFit", "NodePorts")  # node-pods filters that only get harder with more pods on the node
@@ -65,14 +65,32 @@ def stuck_pods(cluster: Cluster, free: Iterable[str], candidates: Iterable[Pod],
     fixed = ClusterState.from_cluster(replace(cluster, pods=tuple(p for p in cluster.pods if p.key not in free),
                                               pending=()))
     plugins = [p for p in profile.filters if p.filter_reads == Reads.NODE or p.name in MONOTONE]
-    verdicts: dict[tuple, list] = {}
+    somewhere: dict[tuple, list[str]] = {}
     out: dict[str, str] = {}
     for pod in candidates:
         key = _spec_key(pod)
-        if key not in verdicts:
-            verdicts[key] = run_filters(replace(pod, node_name=""), fixed, plugins)
-        others = [v for v in verdicts[key] if v.node != pod.node_name]
-        if not any(v.feasible for v in others):
-            out[pod.key] = (f"its replacement fits on no other node even with every evictable pod gone "
-                            f"({fit_error_message(len(others), others)})")
+        if key not in somewhere:
+            somewhere[key] = _first_feasible(replace(pod, node_name=""), fixed, plugins)
+        if any(n != pod.node_name for n in somewhere[key]):
+            continue
+        # stuck: every node judged again, all of them, for kube-scheduler's message
+        others = [v for v in run_filters(replace(pod, node_name=""), fixed, plugins) if v.node != pod.node_name]
+        out[pod.key] = (f"its replacement fits on no other node even with every evictable pod gone "
+                        f"({fit_error_message(len(others), others)})")
     return out
+
+
+def _first_feasible(pod: Pod, state: ClusterState, plugins: list) -> list[str]:
+    """The first two nodes where `pod` passes every plugin (one may be its own node). Stops at the first
+    rejecting plugin of a node and at the second feasible node: at 1,000 nodes judging every node for every
+    candidate took 12 s of CPU, and almost every pod passes on one of the first nodes."""
+    active = [(p, p.pre_filter(pod, state) if p.pre_filter else None) for p in plugins if p.filter]
+    found: list[str] = []
+    for info in state.nodes.values():
+        if outside_pre_filter_result(active, info.name):
+            continue
+        if all(not plugin.filter(pod, pre, info, state) for plugin, pre in active):
+            found.append(info.name)
+            if len(found) == 2:
+                break
+    return found
