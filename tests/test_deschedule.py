@@ -248,3 +248,18 @@ def test_when_reading_the_input_used_the_time_no_cycle_is_simulated_and_the_outp
     assert doc["before"]["nodes_outside_thresholds"]  # the policy's verdict on the input is still given
     text = render_table(doc)
     assert "not simulated (time limit)" in text and "descheduler: the time limit ran out" in text
+
+
+def test_the_bundled_pinned_database_is_a_goal_no_plan_meets_named_with_its_blocking_pods() -> None:
+    code, out, err = run("deschedule", str(INSTANCES / "pinned-database.yaml"), "--policy-file", str(LNU_POLICY),
+                         "-o", "json", "--time-limit", "20")
+    assert code == 1, err  # a goal of the policy is not met: said, exit 1
+    doc = json.loads(out)
+    o = doc["optimal"]
+    assert o["status"] == "OPTIMAL" and o["bound"] == 1 and o["gap"] == 0.0 and len(o["evictions"]) == 1
+    [u] = o["unmet"]
+    assert (u["goal"], u["node"], u["proven"]) == ("LowNodeUtilization", "node-1", True)
+    assert u["blocking_pods"] == ["shop/postgres-0", "shop/postgres-1"]
+    assert "didn't match Pod's node affinity/selector" in u["why"]
+    # the descheduler evicts a postgres pod every cycle, and it lands back where it was
+    assert doc["descheduler"]["loops"] and any(e["landed"] == "same-node" for e in doc["descheduler"]["evictions"])

@@ -368,7 +368,8 @@ def _low_optimum(base: Cluster, state: Any, policy: DeschedulerPolicy, params: R
     if stuck_moves:
         status = Status.FEASIBLE
         levels = tuple((name, value, False) for name, value, _ in levels)
-    notes = [Note(f"{len(movers.free)} evictable pods; every plan that meets the thresholds evicts at least "
+    meets = "the thresholds" if not lp.hopeless else "the thresholds on every node that can be brought within them"
+    notes = [Note(f"{len(movers.free)} evictable pods; every plan that meets {meets} evicts at least "
                   f"{lp.bound} (per node above targetThresholds, the fewest of its evictable pods whose requests "
                   "cover the excess); each replacement landed by kube-scheduler, steered by temporary cordons")]
     if lp.hopeless:
@@ -582,8 +583,8 @@ def _hopeless(cluster: Cluster, node: str, cap: dict[str, int], movable: list[Po
         parts.append(f"the evictor keeps {len(kept)} pod(s) there ({_few([p.key for p in kept])}: "
                      f"{evictor.why_not(kept[0]) if evictor else ''})")
     if blocked:
-        parts.append(f"{len(blocked)} evictable pod(s) there ({_few([p.key for p in blocked])}) cannot land on any "
-                     f"other node: {stuck[blocked[0].key]}")
+        parts.append(f"{len(blocked)} evictable pod(s) there ({_few([p.key for p in blocked])}) can leave it in no "
+                     f"plan ({blocked[0].key}: {stuck[blocked[0].key]})")
     return Unmet("LowNodeUtilization", node, "; ".join(parts), tuple(p.key for p in kept + blocked), True)
 
 
