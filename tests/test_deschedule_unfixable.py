@@ -174,3 +174,4 @@ def test_no_valid_end_state_meets_a_goal_said_unmeetable_nor_evicts_fewer_than_t
         assert o.bound <= fewest
     if str(o.plan.status.value if hasattr(o.plan.status, "value") else o.plan.status) == "OPTIMAL":
         assert (len(o.verdict.outside), o.plan.moves) == best
+
