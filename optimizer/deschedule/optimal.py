@@ -44,10 +44,13 @@ from .policy import DUPLICATES, HIGH, LOW, SPREAD, DeschedulerPolicy
 MIN_PLAN_S = 0.5  # seconds the constructive plan, and then its waves, always get (when the optimum starts in time)
 RECEIVERS_FROM = 60  # nodes above which the re-placed pods may go only to their own and the least used nodes
 RECEIVERS_MIN = 30
-# CPU seconds per running pod the optimum spends before its plan can stop at the deadline (who may move, the
-# input's violations, the states, the PDB index: about 6 s at 1,050 nodes and 17,449 pods on an idle machine);
-# with less time left than that, scaled by how slowly the command has run, the optimum is not searched
-OPTIMUM_S_PER_POD = 3.5e-4
+# The optimum's start-up work (who may move, the input's violations, the states, the PDB index, the first
+# node's plan) does not stop at the deadline: 2e-4 CPU seconds per running pod (4.7 s at 1,050 nodes and 17,449
+# pods, in-process at load 4.7). The command's reserve behind the deadline (2.5e-4 s per pod, for the verify
+# gate and the output, which took about 1e-4) absorbs up to about 0.7 of it, so the optimum is not searched
+# when less time is left than the rest, scaled by how slowly the command has run (with the whole 2e-4 the
+# 1,050-node run at load 4.5 skipped an optimum it had time for, ending at 16 s of 30)
+OPTIMUM_S_PER_POD = 6e-5
 ANCHOR_STEERS = 0.3  # of the nodes, the temporary cordons an anchor's landing may try (others: MAX_STEERS)
 TARGET_SHARE = 0.45  # of the optimum's time, the target's; the waves (landing simulated per wave) get the rest
 
