@@ -242,7 +242,8 @@ def test_when_reading_the_input_used_the_time_no_cycle_is_simulated_and_the_outp
 
     cluster, pol = load_paths([str(LNU_INSTANCE)]), load_policy_file(str(LNU_POLICY))
     result = deschedule(cluster, pol, RebalanceParams(time_limit=30), time.perf_counter() - 1)
-    assert result.descheduler.cycles == () and "before the descheduler's cycle was simulated" in result.descheduler.skipped
+    assert result.descheduler.cycles == ()
+    assert "before the descheduler's cycle was simulated" in result.descheduler.skipped
     doc = document(result)
     assert doc["descheduler"]["evictions"] == [] and "--time-limit 60" in doc["descheduler"]["not_simulated"]
     assert doc["before"]["nodes_outside_thresholds"]  # the policy's verdict on the input is still given
