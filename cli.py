@@ -1020,7 +1020,7 @@ def deschedule(files: Sequence[str], policy_file: str, time_limit: float, worker
     profile = profiles.for_batch(cluster.pods)
     params = RebalanceParams(time_limit=time_limit, workers=workers, seed=seed, profile=profile,
                              log_progress=bool(_root().get("verbose")), interrupt=Interrupt())
-    from .optimizer.rebalance import RESERVE_PER_POD
+    from .optimizer.deschedule import RESERVE_PER_POD
     from .optimizer.timelimit import scaled_reserve
 
     # kept for the verify gate and the output, as rebalance keeps it (scaled by how slow this machine runs)

@@ -156,7 +156,7 @@ def test_the_spread_bounce_is_reported_as_a_loop_and_the_plan_evicts_nothing() -
     assert d["evictions"] and all(e["plugin"] == "RemovePodsViolatingTopologySpreadConstraint"
                                   for e in d["evictions"])
     assert o["evictions"] == []
-    assert any("counts only the pods the evictor may evict" in u for u in o["unmet"])
+    assert any("counts only the pods the evictor may evict" in u["why"] for u in o["unmet"])
     assert code == 1  # the plugin's own reading of the goal stays unmet: said, exit 1
 
 
@@ -195,7 +195,7 @@ def test_with_no_time_left_the_optimum_says_it_was_not_searched_instead_of_overr
     o = optimum(cluster, pol, RebalanceParams(time_limit=30), time.perf_counter() - 1, verdict(cluster, pol))
     assert o.plan.status == "UNKNOWN" and o.plan.moves == 0 and not o.plan.complete
     assert "before the optimum was searched" in o.plan.blocked[0].reason and "--time-limit 60" in o.plan.blocked[0].reason
-    assert o.unmet and o.unmet[0].startswith("node-1 stays above targetThresholds")
+    assert o.unmet and o.unmet[0].why.startswith("node-1 stays above targetThresholds")
     # and the command prints it: the document and the table
     from podplan.optimizer.deschedule import Result
     from podplan.optimizer.deschedule.cycle import run as cycles
@@ -229,3 +229,38 @@ def test_ctrl_c_prints_the_best_plan_so_far_and_exits_130(monkeypatch: pytest.Mo
     assert doc["descheduler"]["evictions"]  # the descheduler's cycle as simulated
     assert doc["optimal"]["status"] != "OPTIMAL" and not doc["optimal"]["complete"]
     assert any("interrupted" in b["reason"] for b in doc["optimal"]["blocked"])
+
+
+def test_when_reading_the_input_used_the_time_no_cycle_is_simulated_and_the_output_says_so() -> None:
+    import time
+
+    from podplan.models.loader import load_paths
+    from podplan.optimizer.deschedule import deschedule
+    from podplan.optimizer.deschedule.policy import load_policy_file
+    from podplan.optimizer.rebalance.plan import RebalanceParams
+    from podplan.optimizer.render.deschedule import document, render_table
+
+    cluster, pol = load_paths([str(LNU_INSTANCE)]), load_policy_file(str(LNU_POLICY))
+    result = deschedule(cluster, pol, RebalanceParams(time_limit=30), time.perf_counter() - 1)
+    assert result.descheduler.cycles == ()
+    assert "before the descheduler's cycle was simulated" in result.descheduler.skipped
+    doc = document(result)
+    assert doc["descheduler"]["evictions"] == [] and "--time-limit 60" in doc["descheduler"]["not_simulated"]
+    assert doc["before"]["nodes_outside_thresholds"]  # the policy's verdict on the input is still given
+    text = render_table(doc)
+    assert "not simulated (time limit)" in text and "descheduler: the time limit ran out" in text
+
+
+def test_the_bundled_pinned_database_is_a_goal_no_plan_meets_named_with_its_blocking_pods() -> None:
+    code, out, err = run("deschedule", str(INSTANCES / "pinned-database.yaml"), "--policy-file", str(LNU_POLICY),
+                         "-o", "json", "--time-limit", "20")
+    assert code == 1, err  # a goal of the policy is not met: said, exit 1
+    doc = json.loads(out)
+    o = doc["optimal"]
+    assert o["status"] == "OPTIMAL" and o["bound"] == 1 and o["gap"] == 0.0 and len(o["evictions"]) == 1
+    [u] = o["unmet"]
+    assert (u["goal"], u["node"], u["proven"]) == ("LowNodeUtilization", "node-1", True)
+    assert u["blocking_pods"] == ["shop/postgres-0", "shop/postgres-1"]
+    assert "didn't match Pod's node affinity/selector" in u["why"]
+    # the descheduler evicts a postgres pod every cycle, and it lands back where it was
+    assert doc["descheduler"]["loops"] and any(e["landed"] == "same-node" for e in doc["descheduler"]["evictions"])

@@ -16,7 +16,7 @@ evictions equal the bound: proven optimal.
 """
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from ...models.objects import Pod
@@ -115,12 +115,14 @@ class LowPlan:
     outside: tuple[str, ...]  # nodes this plan leaves above the caps
     why: dict[str, str]  # node left above -> why
     steps: tuple[tuple[Pod, str, tuple[str, ...]], ...] = ()  # (pod, node, cordons it landed under), in order
+    hopeless: tuple[str, ...] = ()  # the nodes no plan brings within the caps (outside_bound of them)
 
 
 def bound(state: ClusterState, caps: Mapping[str, Mapping[str, int]], movable: Mapping[str, list[Pod]],
-          ) -> tuple[int, list[str]]:
+          stuck: Collection[str] = ()) -> tuple[int, list[str]]:
     """(the fewest evictions that bring every node that can be brought within its caps, the nodes that cannot
-    be: their movable pods together do not cover the excess)."""
+    be: their movable pods together do not cover the excess). `stuck`: pods whose replacement can land on no
+    other node in any plan (unfixable.stuck_pods): they cannot bring their node down."""
     total, hopeless = 0, []
     for name, cap in caps.items():
         if name not in state.nodes:
@@ -128,7 +130,7 @@ def bound(state: ClusterState, caps: Mapping[str, Mapping[str, int]], movable: M
         over = excess(usage(state, name), cap)
         if not over:
             continue
-        few = fewest_off(movable.get(name, []), over)
+        few = fewest_off([p for p in movable.get(name, []) if p.key not in stuck], over)
         if few is None:
             hopeless.append(name)
         else:
@@ -137,10 +139,16 @@ def bound(state: ClusterState, caps: Mapping[str, Mapping[str, int]], movable: M
 
 
 def plan_low(state: ClusterState, lander: Lander, caps: Mapping[str, Mapping[str, int]],
-             movable: Mapping[str, list[Pod]], order_key, eviction_key, stop=lambda: False) -> LowPlan:
+             movable: Mapping[str, list[Pod]], order_key, eviction_key, stop=lambda: False,
+             may_land=lambda pod, node: True, steers=lambda pod: MAX_STEERS, stuck: Collection[str] = (),
+             ) -> LowPlan:
     """The plan of the module docstring, on `state` (changed in place: the end state; `lander` follows it).
     `movable`: node -> the pods that may be evicted from it; `order_key`: the preference among a node's pods
-    (smaller first); `eviction_key`: the order replacements are scheduled in; `stop()`: time is up."""
+    (smaller first); `eviction_key`: the order replacements are scheduled in; `stop()`: time is up;
+    `may_land(pod, node)`: whether the plan lets the pod's replacement end on the node (beside its caps: a
+    cache its followers' required affinity needs stays in their zone); `steers(pod)`: the temporary cordons its
+    landing may try; `stuck`: pods no plan can move off their node (left out of the bound and of the plan)."""
+    movable = {n: [p for p in ps if p.key not in stuck] for n, ps in movable.items()}
     low_bound, hopeless = bound(state, caps, movable)
     over = [n for n, cap in caps.items() if n in state.nodes and excess(usage(state, n), cap)]
     over.sort(key=lambda n: (-max(usage(state, n)[r] / max(1, c) for r, c in caps[n].items()), n))
@@ -149,6 +157,8 @@ def plan_low(state: ClusterState, lander: Lander, caps: Mapping[str, Mapping[str
     steps: list[tuple[Pod, str, tuple[str, ...]]] = []
 
     def fits(node: str, pod: Pod) -> bool:
+        if not may_land(pod, node):
+            return False
         cap = caps.get(node)
         if not cap:
             return True
@@ -174,7 +184,7 @@ def plan_low(state: ClusterState, lander: Lander, caps: Mapping[str, Mapping[str
             done: list[tuple[Pod, Pod, str]] = []
             failed = None
             for pod in sorted(chosen, key=eviction_key):
-                to, cordons = _land(state, lander, pod, fits, still_over() | {name})
+                to, cordons = _land(state, lander, pod, fits, still_over() | {name}, steers(pod))
                 if not to:
                     failed = pod
                     break
@@ -198,7 +208,7 @@ def plan_low(state: ClusterState, lander: Lander, caps: Mapping[str, Mapping[str
         else:
             why[name] = "the replacements of its pods found no node within the thresholds"
     outside = tuple(sorted(n for n in over if excess(usage(state, n), caps[n])))
-    return LowPlan(assignment, low_bound, len(hopeless), outside, why, tuple(steps))
+    return LowPlan(assignment, low_bound, len(hopeless), outside, why, tuple(steps), tuple(sorted(hopeless)))
 
 
 def _siblings(a: Pod, b: Pod) -> bool:
@@ -206,12 +216,13 @@ def _siblings(a: Pod, b: Pod) -> bool:
                               and a.requests == b.requests and a.priority == b.priority)
 
 
-def _land(state: ClusterState, lander: Lander, pod: Pod, fits, cordoned: set[str]) -> tuple[str, tuple[str, ...]]:
+def _land(state: ClusterState, lander: Lander, pod: Pod, fits, cordoned: set[str], steers: int = MAX_STEERS,
+          ) -> tuple[str, tuple[str, ...]]:
     """Where kube-scheduler binds `pod`'s replacement with `cordoned` unschedulable, cordoning as well each node
     it picks that the replacement would push above its caps, and the cordons ("" when none within the caps is
     found)."""
     cordons = set(cordoned)
-    for _ in range(MAX_STEERS):
+    for _ in range(steers):
         to = lander.simulate([Move(pod, pod.node_name, "")], sorted(cordons))[0]
         if not to:
             return "", ()

@@ -54,6 +54,7 @@ class Run:
     loops: bool
     loop_from: int | None  # loops: the cycle whose end state came back (0: the input's state); None otherwise
     initial: Verdict
+    skipped: str = ""  # why no cycle was simulated (the time limit), "" when they were
 
 
 def nodes_of(cluster: Cluster, policy: DeschedulerPolicy) -> list:

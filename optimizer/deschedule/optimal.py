@@ -22,6 +22,7 @@ from typing import Any
 
 from ...models.objects import Cluster, Pod
 from ..disruption import pod_ready
+from ..interpodaffinity.filtering import term_matches
 from ..rebalance.budgets import PdbIndex
 from ..rebalance.metrics import metrics
 from ..rebalance.movable import MovePolicy, goes_with_node, who_moves
@@ -31,7 +32,9 @@ from ..rebalance.states import state_of, violations_by_pod
 from ..rebalance.target import FOCUS_LIMIT, find_target, solve_target
 from ..rebalance.waves import R_INTERRUPTED, R_OUT_OF_TIME, R_STUCK, R_UNPLANNED, _Waves, waves_to
 from ..runner import Status
-from .constructive import plan_low, undo
+from ..timelimit import slowdown
+from .constructive import MAX_STEERS, amount, excess, fewest_off, plan_low, undo, usage
+from .unfixable import Unmet, stuck_pods
 from .cycle import Verdict, nodes_of, verdict
 from .evictor import Counts, Evictor
 from .plugins import Snapshot, _capped, _target_nodes, utilization_thresholds
@@ -41,6 +44,14 @@ from .policy import DUPLICATES, HIGH, LOW, SPREAD, DeschedulerPolicy
 MIN_PLAN_S = 0.5  # seconds the constructive plan, and then its waves, always get (when the optimum starts in time)
 RECEIVERS_FROM = 60  # nodes above which the re-placed pods may go only to their own and the least used nodes
 RECEIVERS_MIN = 30
+# The optimum's start-up work (who may move, the input's violations, the states, the PDB index, the first
+# node's plan) does not stop at the deadline: 2e-4 CPU seconds per running pod (4.7 s at 1,050 nodes and 17,449
+# pods, in-process at load 4.7). The command's reserve behind the deadline (2.5e-4 s per pod, for the verify
+# gate and the output, which took about 1e-4) absorbs up to about 0.7 of it, so the optimum is not searched
+# when less time is left than the rest, scaled by how slowly the command has run (with the whole 2e-4 the
+# 1,050-node run at load 4.5 skipped an optimum it had time for, ending at 16 s of 30)
+OPTIMUM_S_PER_POD = 6e-5
+ANCHOR_STEERS = 0.3  # of the nodes, the temporary cordons an anchor's landing may try (others: MAX_STEERS)
 TARGET_SHARE = 0.45  # of the optimum's time, the target's; the waves (landing simulated per wave) get the rest
 
 
@@ -149,7 +160,7 @@ def goals_of(cluster: Cluster, policy: DeschedulerPolicy) -> PolicyGoals:
 class Optimum:
     plan: RebalancePlan
     verdict: Verdict  # the policy's verdict on the plan's end state
-    unmet: tuple[str, ...]  # per goal not met: which, and why (blocking pods and nodes)
+    unmet: tuple[Unmet, ...]  # per goal not met: which, and why (blocking pods and nodes)
     free: int  # the pods the target could re-place
     bound: int | None = None  # the fewest evictions proven necessary (None: no bound computed)
 
@@ -162,7 +173,7 @@ def optimum(cluster: Cluster, policy: DeschedulerPolicy, base_params: RebalanceP
     snap = Snapshot.of(base, nodes)
     evictor = Evictor(policy.profiles[0].evictor, base, Counts(policy), nodes, snap.pods_on) if policy.profiles \
         else None
-    if started >= deadline:
+    if deadline - started < OPTIMUM_S_PER_POD * len(base.pods) * slowdown():
         return _not_searched(base, policy, base_params, initial, evictor, started)
     goals = goals_of(base, policy)
     scope = (lambda p: not evictor.why_not(p) and not evictor.pre_eviction(p)) if evictor else (lambda p: False)
@@ -223,8 +234,9 @@ def optimum(cluster: Cluster, policy: DeschedulerPolicy, base_params: RebalanceP
         plan = RebalancePlan("fix", (), False, (Blocked("-", "no target state meets the policy's hard limits"),), (),
                              before, before, Status.NO_TARGET, (), tuple(notes), time.perf_counter() - started,
                              where0)
-        return fast or Optimum(plan, initial, ("no plan: " + "; ".join(_unmet_reasons(base, policy, initial,
-                                                                                     evictor)),), len(free))
+        unmet = tuple(replace(u, why="no plan: " + u.why) for u in _unmet_reasons(base, policy, initial, evictor))
+        return fast or Optimum(plan, initial, unmet or (Unmet("policy", "-", "no target state meets the policy's "
+                                                              "hard limits"),), len(free))
     waves, stuck, final = waves_to(base, target, free, params, healthy, initial_bad, deadline=deadline, pdbs=pdbs)
     moved = {m.key for w in waves for m in w.moves}
     after = metrics(base, final, moved, (), params.policy, params.profile, judged=False)
@@ -241,7 +253,14 @@ def optimum(cluster: Cluster, policy: DeschedulerPolicy, base_params: RebalanceP
     found = Optimum(plan, v, tuple(_unmet_reasons(end_cluster, policy, v, evictor)), len(free))
     if fast is not None and _rank(fast) <= _rank(found):
         return fast
-    return replace(found, bound=fast.bound) if fast is not None else found
+    if fast is None:
+        return found
+    # the goals the constructive bound proved no plan meets keep their proof in the CP-SAT plan's report
+    proven = {u.node: u for u in fast.unmet if u.proven}
+    found = replace(found, unmet=tuple(proven.get(u.node, u) if u.goal == LOW else u for u in found.unmet))
+    # a target proven optimal is itself the bound (it can exceed the per-node count: that count does not see
+    # what keeps a pod from leaving, e.g. followers' affinity)
+    return replace(found, bound=found.plan.moves if found.plan.status == Status.OPTIMAL else fast.bound)
 
 
 def _not_searched(base: Cluster, policy: DeschedulerPolicy, params: RebalanceParams, initial: Verdict,
@@ -249,7 +268,9 @@ def _not_searched(base: Cluster, policy: DeschedulerPolicy, params: RebalancePar
     """No time left for the optimum (reading the input and the descheduler's cycle used the time limit): an
     empty plan that says so, instead of a search past the limit."""
     where0 = {p.key: p.node_name for p in base.pods}
-    before = metrics(base, where0, (), (), params.policy, params.profile, judged=False)
+    # no utilisation metrics: the command prints none, and building the state for them took 2 s at 5,250 nodes
+    # after the time was already up (the rebalance document reads only the empty nodes, none newly)
+    before: dict[str, Any] = {"empty_nodes": []}
     why = (f"the time limit ran out before the optimum was searched (reading the input and simulating the "
            f"descheduler's cycle used it); try --time-limit {math.ceil(2 * params.time_limit)} or more")
     plan = RebalancePlan("fix", (), False, (Blocked("-", why),), (), before, before, Status.UNKNOWN, (),
@@ -280,10 +301,32 @@ def _low_optimum(base: Cluster, state: Any, policy: DeschedulerPolicy, params: R
         if p.node_name in goals.caps and low.namespaces.admits(p.namespace):
             movable[p.node_name].append(p)
     guarded = movers.guarded
+    # only the pods of the nodes above their caps are ever evicted (at 1,000 nodes, judging every movable pod
+    # below took 4 s of CPU)
+    over = [n for n, cap in goals.caps.items() if n in state.nodes and excess(usage(state, n), cap)]
+    candidates = [p for n in over for p in movable.get(n, [])]
     # pods other pods' required affinity points at (a cache its frontends must share a zone with): moving one
     # drags or strands its followers, so they are evicted last
     terms = {t.label_selector for p in base.pods for t in p.affinity.pod_required if t.label_selector is not None}
-    anchors = {p.key for ps in movable.values() for p in ps if any(t.matches(p.labels) for t in terms)}
+    anchors = {p.key for p in candidates if any(t.matches(p.labels) for t in terms)}
+    stay = anchor_domains(base, [p for p in candidates if p.key in anchors])
+    node_labels = {n.name: n.labels for n in base.nodes}
+
+    def may_land(pod: Pod, node: str) -> bool:
+        # an anchor's replacement stays in the domains where its followers run: moved out, it would leave them
+        # violating their required affinity (the verifier refuses that state) and no replacement of theirs
+        # could land there (seed 2 of the 500-node benchmark: a zone's cache moved away, its zone's frontends
+        # became unmovable and two nodes stayed above the target)
+        return all(node_labels[node].get(k) == v for k, v in stay.get(pod.key, ()))
+
+    # an anchor kept in its zone needs more temporary cordons than other pods: kube-scheduler's first choices
+    # there are the zone's nodes with the most room in cpu and memory, often at their pod-count cap (seed 2 of
+    # the 500-node benchmark: the two caches' waves cordoned 133 and 135 nodes, for a plan at the bound; with 40
+    # tries the caches were kept and two more pods evicted). The cordons last while the anchor's wave runs
+    anchor_steers = max(MAX_STEERS, int(ANCHOR_STEERS * len(base.nodes)))
+    # the pods whose replacement lands on no other node in any plan: they cannot bring their node down, so the
+    # bound leaves them out, and a node only they could bring down is a goal no plan meets (unfixable.py)
+    stuck = stuck_pods(base, {p.key for p in movers.free}, candidates, params.profile)
 
     def preference(p: Pod) -> tuple:
         # pods no PDB guards first (then more budget left), not followed, lower priority, no placement rules
@@ -302,7 +345,8 @@ def _low_optimum(base: Cluster, state: Any, policy: DeschedulerPolicy, params: R
     stop_at = max(now + max(0.0, deadline - now) * 0.4, now + MIN_PLAN_S)
     deadline = max(deadline, now + 2 * MIN_PLAN_S)
     lp = plan_low(state, lander, goals.caps, movable, preference, eviction_key,
-                  stop=lambda: params.interrupt.is_set() or time.perf_counter() > stop_at)
+                  stop=lambda: params.interrupt.is_set() or time.perf_counter() > stop_at, may_land=may_land,
+                  steers=lambda p: anchor_steers if p.key in stay else MAX_STEERS, stuck=stuck)
     per_node = min((v for v in (policy.max_per_node, low.node_limit) if v is not None), default=None)
     sources: dict[str, int] = defaultdict(int)
     pods = {p.key: p for p in movers.free}
@@ -320,29 +364,35 @@ def _low_optimum(base: Cluster, state: Any, policy: DeschedulerPolicy, params: R
     if len(base.nodes) <= RECEIVERS_FROM:
         # rebalance's wave builder: it tries groups and takes kube-scheduler's nodes when as good (fewer waves),
         # and is fast at this size
-        waves, stuck, final = waves_to(base, target, chosen, params, healthy, initial_bad, deadline=deadline,
-                                       pdbs=pdbs, start=(state, lander))
+        waves, stuck_moves, final = waves_to(base, target, chosen, params, healthy, initial_bad, deadline=deadline,
+                                             pdbs=pdbs, start=(state, lander))
     else:
-        waves, stuck, final = _waves_of_steps(base, lp.steps, params, healthy, initial_bad, pdbs, state, lander,
-                                              deadline)
+        waves, stuck_moves, final = _waves_of_steps(base, lp.steps, params, healthy, initial_bad, pdbs, state,
+                                                    lander, deadline)
     moved = {m.key for w in waves for m in w.moves}
     where0 = {p.key: p.node_name for p in base.pods}
     # the command prints the policy's verdict and the verify gate's, not rebalance's metrics: no second judge here
     before = metrics(base, where0, (), (), params.policy, params.profile, judged=False)
     after = metrics(base, final, moved, (), params.policy, params.profile, judged=False)
     status, levels = target.status, target.levels
-    if stuck:
+    if stuck_moves:
         status = Status.FEASIBLE
         levels = tuple((name, value, False) for name, value, _ in levels)
-    notes = [Note(f"{len(movers.free)} evictable pods; every plan that meets the thresholds evicts at least "
+    meets = "the thresholds" if not lp.hopeless else "the thresholds on every node that can be brought within them"
+    notes = [Note(f"{len(movers.free)} evictable pods; every plan that meets {meets} evicts at least "
                   f"{lp.bound} (per node above targetThresholds, the fewest of its evictable pods whose requests "
                   "cover the excess); each replacement landed by kube-scheduler, steered by temporary cordons")]
-    notes += [Note(f"{n}: {why}") for n, why in sorted(lp.why.items())]
-    plan = RebalancePlan("fix", (), not stuck, tuple(stuck), tuple(waves), before, after, status, levels,
-                         tuple(notes), time.perf_counter() - started, final)
+    if lp.hopeless:
+        notes.append(Note(f"{len(lp.hopeless)} node(s) no plan brings within targetThresholds (named in unmet) are "
+                          "left out of the bound: it is the fewest evictions that meet every other goal"))
+    notes += [Note(f"{n}: {why}") for n, why in sorted(lp.why.items()) if n not in lp.hopeless]
+    plan = RebalancePlan("fix", (), not stuck_moves, tuple(stuck_moves), tuple(waves), before, after, status,
+                         levels, tuple(notes), time.perf_counter() - started, final)
     end_cluster = end_state(base, final)
     v = verdict(end_cluster, policy)
-    return Optimum(plan, v, tuple(_unmet_reasons(end_cluster, policy, v, evictor)), len(chosen), lp.bound)
+    proven = {n: _hopeless(base, n, goals.caps[n], movable.get(n, []), stuck, evictor) for n in lp.hopeless}
+    return Optimum(plan, v, tuple(_unmet_reasons(end_cluster, policy, v, evictor, proven=proven, plan_why=lp.why)),
+                   len(chosen), lp.bound)
 
 
 def _waves_of_steps(base: Cluster, steps: Any, params: RebalanceParams, healthy: dict[str, bool],
@@ -470,6 +520,30 @@ def _high_optimum(base: Cluster, policy: DeschedulerPolicy, params: RebalancePar
                    len(moved) if proven else None)
 
 
+def anchor_domains(cluster: Cluster, anchors: list[Pod]) -> dict[str, tuple[tuple[str, str], ...]]:
+    """anchor pod key -> the (topology key, value) pairs its replacement must keep: those of the required
+    pod-affinity terms of other pods (followers) that select it and run in its domain. Followers are grouped by
+    (term, namespace, domain value), so a Deployment's many replicas cost one check."""
+    labels = {n.name: n.labels for n in cluster.nodes}
+    ns_labels = {name: ns.labels for name, ns in cluster.namespaces.items()}
+    groups: dict[tuple, Pod] = {}
+    for f in cluster.pods:
+        for t in f.affinity.pod_required:
+            value = labels.get(f.node_name, {}).get(t.topology_key)
+            if value is not None:
+                groups.setdefault((t, f.namespace, t.topology_key, value), f)
+    out: dict[str, tuple[tuple[str, str], ...]] = {}
+    for a in anchors:
+        mine = labels.get(a.node_name, {})
+        keep = set()
+        for (t, _, key, value), f in groups.items():
+            if f.key != a.key and mine.get(key) == value and term_matches(t, f, a, ns_labels, owner_incoming=True):
+                keep.add((key, value))
+        if keep:
+            out[a.key] = tuple(sorted(keep))
+    return out
+
+
 def _holds_rules(pod: Pod) -> bool:
     a = pod.affinity
     return bool(a.pod_required or a.anti_required or a.node_required
@@ -499,10 +573,50 @@ def end_state(cluster: Cluster, final: dict[str, str]) -> Cluster:
                    pending=())
 
 
+def _hopeless(cluster: Cluster, node: str, cap: dict[str, int], movable: list[Pod], stuck: dict[str, str],
+              evictor: Evictor | None) -> Unmet:
+    """A node above its caps that no plan brings within them: its evictable pods whose replacement can land
+    elsewhere do not cover its excess. Blocking: the pods the evictor keeps there, and those that cannot land
+    on another node (with kube-scheduler's reasons)."""
+    on = [p for p in cluster.pods if p.node_name == node]
+    used = {"cpu": sum(p.requests.get("cpu", 0) for p in on), "memory": sum(p.requests.get("memory", 0) for p in on),
+            "pods": len(on)}
+    over = excess(used, cap)
+    helpful = [p for p in movable if p.key not in stuck]
+    kept = [p for p in on if evictor is not None and evictor.why_not(p)]
+    blocked = [p for p in movable if p.key in stuck]
+    gives = {r: sum(amount(p, r) for p in helpful) for r in over}
+    short = ", ".join(f"{r} {_fmt(r, gives[r])} of {_fmt(r, over[r])}" for r in sorted(over) if gives[r] < over[r])
+    parts = [f"{node} stays above targetThresholds in every plan: the pods that can leave it cover only {short} "
+             "of its excess"]
+    if kept:
+        parts.append(f"the evictor keeps {len(kept)} pod(s) there ({_few([p.key for p in kept])}: "
+                     f"{evictor.why_not(kept[0]) if evictor else ''})")
+    if blocked:
+        parts.append(f"{len(blocked)} evictable pod(s) there ({_few([p.key for p in blocked])}) can leave it in no "
+                     f"plan ({blocked[0].key}: {stuck[blocked[0].key]})")
+    return Unmet("LowNodeUtilization", node, "; ".join(parts), tuple(p.key for p in kept + blocked), True)
+
+
+def _fmt(resource: str, value: int) -> str:
+    if resource == "cpu":
+        return f"{value}m"
+    if resource == "memory":
+        return f"{value / 2 ** 20:.0f}Mi"
+    return str(value)
+
+
+def _few(keys: list[str], n: int = 5) -> str:
+    return ", ".join(keys[:n]) + (" ..." if len(keys) > n else "")
+
+
 def _unmet_reasons(cluster: Cluster, policy: DeschedulerPolicy, v: Verdict, evictor: Evictor | None,
-                   to_empty: tuple[str, ...] = ()) -> list[str]:
+                   to_empty: tuple[str, ...] = (), proven: dict[str, Unmet] | None = None,
+                   plan_why: dict[str, str] | None = None) -> list[Unmet]:
     """Per goal not met, which and why. `to_empty`: HighNodeUtilization's underutilised nodes (before the plan),
-    each still holding pods other than DaemonSet and mirror pods is named."""
+    each still holding pods other than DaemonSet and mirror pods is named. `proven`: node -> the goal no plan
+    meets there (its entry replaces the generic one); `plan_why`: node -> why this plan left it outside."""
+    proven, plan_why = proven or {}, plan_why or {}
     out = []
     on: dict[str, list[Pod]] = defaultdict(list)
     for p in cluster.pods:
@@ -514,22 +628,33 @@ def _unmet_reasons(cluster: Cluster, policy: DeschedulerPolicy, v: Verdict, evic
         kept = [p.key for p in left if evictor is None or evictor.why_not(p)]
         why = (f"the evictor keeps {', '.join(kept[:5])}{' ...' if len(kept) > 5 else ''}" if kept else
                "no other node takes all of its pods (or the time limit ran out)")
-        out.append(f"{n} is underutilised and not emptied ({len(left)} pod(s) left): {why}")
+        out.append(Unmet("HighNodeUtilization", n, f"{n} is underutilised and not emptied ({len(left)} pod(s) "
+                         f"left): {why}", tuple(kept)))
     for n in v.outside:
+        if n in proven:
+            out.append(proven[n])
+            continue
         stuck = [p.key for p in on[n] if evictor is None or evictor.why_not(p)]
+        if n in plan_why:
+            out.append(Unmet("LowNodeUtilization", n, f"{n} stays above targetThresholds in this plan (another plan "
+                             f"may bring it within them): {plan_why[n]}", ()))
+            continue
         why = (f"its pods the evictor keeps ({', '.join(stuck[:5])}{' ...' if len(stuck) > 5 else ''}) already "
                "hold it above targetThresholds, or no other node has room within the thresholds") if stuck else \
             "no other node has room for its pods within the thresholds (or the eviction limits stop the plan)"
-        out.append(f"{n} stays above targetThresholds: {why}")
+        out.append(Unmet("LowNodeUtilization", n, f"{n} stays above targetThresholds: {why}", tuple(stuck)))
     for key, plugin in zip(v.violations, v.plugins or ("",) * len(v.violations)):
         pod = next((p for p in cluster.pods if p.key == key), None)
         where = pod.node_name if pod else "?"
         if plugin == SPREAD:
-            out.append(f"{key} on {where}: {SPREAD} still picks it; the plugin counts only the pods the evictor "
-                       "may evict in each domain, while kube-scheduler counts every matching pod: the plan meets "
-                       "kube-scheduler's spread rule, and evicting for the plugin's count only repeats")
+            out.append(Unmet(SPREAD, where, f"{key} on {where}: {SPREAD} still picks it; the plugin counts only the "
+                             "pods the evictor may evict in each domain, while kube-scheduler counts every matching "
+                             "pod: the plan meets kube-scheduler's spread rule, and evicting for the plugin's count "
+                             "only repeats", (key,), pod=key))
             continue
         reason = evictor.why_not(pod) if evictor is not None and pod is not None else ""
-        out.append(f"{key} still violates the policy ({plugin or 'a violation plugin'}) on {where}"
-                   + (f": {reason}" if reason else ": no valid node takes it within the policy's limits"))
+        name = plugin or "a violation plugin"
+        why = reason or "no valid node takes it within the policy's limits"
+        out.append(Unmet(plugin or "violation", where, f"{key} still violates the policy ({name}) on {where}: {why}",
+                         (key,), pod=key))
     return out

@@ -6,7 +6,7 @@ its pod's key and labels, so the members never change; only whether each is heal
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
 from ...models.objects import Cluster, Pod, PodDisruptionBudget, Workload
@@ -29,7 +29,9 @@ class PdbIndex:
         return cls({b.key: (b, tuple(p for p in pods[b.namespace] if counts(b, p)), tuple(workloads[b.namespace]))
                     for b in cluster.pdbs})
 
-    def budgets(self, healthy: Mapping[str, bool]) -> dict[str, Budget]:
-        """Each PDB's budget with these pods healthy (a pod not in `healthy` is)."""
+    def budgets(self, healthy: Mapping[str, bool], only: Collection[str] | None = None) -> dict[str, Budget]:
+        """Each PDB's budget with these pods healthy (a pod not in `healthy` is); `only`: just the PDBs of these
+        pods (the others' budgets do not change with their health)."""
         return {key: budget(b, [(p, healthy.get(p.key, True)) for p in pods], workloads)
-                for key, (b, pods, workloads) in self.members.items()}
+                for key, (b, pods, workloads) in self.members.items()
+                if only is None or any(p.key in only for p in pods)}

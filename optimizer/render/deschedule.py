@@ -37,7 +37,8 @@ def document(r: Result) -> dict[str, Any]:
             "loop_returns_to": sim.loop_from,  # the cycle whose end state recurs (0: the input's state)
             "evictions_total": sum(len(c.evictions) for c in sim.cycles),
             # the time limit stopped kube-scheduler's landing of the last cycle's replacements
-            "stopped": any(c.stopped for c in sim.cycles),
+            "stopped": any(c.stopped for c in sim.cycles) or bool(sim.skipped),
+            "not_simulated": sim.skipped or None,  # why no cycle was simulated (the time limit)
             "after_last_cycle": {"nodes_outside_thresholds": list(last.outside),
                                  "violations_left": len(last.violations), "empty_nodes": list(last.empty)},
             "empty_nodes": list(first_v.empty),
@@ -59,7 +60,7 @@ def document(r: Result) -> dict[str, Any]:
             "nodes_outside_thresholds": list(opt.verdict.outside),
             "violations_left": len(opt.verdict.violations),
             "empty_nodes": list(opt.verdict.empty),
-            "unmet": list(opt.unmet),
+            "unmet": [u.document() for u in opt.unmet],
             "complete": plan.complete,
             "blocked": [{"pod": b.pod, "reason": b.reason} for b in plan.blocked],
             "notes": [n.with_items(", ".join(n.items)) for n in plan.notes],
@@ -92,6 +93,8 @@ def render_table(doc: dict[str, Any]) -> str:
     if d["loops"]:
         back = "the input's state" if d["loop_returns_to"] == 0 else f"the state after cycle {d['loop_returns_to']}"
         conv = f"loops: cycle {d['cycles']} returns to {back}"
+    elif d.get("not_simulated"):
+        conv = "not simulated (time limit)"
     elif d.get("stopped"):
         conv = f"cycle {d['cycles']}'s landing stopped by the time limit"
     elif d["converged"]:
@@ -135,8 +138,10 @@ def render_table(doc: dict[str, Any]) -> str:
         out += ["", "optimal plan:", table(["WAVE", "POD", "FROM", "TO"], rows[:60])]
         if len(rows) > 60:
             out.append(f"... and {len(rows) - 60} more (-o json lists them all)")
-    for line in o["unmet"]:
-        out.append(f"unmet: {line}")
+    if d.get("not_simulated"):
+        out.append(f"descheduler: {d['not_simulated']}")
+    for u in o["unmet"]:
+        out.append(f"unmet{' (no plan meets it)' if u['proven'] else ''}: {u['why']}")
     for b in o["blocked"]:
         out.append(f"blocked: {b['pod']}: {b['reason']}")
     for n in o["notes"]:
@@ -166,6 +171,11 @@ def render_html(doc: dict[str, Any], title: str = "podplan deschedule") -> str:
              tbl(["cycle", "evictions", "bounced", "new violation", "nowhere", "outside", "violations"],
                  [[i + 1, c["evictions"], c["bounced"], c["new_violations"], c["nowhere"],
                    c["nodes_outside_thresholds"], c["violations_left"]] for i, c in enumerate(d["per_cycle"])]),
+             "<h2>Goals not met</h2>" if o["unmet"] else "",
+             tbl(["goal", "node", "no plan meets it", "why", "blocking pods"],
+                 [[u["goal"], u["node"], "yes" if u["proven"] else "not proven", u["why"],
+                   ", ".join(u["blocking_pods"][:20]) + (" ..." if len(u["blocking_pods"]) > 20 else "")]
+                  for u in o["unmet"]]) if o["unmet"] else "",
              "<h2>Optimal plan</h2>",
              tbl(["wave", "pod", "from", "to"], [[i, m["pod"], m["from"], m["to"]]
                                                  for i, w in enumerate(o["waves"], 1) for m in w["evictions"]]),

@@ -1,0 +1,32 @@
+"""The waves' PodDisruptionBudgets after a committed wave: recomputed only for the pods whose health changed,
+and equal to computing every budget afresh."""
+from __future__ import annotations
+
+from podplan.models.loader import parse_documents
+from podplan.optimizer.rebalance.plan import RebalanceParams
+from tests.test_deschedule_unfixable import node, pod
+
+
+def test_after_a_wave_the_cached_budgets_equal_the_budgets_computed_afresh() -> None:
+    # a wave that evicts an unready pod (its replacement is waited for: Ready) changes its PDB's budget; the
+    # waves recompute only that PDB's, and the result must equal computing every PDB again
+    from podplan.optimizer.rebalance.budgets import PdbIndex
+    from podplan.optimizer.rebalance.plan import Move
+    from podplan.optimizer.rebalance.waves import _Waves
+
+    docs = [node("n0"), node("n1"), pod("a", "n0", 500), pod("b", "n0", 500), pod("c", "n1", 500)]
+    for d in docs[2:]:
+        d["metadata"]["labels"] = {"app": "web" if d["metadata"]["name"] != "c" else "db"}
+    docs[3]["status"]["conditions"] = [{"type": "Ready", "status": "False"}]  # b is not ready
+    for name, app in (("web", "web"), ("db", "db")):
+        docs.append({"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {
+            "name": name, "namespace": "default"}, "spec": {"minAvailable": 1, "selector": {
+                "matchLabels": {"app": app}}}})
+    c = parse_documents(docs, "<test>")
+    healthy = {"default/a": True, "default/b": False, "default/c": True}
+    w = _Waves(c, RebalanceParams(time_limit=10, workers=1), healthy, {})
+    before = w.budgets()
+    b = next(p for p in c.pods if p.name == "b")
+    w.commit([Move(b, "n0", "n1")])
+    assert w.budgets() == PdbIndex.of(c).budgets(w.healthy)
+    assert w.budgets()["default/web"] != before["default/web"] and w.budgets()["default/db"] == before["default/db"]
