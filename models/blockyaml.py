@@ -145,6 +145,7 @@ _SKIP, _DOC, _ITEM, _ITEM_MAP, _KEY = range(5)
 _PENDING, _SCALAR, _NEW_DICT, _NEW_LIST, _LITERAL = range(5)
 # (what, indentation, column of the key in `- key: value`, key, what the value is, the value or literal header)
 _Line = tuple[int, int, int, Any, int, Any]
+_REFUSED: _Line = (5, -1, 0, None, 0, None)  # a line the reader leaves to the full loader
 
 
 class _Lines:
@@ -231,8 +232,7 @@ class _Lines:
             else:
                 key, rest = self.key(s)
                 out = (_KEY, ind, 0, key, *self.value(rest))
-        if len(self.seen) < 1_000_000:
-            self.seen[line] = out
+        self.seen[line] = out
         return out
 
 
@@ -241,8 +241,16 @@ def _parse(lines: list[str], scalars: _Scalars) -> list[Any]:
     each at its indentation; what a line is comes from _Lines."""
     docs: list[Any] = []
     classify = _Lines(scalars)
-    get = classify.seen.get
-    SKIP, DOC, ITEM, ITEM_MAP, KEY = _SKIP, _DOC, _ITEM, _ITEM_MAP, _KEY
+    # Each distinct line is classified once, up front; then every line's _Line is taken by one C-level map. A line
+    # this reader does not take raises NotMine only if the loop below reaches it (a literal block's lines are
+    # text, whatever they look like).
+    for line in set(lines):
+        try:
+            classify(line)
+        except NotMine:
+            classify.seen[line] = _REFUSED
+    infos = list(map(classify.seen.__getitem__, lines))
+    SKIP, DOC, ITEM, ITEM_MAP, KEY, REFUSED = _SKIP, _DOC, _ITEM, _ITEM_MAP, _KEY, _REFUSED[0]
     PENDING, SCALAR, NEW_DICT, NEW_LIST = _PENDING, _SCALAR, _NEW_DICT, _NEW_LIST
     stack: list[tuple[int, Any]] = []  # (indentation, dict or list) of each open collection
     top: Any = None  # the innermost open collection (stack[-1]), its indentation, whether it is a mapping
@@ -254,18 +262,16 @@ def _parse(lines: list[str], scalars: _Scalars) -> list[Any]:
     pend: tuple[Any, Any, int, bool] | None = None
     n, i = len(lines), 0
     while i < n:
-        line = lines[i]
+        what, ind, column, key, how, value = infos[i]
         i += 1
-        info = get(line)
-        if info is None:
-            info = classify(line)
-        what, ind, column, key, how, value = info
         if ind == top_ind and what == KEY and how == SCALAR and in_map:  # the common line: one more key
             top[key] = value
             pend = None
             continue
         if what == SKIP:
             continue
+        if what == REFUSED:
+            raise NotMine(lines[i - 1])
         if what == DOC:
             if root is not _MISSING:
                 docs.append(root)

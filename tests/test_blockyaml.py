@@ -127,6 +127,14 @@ def test_small_texts_agree_with_pyyaml(text: str) -> None:
     agrees(text)
 
 
+def test_a_literal_blocks_lines_are_text_whatever_they_look_like() -> None:
+    # every distinct line is classified before the documents are built: a line the reader would refuse as a
+    # node ("b: [1", "? c", "&x y") is still its own when it is a literal block's text
+    text = "a: |\n  b: [1\n  ? c\n  &x y\nd: 1\n"
+    assert agrees(text) == [{"a": "b: [1\n? c\n&x y\n", "d": 1}]
+    assert agrees("a: 1\nb: [1\n") is None  # the same line as a node: handed back
+
+
 def test_the_reader_takes_the_shapes_it_claims() -> None:
     for text in ("", "---\n", "a: 1\n---\n", "- a\n- b\n", "a:\n- 1\n-\n", "a: 1\na: 2\n", KUBECTL):
         assert blockyaml.load_all(text) is not None, text
