@@ -30,6 +30,18 @@ STR = "tag:yaml.org,2002:str"
 # Characters PyYAML refuses or treats as line breaks, and the ones this reader leaves to it (tab, CR, BOM).
 # (U+2028 and U+2029 are line breaks to PyYAML, as NEL U+0085 is.)
 _NOT_MINE = re.compile("[^\n\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]")
+# The same test for ASCII text (what manifests almost always are), by C-level byte operations: the regular
+# expression above took 0.5 s over production 5,000's 51 MB, this takes 0.07 s.
+_ASCII_MINE = b"\n" + bytes(range(0x20, 0x7F))
+
+
+def _has_foreign_characters(text: str) -> bool:
+    """Whether `text` holds a character _NOT_MINE matches."""
+    if text.isascii():
+        return bool(text.encode("ascii").translate(None, _ASCII_MINE))
+    return _NOT_MINE.search(text) is not None
+
+
 # First characters of a plain scalar or key this reader leaves to PyYAML: indicators (anchors, aliases, tags,
 # flow collections, block scalars, directives, reserved) and quotes it did not take as a whole.
 _INDICATORS = frozenset(",[]{}#&*!|>'\"%@`")
@@ -354,7 +366,7 @@ def _parse(lines: list[str], scalars: _Scalars) -> list[Any]:
 def load_all(text: str) -> list[Any] | None:
     """The documents of `text` exactly as yaml.safe_load_all gives them, or None when the text uses YAML this
     reader leaves to the full loader (which then also reports any error)."""
-    if _NOT_MINE.search(text):
+    if _has_foreign_characters(text):
         return None
     try:
         return _parse(text.split("\n"), _Scalars())

@@ -225,3 +225,8 @@ def test_literal_blocks_agree_with_pyyaml(lines: list[str], header: str, indent:
     body = "\n".join((" " * (base + indent) + line) if line.strip() else line for line in lines)
     tail = ("\n" + ("b: 1" if parent == "a" else "- b")) if after else ""
     agrees(head + "\n" + body + tail + ("\n" if final_break else ""))
+
+
+@given(st.text(alphabet=st.characters(max_codepoint=0x80), max_size=30) | st.text(max_size=30))
+def test_the_ascii_test_of_foreign_characters_is_the_regular_expressions(text: str) -> None:
+    assert blockyaml._has_foreign_characters(text) == (blockyaml._NOT_MINE.search(text) is not None)
