@@ -51,7 +51,7 @@ from .plan import Plan
 from .policy import Policy
 from .problem import Component, Problem, build_problem, static_reasons
 from .registry import DEFAULT_PROFILE
-from .verify import final_state
+from .verify import final_state, scored_terms
 from .runner import (NEVER, Clock, Interrupt, Level, LevelResult, Progress, SolverParams, Status, charge, clock,
                      clocked, complete, lexicographic, run)
 from .runner import now as _now
@@ -632,7 +632,8 @@ def _assemble(problem: Problem, cluster: Cluster, params: SolverParams, policy: 
     if any(r.kept or not _pref_tight(r) for r in results):
         # a kept part's terms were never computed, and a part whose P stage did not end proven may hold slack
         # penalty variables (they are only bounded one way): score the final state as the verifier does
-        terms = preference_terms(cluster, final_state(cluster, placements), policy)
+        # (kept for the verify gate, which judges this state instead of building it again: scored_terms)
+        terms = scored_terms(cluster, placements, policy)
     else:
         terms = {k: const.get(k, 0) + sum(r.terms.get(k, 0) for r in results) for k in TERM_KINDS}
     preference = sum(terms.values())
