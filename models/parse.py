@@ -770,7 +770,7 @@ def parse_pod(ctx: Ctx, body: Mapping[str, Any], order: int) -> tuple[Pod, bool]
     namespace, name, meta = _meta(ctx, body, True)
     status = body.get("status")
     pod = parse_pod_spec(ctx, namespace, name, meta, body.get("spec"), order, body,
-                         status if isinstance(status, Mapping) else None)
+                         status if _is_map(status) else None)
     spec = _map(ctx, body.get("spec"), "spec")
     return pod, spec.get("priority") is not None
 
@@ -924,8 +924,15 @@ class Collected:
 Parser = Callable[[Ctx, Mapping[str, Any]], Any]
 
 
+def _is_map(value: Any) -> bool:
+    """isinstance(value, Mapping), without the ABC's check for a dict (what a decoded manifest holds)."""
+    return type(value) is dict or isinstance(value, Mapping)
+
+
 def _where(doc: Doc, body: Mapping[str, Any], kind: str) -> Where:
-    meta = body.get("metadata") if isinstance(body.get("metadata"), Mapping) else {}
+    meta = body.get("metadata")
+    if not _is_map(meta):
+        meta = {}
     name = meta.get("name") if isinstance(meta.get("name"), str) else ""
     if not name and isinstance(meta.get("generateName"), str):
         name = meta["generateName"] + "*"
@@ -990,12 +997,12 @@ def _skip_reason(kind: str, body: Mapping[str, Any]) -> str:
     """Why a known kind is skipped anyway ("" to keep it): the label it is counted under in Cluster.skipped."""
     if kind == "Pod":
         status = body.get("status")
-        phase = status.get("phase") if isinstance(status, Mapping) else None
+        phase = status.get("phase") if _is_map(status) else None
         if phase in FINISHED_PHASES:
             return f"Pod (phase {phase})"
         spec, meta = body.get("spec"), body.get("metadata")
-        unbound = not (isinstance(spec, Mapping) and spec.get("nodeName"))
-        if unbound and isinstance(meta, Mapping) and meta.get("deletionTimestamp") is not None:
+        unbound = not (_is_map(spec) and spec.get("nodeName"))
+        if unbound and _is_map(meta) and meta.get("deletionTimestamp") is not None:
             # The scheduler skips a pod being deleted.
             return "Pod (terminating, unbound)"
     if kind == "PodGroup":
@@ -1011,7 +1018,7 @@ def _collect_into(docs: list[Doc], out: Collected, seen: dict[tuple[str, str, st
         body = doc.body
         if body is None:
             continue  # an empty document (`---` twice, or a comment-only file)
-        if not isinstance(body, Mapping):
+        if not _is_map(body):
             raise InputError(Where(doc.file, doc.index), doc.item_path,
                              f"expected a mapping with apiVersion, kind and metadata, got {describe_value(body)}")
         kind = body.get("kind")
