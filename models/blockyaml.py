@@ -30,6 +30,18 @@ STR = "tag:yaml.org,2002:str"
 # Characters PyYAML refuses or treats as line breaks, and the ones this reader leaves to it (tab, CR, BOM).
 # (U+2028 and U+2029 are line breaks to PyYAML, as NEL U+0085 is.)
 _NOT_MINE = re.compile("[^\n\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]")
+# The same test for ASCII text (what manifests almost always are), by C-level byte operations: the regular
+# expression above took 0.5 s over production 5,000's 51 MB, this takes 0.07 s.
+_ASCII_MINE = b"\n" + bytes(range(0x20, 0x7F))
+
+
+def _has_foreign_characters(text: str) -> bool:
+    """Whether `text` holds a character _NOT_MINE matches."""
+    if text.isascii():
+        return bool(text.encode("ascii").translate(None, _ASCII_MINE))
+    return _NOT_MINE.search(text) is not None
+
+
 # First characters of a plain scalar or key this reader leaves to PyYAML: indicators (anchors, aliases, tags,
 # flow collections, block scalars, directives, reserved) and quotes it did not take as a whole.
 _INDICATORS = frozenset(",[]{}#&*!|>'\"%@`")
@@ -145,6 +157,7 @@ _SKIP, _DOC, _ITEM, _ITEM_MAP, _KEY = range(5)
 _PENDING, _SCALAR, _NEW_DICT, _NEW_LIST, _LITERAL = range(5)
 # (what, indentation, column of the key in `- key: value`, key, what the value is, the value or literal header)
 _Line = tuple[int, int, int, Any, int, Any]
+_REFUSED: _Line = (5, -1, 0, None, 0, None)  # a line the reader leaves to the full loader
 
 
 class _Lines:
@@ -231,8 +244,7 @@ class _Lines:
             else:
                 key, rest = self.key(s)
                 out = (_KEY, ind, 0, key, *self.value(rest))
-        if len(self.seen) < 1_000_000:
-            self.seen[line] = out
+        self.seen[line] = out
         return out
 
 
@@ -241,8 +253,16 @@ def _parse(lines: list[str], scalars: _Scalars) -> list[Any]:
     each at its indentation; what a line is comes from _Lines."""
     docs: list[Any] = []
     classify = _Lines(scalars)
-    get = classify.seen.get
-    SKIP, DOC, ITEM, ITEM_MAP, KEY = _SKIP, _DOC, _ITEM, _ITEM_MAP, _KEY
+    # Each distinct line is classified once, up front; then every line's _Line is taken by one C-level map. A line
+    # this reader does not take raises NotMine only if the loop below reaches it (a literal block's lines are
+    # text, whatever they look like).
+    for line in set(lines):
+        try:
+            classify(line)
+        except NotMine:
+            classify.seen[line] = _REFUSED
+    infos = list(map(classify.seen.__getitem__, lines))
+    SKIP, DOC, ITEM, ITEM_MAP, KEY, REFUSED = _SKIP, _DOC, _ITEM, _ITEM_MAP, _KEY, _REFUSED[0]
     PENDING, SCALAR, NEW_DICT, NEW_LIST = _PENDING, _SCALAR, _NEW_DICT, _NEW_LIST
     stack: list[tuple[int, Any]] = []  # (indentation, dict or list) of each open collection
     top: Any = None  # the innermost open collection (stack[-1]), its indentation, whether it is a mapping
@@ -254,18 +274,16 @@ def _parse(lines: list[str], scalars: _Scalars) -> list[Any]:
     pend: tuple[Any, Any, int, bool] | None = None
     n, i = len(lines), 0
     while i < n:
-        line = lines[i]
+        what, ind, column, key, how, value = infos[i]
         i += 1
-        info = get(line)
-        if info is None:
-            info = classify(line)
-        what, ind, column, key, how, value = info
         if ind == top_ind and what == KEY and how == SCALAR and in_map:  # the common line: one more key
             top[key] = value
             pend = None
             continue
         if what == SKIP:
             continue
+        if what == REFUSED:
+            raise NotMine(lines[i - 1])
         if what == DOC:
             if root is not _MISSING:
                 docs.append(root)
@@ -348,7 +366,7 @@ def _parse(lines: list[str], scalars: _Scalars) -> list[Any]:
 def load_all(text: str) -> list[Any] | None:
     """The documents of `text` exactly as yaml.safe_load_all gives them, or None when the text uses YAML this
     reader leaves to the full loader (which then also reports any error)."""
-    if _NOT_MINE.search(text):
+    if _has_foreign_characters(text):
         return None
     try:
         return _parse(text.split("\n"), _Scalars())

@@ -34,7 +34,6 @@ from typing import Any
 
 from . import names
 from .errors import InputError, Where, describe_value, printable, quote
-from .evolve import evolve
 from .fields import KNOWN_FIELDS, WORKLOAD_SPECS, unknown_field_message
 from .objects import (
     Affinity, HostPort, Namespace, Node, OwnerRef, Pod, PodAffinityTerm, PodDisruptionBudget, PodGroup,
@@ -100,8 +99,10 @@ class Ctx:
 
 
 def _map(ctx: Ctx, value: Any, path: str) -> dict[str, Any]:
+    """The mapping itself when it is a dict (the parsers only read it: copying every mapping of every pod cost
+    0.3 s at 5,000 nodes), else a dict of it."""
     if type(value) is dict:  # the common case, without the ABC's isinstance
-        return dict(value)
+        return value
     if value is None:
         return {}
     if not isinstance(value, Mapping):
@@ -186,9 +187,34 @@ def _syntax(ctx: Ctx, path: str, text: str, rule: Callable[[str], str]) -> None:
             _SYNTAX_OK.add((rule, text))
 
 
+# Label and annotation maps found valid, by (strict, annotations, their items): a workload's pods repeat them.
+_LABEL_MAPS: dict[tuple[Any, ...], dict[str, str]] = {}
+
+
 def _labels(ctx: Ctx, value: Any, path: str, annotations: bool = False) -> dict[str, str]:
     """A label map (labels, nodeSelector, matchLabels, a Service's selector), or with `annotations` an
     annotation map: keys are qualified names either way, only label values have a syntax."""
+    if type(value) is dict:
+        # Only maps of strings to strings are remembered, so a key holding anything else (a number, a bool,
+        # null) never equals a remembered one and is checked, and reported, below.
+        memo_key = (ctx.strict, annotations, *value.items())
+        try:
+            known = _LABEL_MAPS.get(memo_key)
+        except TypeError:  # an unhashable value: reported below
+            known = memo_key = None
+        if known is not None:
+            return dict(known)
+    else:
+        memo_key = None
+    out = _labels_checked(ctx, value, path, annotations)
+    if memo_key is not None and len(_LABEL_MAPS) < 200_000 and all(type(v) is str for v in value.values()) \
+            and all(type(k) is str for k in value):
+        _LABEL_MAPS[memo_key] = out
+        return dict(out)
+    return out
+
+
+def _labels_checked(ctx: Ctx, value: Any, path: str, annotations: bool) -> dict[str, str]:
     out: dict[str, str] = {}
     for k, v in _map(ctx, value, path).items():
         if not isinstance(k, str) or not k:
@@ -537,7 +563,21 @@ def stable_suffix(seed: str, length: int = 5) -> str:
     return "".join(_ALPHABET[b % len(_ALPHABET)] for b in digest[:length])
 
 
+# The last object's metadata read: collect() reads it to find duplicates, then the object's parser reads it again
+# with the same Ctx (the syntax checks of 44,000 names and namespaces twice at 5,000 nodes).
+_LAST_META: list[Any] = [None]
+
+
 def _meta(ctx: Ctx, body: Mapping[str, Any], namespaced: bool) -> tuple[str, str, dict[str, Any]]:
+    last = _LAST_META[0]
+    if last is not None and last[0] is body and last[1] is ctx and last[2] == namespaced:
+        return last[3]  # type: ignore[no-any-return]
+    out = _meta_read(ctx, body, namespaced)
+    _LAST_META[0] = (body, ctx, namespaced, out)  # only a read without an error is remembered
+    return out
+
+
+def _meta_read(ctx: Ctx, body: Mapping[str, Any], namespaced: bool) -> tuple[str, str, dict[str, Any]]:
     meta = _map(ctx, body.get("metadata"), "metadata")
     name = _str(ctx, meta.get("name"), "metadata.name")
     if not name:
@@ -634,14 +674,22 @@ def _once(ctx: Ctx, key: tuple[Any, ...], compute: Callable[[], Any]) -> Any:
         return hit
     before = len(ctx.typos.warnings)
     value = compute()
-    if len(ctx.typos.warnings) == before and len(_PARTS) < 20_000:
+    if len(ctx.typos.warnings) == before and len(_PARTS) < 200_000:
         _PARTS[key] = value
     return value
 
 
+def _with_labels_if_keyed(part: str, labels: Mapping[str, str]) -> tuple[str, ...]:
+    """The memo key of an affinity or spread part (its repr): the pod's labels matter only to matchLabelKeys and
+    mismatchLabelKeys, so they are in the key only when the part may name such keys (a pod's labels are often
+    its own: a StatefulSet's pod-name, a DaemonSet's node)."""
+    return (part, repr(labels)) if "LabelKeys" in part else (part,)
+
+
 def parse_pod_spec(ctx: Ctx, namespace: str, name: str, meta: Mapping[str, Any], spec: Any, order: int,
-                   raw: Mapping[str, Any] | None = None) -> Pod:
-    """A Pod (or a workload's pod template) from its metadata and spec; `ctx` points at the spec's parent."""
+                   raw: Mapping[str, Any] | None = None, status: Mapping[str, Any] | None = None) -> Pod:
+    """A Pod (or a workload's pod template) from its metadata and spec, and its status when it is a mapping (what
+    preemption reads: the pod's nomination and when it started); `ctx` points at the spec's parent."""
     spec = _fields(ctx, spec, "spec", "PodSpec")
     labels = _labels(ctx, meta.get("labels"), "metadata.labels")
     annotations = _labels(ctx, meta.get("annotations"), "metadata.annotations", annotations=True)
@@ -687,17 +735,18 @@ def parse_pod_spec(ctx: Ctx, namespace: str, name: str, meta: Mapping[str, Any],
         namespace=namespace, name=name,
         uid=_str(ctx, meta.get("uid"), "metadata.uid"),
         labels=labels, annotations=annotations,
-        owner_refs=_owner_refs(ctx, meta),
+        owner_refs=_once(ctx, ("owners", repr(meta.get("ownerReferences"))), lambda: _owner_refs(ctx, meta)),
         priority=priority if priority is not None else 0,
         priority_class_name=_str(ctx, spec.get("priorityClassName"), "spec.priorityClassName"),
         node_name=_str(ctx, spec.get("nodeName"), "spec.nodeName"),
         node_selector=node_selector,
-        affinity=_once(ctx, ("affinity", repr(spec.get("affinity")), repr(labels)),
+        affinity=_once(ctx, ("affinity", *_with_labels_if_keyed(repr(spec.get("affinity")), labels)),
                        lambda: _affinity(ctx, spec.get("affinity"), "spec.affinity", labels)),
         tolerations=_once(ctx, ("tolerations", repr(spec.get("tolerations"))),
                           lambda: tuple(_toleration(ctx, t, f"spec.tolerations[{i}]")
                                         for i, t in enumerate(_list(ctx, spec.get("tolerations"), "spec.tolerations")))),
-        spread_constraints=_once(ctx, ("spreads", repr(spec.get("topologySpreadConstraints")), repr(labels)),
+        spread_constraints=_once(ctx, ("spreads", *_with_labels_if_keyed(repr(spec.get("topologySpreadConstraints")),
+                                                                         labels)),
                                  lambda: _spreads(ctx, spec, labels)),
         host_ports=ports,
         requests=requests, nonzero_requests=nonzero,
@@ -705,6 +754,9 @@ def parse_pod_spec(ctx: Ctx, namespace: str, name: str, meta: Mapping[str, Any],
         scheduling_gates=_scheduling_gates(ctx, spec),
         terminating=meta.get("deletionTimestamp") is not None,
         preemption_policy=_preemption_policy(ctx, spec.get("preemptionPolicy"), "spec.preemptionPolicy"),
+        # read after the whole spec (below: nothing after them can fail), so that a spec's error is reported first
+        nominated_node_name=_str(ctx, status.get("nominatedNodeName"), "status.nominatedNodeName") if status else "",
+        start_time=_str(ctx, status.get("startTime"), "status.startTime") if status else "",
         local_storage=local,
         mirror=MIRROR_ANNOTATION in annotations,
         order=order,
@@ -716,12 +768,10 @@ def parse_pod_spec(ctx: Ctx, namespace: str, name: str, meta: Mapping[str, Any],
 def parse_pod(ctx: Ctx, body: Mapping[str, Any], order: int) -> tuple[Pod, bool]:
     """A Pod and whether its spec.priority was set explicitly (else PriorityClass resolution applies)."""
     namespace, name, meta = _meta(ctx, body, True)
-    pod = parse_pod_spec(ctx, namespace, name, meta, body.get("spec"), order, body)
-    spec = _map(ctx, body.get("spec"), "spec")
     status = body.get("status")
-    if isinstance(status, Mapping):  # what preemption reads: the pod's nomination and when it started
-        pod = evolve(pod, nominated_node_name=_str(ctx, status.get("nominatedNodeName"), "status.nominatedNodeName"),
-                      start_time=_str(ctx, status.get("startTime"), "status.startTime"))
+    pod = parse_pod_spec(ctx, namespace, name, meta, body.get("spec"), order, body,
+                         status if _is_map(status) else None)
+    spec = _map(ctx, body.get("spec"), "spec")
     return pod, spec.get("priority") is not None
 
 
@@ -874,8 +924,15 @@ class Collected:
 Parser = Callable[[Ctx, Mapping[str, Any]], Any]
 
 
+def _is_map(value: Any) -> bool:
+    """isinstance(value, Mapping), without the ABC's check for a dict (what a decoded manifest holds)."""
+    return type(value) is dict or isinstance(value, Mapping)
+
+
 def _where(doc: Doc, body: Mapping[str, Any], kind: str) -> Where:
-    meta = body.get("metadata") if isinstance(body.get("metadata"), Mapping) else {}
+    meta = body.get("metadata")
+    if not _is_map(meta):
+        meta = {}
     name = meta.get("name") if isinstance(meta.get("name"), str) else ""
     if not name and isinstance(meta.get("generateName"), str):
         name = meta["generateName"] + "*"
@@ -940,12 +997,12 @@ def _skip_reason(kind: str, body: Mapping[str, Any]) -> str:
     """Why a known kind is skipped anyway ("" to keep it): the label it is counted under in Cluster.skipped."""
     if kind == "Pod":
         status = body.get("status")
-        phase = status.get("phase") if isinstance(status, Mapping) else None
+        phase = status.get("phase") if _is_map(status) else None
         if phase in FINISHED_PHASES:
             return f"Pod (phase {phase})"
         spec, meta = body.get("spec"), body.get("metadata")
-        unbound = not (isinstance(spec, Mapping) and spec.get("nodeName"))
-        if unbound and isinstance(meta, Mapping) and meta.get("deletionTimestamp") is not None:
+        unbound = not (_is_map(spec) and spec.get("nodeName"))
+        if unbound and _is_map(meta) and meta.get("deletionTimestamp") is not None:
             # The scheduler skips a pod being deleted.
             return "Pod (terminating, unbound)"
     if kind == "PodGroup":
@@ -961,7 +1018,7 @@ def _collect_into(docs: list[Doc], out: Collected, seen: dict[tuple[str, str, st
         body = doc.body
         if body is None:
             continue  # an empty document (`---` twice, or a comment-only file)
-        if not isinstance(body, Mapping):
+        if not _is_map(body):
             raise InputError(Where(doc.file, doc.index), doc.item_path,
                              f"expected a mapping with apiVersion, kind and metadata, got {describe_value(body)}")
         kind = body.get("kind")

@@ -275,10 +275,15 @@ def build_cluster(c: Collected, extra_warnings: tuple[str, ...] = ()) -> Cluster
     for w in c.workloads:
         if w.template is None or (w.kind == "ReplicaSet" and _is_owned_by_input_deployment(w, index)):
             continue  # a ReplicaSet of a Deployment in the input is expanded through that Deployment
+        admitted: dict[int, Pod] = {}  # a workload's pods share their template: admitted once each
+        where = Where(w.where.file, w.where.doc, w.kind, w.namespace, w.name)
         for template, name, owner in _missing_pods(w, present.get(w.key, []), c, used, replica_sets):
-            template = evolve(template, priority=priorities.of(template, _explicit_priority(template)),
-                               preemption_policy=priorities.preemption_policy(template))
-            generated.append(_instance(template, w, name, owner, order))
+            ready = admitted.get(id(template))
+            if ready is None:
+                ready = admitted[id(template)] = evolve(
+                    template, priority=priorities.of(template, _explicit_priority(template)),
+                    preemption_policy=priorities.preemption_policy(template))
+            generated.append(_instance(ready, w, name, owner, order, where))
             order += 1
 
     everything = existing + bare_pending + generated
@@ -385,10 +390,13 @@ def _group_of(pod: Pod) -> str:
     return f"{pod.namespace}/{name}" if name else ""
 
 
-def _instance(template: Pod, w: Workload, name: str, owner: OwnerRef, order: int) -> Pod:
+def _instance(template: Pod, w: Workload, name: str, owner: OwnerRef, order: int, where: Where | None = None) -> Pod:
+    """A pod of `w` made from `template`; `where` (the workload's, shared by all its pods) when already built."""
     # one copy of the template (_group_of reads labels and namespace, which the template and its pod share)
+    if where is None:
+        where = Where(w.where.file, w.where.doc, w.kind, w.namespace, w.name)
     return evolve(template, name=name, uid="", owner_refs=(owner,), node_name="", order=order, workload=w.key,
-                  where=Where(w.where.file, w.where.doc, w.kind, w.namespace, w.name), pod_group=_group_of(template))
+                  where=where, pod_group=_group_of(template))
 
 
 def _topology_keys(pod: Pod) -> set[str]:
@@ -401,8 +409,14 @@ def topology_key_warnings(nodes: Iterable[Node], pods: Iterable[Pod]) -> list[st
     """One warning per topologyKey of a pod affinity term or spread constraint that some nodes lack."""
     nodes = list(nodes)
     users: dict[str, int] = defaultdict(int)
+    # pods share their affinity and spread objects (models.parse reads each distinct one once)
+    known: dict[tuple[int, int], tuple[Any, Any, set[str]]] = {}
     for pod in pods:
-        for key in _topology_keys(pod):
+        part = (id(pod.affinity), id(pod.spread_constraints))
+        hit = known.get(part)
+        if hit is None:  # the objects are kept in the entry, so that their ids stay theirs
+            hit = known[part] = (pod.affinity, pod.spread_constraints, _topology_keys(pod))
+        for key in hit[2]:
             users[key] += 1
     out = []
     for key in sorted(users):
@@ -418,8 +432,12 @@ def namespace_warnings(namespaces: Mapping[str, Any], pods: Iterable[Pod]) -> li
     """When a namespaceSelector is used: namespaces with pods but no Namespace object have no labels to match."""
     pods = list(pods)
     used = False
+    seen: set[int] = set()
     for pod in pods:
         a = pod.affinity
+        if id(a) in seen:
+            continue
+        seen.add(id(a))  # every affinity is alive in `pods` while this runs
         terms = a.pod_required + a.anti_required + tuple(w.term for w in a.pod_preferred + a.anti_preferred)
         if any(t.namespace_selector is not None and not t.namespace_selector.empty for t in terms):
             used = True

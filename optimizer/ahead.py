@@ -11,7 +11,10 @@ nothing here: the gate runs the verifier itself and reports what it says.
 
 The thread runs pure Python, so it shares the interpreter with the pipeline (CP-SAT's own threads are not held
 back); at most one verification runs at a time, and when the gate asks about another plan, a verification
-still running is given up (within a few hundred pods) so that it does not slow the gate down.
+still running is given up (within a few hundred pods) so that it does not slow the gate down. It pays only while
+its plan can still be the one printed: as soon as the search holds an incumbent other than its starting plan
+(optimizer.solve calls `supersede`), the verification is given up, so that it does not take seconds of the
+interpreter from the search for a report nobody will read.
 """
 from __future__ import annotations
 
@@ -53,6 +56,7 @@ class Ahead:
         self._turn = threading.Lock()  # one verification at a time: two would only share the interpreter
         self.started = 0  # how many were started; how many the gate took (tests and --verbose read them)
         self.taken = 0
+        self.superseded = 0  # how many were given up because the search moved on from their plan
 
     def start(self, cluster: Cluster, plan: Plan, policy: Policy | None, profile: Profile | Profiles) -> None:
         """Verify `plan` in the background (no preemptions only: the optimizer's plans never preempt)."""
@@ -94,6 +98,17 @@ class Ahead:
             with self._lock:
                 self.taken += 1
         return entry.report
+
+    def supersede(self, cluster: Cluster) -> None:
+        """The search has an incumbent other than the plan it started from (for `cluster`): that plan can no
+        longer be the one printed, so its verification is given up (within a few hundred pods) instead of taking
+        the interpreter from the search for seconds for nothing. The gate verifies whatever plan it gets."""
+        with self._lock:
+            for entry in self._entries:
+                if entry.cluster is cluster:
+                    entry.cancel.set()
+                    self.superseded += 1
+            self._entries = [e for e in self._entries if e.cluster is not cluster]
 
     def clear(self) -> None:
         with self._lock:

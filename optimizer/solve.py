@@ -36,6 +36,7 @@ from ortools.sat.python import cp_model
 
 from ..models.objects import Cluster, Pod
 
+from .ahead import AHEAD
 from .blockers import carrier, dynamic_reason
 from .bound import node_groups, placed_bound, preference_bound, preference_bound_unless
 from .context import TERM_KINDS, Explain
@@ -50,7 +51,7 @@ from .plan import Plan
 from .policy import Policy
 from .problem import Component, Problem, build_problem, static_reasons
 from .registry import DEFAULT_PROFILE
-from .verify import final_state
+from .verify import final_state, scored_terms
 from .runner import (NEVER, Clock, Interrupt, Level, LevelResult, Progress, SolverParams, Status, charge, clock,
                      clocked, complete, lexicographic, run)
 from .runner import now as _now
@@ -249,6 +250,10 @@ def _trivial_bound(problem: Problem, built: Built, i: int) -> int | None:
                for c in built.ctx.classes if problem.classes[c].priority in prios)
 
 
+def _nonzero(counts: dict[tuple[int, int], int]) -> dict[tuple[int, int], int]:
+    return {k: v for k, v in counts.items() if v}
+
+
 def _greedy_counts(problem: Problem, plan: Plan) -> dict[tuple[int, int], int]:
     counts: dict[tuple[int, int], int] = defaultdict(int)
     for pod, node in plan.placements.items():
@@ -266,17 +271,37 @@ def _by_priority(problem: Problem, counts: dict[tuple[int, int], int]) -> dict[i
     return dict(out)
 
 
-def plan_from_counts(problem: Problem, counts: dict[tuple[int, int], int]) -> dict[str, str]:
-    """Hand each class's placed count to its pods in input order, nodes in input order."""
+def plan_from_counts(problem: Problem, counts: dict[tuple[int, int], int],
+                     start: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Hand each class's placed count to its pods in input order, nodes in input order. With `start` (the plan
+    the search started from), a pod first keeps its node there while its class has room left on that node, so a
+    part the search did not change comes back exactly as it started: the plan printed on an early Ctrl-C, or by
+    a search that kept its start, is then the very plan optimizer.ahead verified in the background."""
     per_class: dict[int, list[tuple[int, int]]] = defaultdict(list)
     for (c, n), k in counts.items():
         per_class[c].append((n, k))
     out: dict[str, str] = {}
     for c, nodes in per_class.items():
-        pods = iter(problem.classes[c].pods)
+        pods = problem.classes[c].pods
+        if start:
+            room = {problem.nodes[n].name: k for n, k in nodes}
+            rest = []
+            for pod in pods:
+                where = start.get(pod.key)
+                if where is not None and room.get(where, 0) > 0:
+                    room[where] -= 1
+                    out[pod.key] = where
+                else:
+                    rest.append(pod)
+            left = iter(rest)
+            for n, _ in sorted(nodes):
+                for _ in range(room[problem.nodes[n].name]):
+                    out[next(left).key] = problem.nodes[n].name
+            continue
+        it = iter(pods)
         for n, k in sorted(nodes):
             for _ in range(k):
-                out[next(pods).key] = problem.nodes[n].name
+                out[next(it).key] = problem.nodes[n].name
     return out
 
 
@@ -450,6 +475,8 @@ def _solve_large(problem: Problem, comp: Component, policy: Policy, params: Solv
         incumbent = repair(problem, comp, incumbent, v0 + PACKING_SHARE * max(0.0, deadline - keep - v0), params,
                            state.interrupt, state.notes)
         repaired = incumbent != gc
+        if repaired:
+            AHEAD.supersede(problem.cluster)  # the starting plan cannot be the one printed any more
         if sum(incumbent.values()) < sum(total.values()):
             deadline -= keep  # pods left pending: the placed bound will be built after the search
         state.timings["packing"] += time.perf_counter() - t0
@@ -564,6 +591,8 @@ def _solve_large(problem: Problem, comp: Component, policy: Policy, params: Solv
             first = r
         if best is None or _lex_key(problem, r) >= _lex_key(problem, best):
             best = r
+            if _nonzero(r.counts) != _nonzero(incumbent):
+                AHEAD.supersede(problem.cluster)  # the starting plan cannot be the one printed any more
             incumbent = dict(r.counts)
         if reaches_bounds(best):
             break
@@ -598,12 +627,13 @@ def _assemble(problem: Problem, cluster: Cluster, params: SolverParams, policy: 
     counts: dict[tuple[int, int], int] = {}
     for r in results:
         counts.update(r.counts)
-    placements = plan_from_counts(problem, counts)
+    placements = plan_from_counts(problem, counts, greedy_plan.placements if greedy_plan is not None else None)
     const = existing_terms(problem, policy)
     if any(r.kept or not _pref_tight(r) for r in results):
         # a kept part's terms were never computed, and a part whose P stage did not end proven may hold slack
         # penalty variables (they are only bounded one way): score the final state as the verifier does
-        terms = preference_terms(cluster, final_state(cluster, placements), policy)
+        # (kept for the verify gate, which judges this state instead of building it again: scored_terms)
+        terms = scored_terms(cluster, placements, policy)
     else:
         terms = {k: const.get(k, 0) + sum(r.terms.get(k, 0) for r in results) for k in TERM_KINDS}
     preference = sum(terms.values())

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from threading import Event
+from threading import Event, Lock
 
 from ..models.loader import gc_paused
 from ..models.objects import Cluster, Pod
@@ -143,6 +143,47 @@ def final_state(cluster: Cluster, placements: Mapping[str, str]) -> ClusterState
     return ClusterState.from_cluster(cluster, [(p, p.node_name) for p in cluster.pods] + placed)
 
 
+@dataclass
+class _Scored:
+    """A final state scored by `scored_terms`, kept for the verify gate of the very same plan."""
+
+    cluster: Cluster
+    placements: dict[str, str]
+    policy: Policy
+    state: ClusterState
+    index: PodIndex
+    terms: dict[str, int]
+
+
+_SCORED: list[_Scored] = []  # the latest one only
+_SCORED_LOCK = Lock()  # optimizer.ahead verifies in another thread
+
+
+def scored_terms(cluster: Cluster, placements: Mapping[str, str], policy: Policy) -> dict[str, int]:
+    """The preference terms of the plan's final state, exactly as `verify` computes them (final_state, one
+    PodIndex, objective.preference_terms). The state, its index and the terms are kept, once, for the verify gate
+    of the same plan (the same input object, equal placements and policy), which then judges that state instead
+    of building it and its index again and scoring it again: at 5,000 nodes the optimizer scores the plan it
+    returns (after Ctrl-C too) and the gate judged the same 77,000 pods' state from scratch right after."""
+    with gc_paused():
+        state = final_state(cluster, placements)
+        index = PodIndex(state)
+        terms = preference_terms(cluster, state, policy, index)
+    with _SCORED_LOCK:
+        _SCORED[:] = [_Scored(cluster, dict(placements), policy, state, index, terms)]
+    return dict(terms)
+
+
+def _take_scored(cluster: Cluster, placements: Mapping[str, str], policy: Policy) -> _Scored | None:
+    """The kept scoring of exactly this plan, taken (a state is judged once: judge_all moves pods within it)."""
+    with _SCORED_LOCK:
+        for kept in _SCORED:
+            if kept.cluster is cluster and kept.policy == policy and kept.placements == placements:
+                _SCORED.clear()
+                return kept
+    return None
+
+
 def verify(cluster: Cluster, placements: Mapping[str, str], multipliers: Policy | None = None,
            profile: Profile | Profiles = DEFAULT_PROFILE, cancel: Event | None = None) -> Report:
     """Violations of the final state and its preference terms (see optimizer.objective). `cancel`: see
@@ -163,8 +204,14 @@ def _verify(cluster: Cluster, placements: Mapping[str, str], multipliers: Policy
     for key, node in placements.items():
         if key in pending and node not in nodes:
             violations.append(Violation(key, node, "Plan", "node is not in the input"))
-    state = final_state(cluster, good)
-    index = PodIndex(state)  # one label index for the Filters and the preference terms
+    policy = multipliers or Policy()
+    # the state the optimizer built and scored for this very plan, if it did (scored_terms), else built here
+    scored = _take_scored(cluster, good, policy) if len(good) == len(placements) else None
+    if scored is not None:
+        state, index = scored.state, scored.index
+    else:
+        state = final_state(cluster, good)
+        index = PodIndex(state)  # one label index for the Filters and the preference terms
     verdicts = judge_all(state, profile=profile, index=index, cancel=cancel)
     # An existing pod in violation: was it already, by the same plugin, before anything was placed?
     failing = {key: reasons for key, reasons in verdicts.items() if reasons}  # in the state's order
@@ -185,7 +232,8 @@ def _verify(cluster: Cluster, placements: Mapping[str, str], multipliers: Policy
         by_priority[prio] = by_priority.get(prio, 0) + 1
     if cancel is not None and cancel.is_set():
         raise Cancelled
-    terms = preference_terms(cluster, state, multipliers or Policy(), index)
+    # (sums over the pods: the same whatever order judge_all left them in within their nodes)
+    terms = dict(scored.terms) if scored is not None else preference_terms(cluster, state, policy, index)
     return Report(tuple(violations), terms, len(good), dict(sorted(by_priority.items(), reverse=True)))
 
 

@@ -116,3 +116,60 @@ def test_solve_says_when_the_printed_plan_was_verified_ahead(monkeypatch) -> Non
                                        "-o", "json"])
     assert result.exit_code == 0, result.output
     assert "verify: the report is the one made in the background while the search ran" in result.output
+
+
+def test_a_plan_the_search_moved_on_from_is_given_up_and_the_gate_verifies_itself(cluster) -> None:  # type: ignore[no-untyped-def]
+    ahead = Ahead()
+    plan = greedy_plan(cluster, 0)
+    other = replace(cluster)  # an equal but other input keeps its own verification
+    ahead.start(cluster, plan, None, DEFAULT_PROFILE)
+    ahead.start(other, plan, None, DEFAULT_PROFILE)
+    ahead.supersede(cluster)
+    assert ahead.superseded == 1
+    assert ahead.take(other, plan, None, DEFAULT_PROFILE) == verify(other, plan.placements, None, DEFAULT_PROFILE)
+    assert ahead.take(cluster, plan, None, DEFAULT_PROFILE) is None
+
+
+def test_the_search_gives_up_the_starting_plans_verification_once_it_moves_on(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from podplan.optimizer import solve as solve_module
+
+    cluster = parse_documents(generate(20, 150, 1, "adversarial"))  # the packing repair changes greedy's plan
+    ahead = Ahead()
+    monkeypatch.setattr(pipeline, "AHEAD", ahead)
+    monkeypatch.setattr(solve_module, "AHEAD", ahead)
+    params = SolverParams(time_limit=10.0, full_model_variables=0, neighbourhood_variables=50, seed=0)
+    plan, greedy = optimal_plan(cluster, params, Policy(), deadline=Deadline.start(10.0))
+    assert plan.placements != greedy.placements
+    assert (ahead.started, ahead.superseded) == (1, 1)
+    assert check(cluster, plan).ok  # verified by the gate itself
+    assert ahead.taken == 0
+
+
+@pytest.mark.parametrize("ctrl_c", [True, False], ids=["ctrl-c as the search starts", "a search that keeps it"])
+def test_the_real_search_that_keeps_its_start_prints_the_very_plan_verified_ahead(cluster, monkeypatch,  # type: ignore[no-untyped-def]
+                                                                                   ctrl_c: bool) -> None:
+    # the search works on counts per (pod class, node); a part it did not change gives each pod its starting
+    # node back, so the plan printed IS the starting plan (before, the same counts came back as other pods on
+    # those nodes, and the report made ahead was never used)
+    from podplan.optimizer import solve as solve_module
+
+    ahead = Ahead()
+    monkeypatch.setattr(pipeline, "AHEAD", ahead)
+    monkeypatch.setattr(solve_module, "AHEAD", ahead)
+    started: list[object] = []
+    real_start = ahead.start
+    monkeypatch.setattr(ahead, "start", lambda c, plan, *rest: started.append(plan) or real_start(c, plan, *rest))
+    interrupt = Interrupt()
+    real_solve = pipeline.solve
+
+    def search(*args):  # type: ignore[no-untyped-def]
+        if ctrl_c:
+            interrupt.stop()
+        return real_solve(*args)
+
+    monkeypatch.setattr(pipeline, "solve", search)
+    params = SolverParams(time_limit=10.0, full_model_variables=0, seed=0)
+    plan, _ = optimal_plan(cluster, params, Policy(), deadline=Deadline.start(10.0), interrupt=interrupt)
+    assert plan.placements == started[0].placements  # type: ignore[attr-defined]
+    assert check(cluster, plan) == verify(cluster, plan.placements)
+    assert ahead.taken == 1

@@ -127,6 +127,14 @@ def test_small_texts_agree_with_pyyaml(text: str) -> None:
     agrees(text)
 
 
+def test_a_literal_blocks_lines_are_text_whatever_they_look_like() -> None:
+    # every distinct line is classified before the documents are built: a line the reader would refuse as a
+    # node ("b: [1", "? c", "&x y") is still its own when it is a literal block's text
+    text = "a: |\n  b: [1\n  ? c\n  &x y\nd: 1\n"
+    assert agrees(text) == [{"a": "b: [1\n? c\n&x y\n", "d": 1}]
+    assert agrees("a: 1\nb: [1\n") is None  # the same line as a node: handed back
+
+
 def test_the_reader_takes_the_shapes_it_claims() -> None:
     for text in ("", "---\n", "a: 1\n---\n", "- a\n- b\n", "a:\n- 1\n-\n", "a: 1\na: 2\n", KUBECTL):
         assert blockyaml.load_all(text) is not None, text
@@ -217,3 +225,8 @@ def test_literal_blocks_agree_with_pyyaml(lines: list[str], header: str, indent:
     body = "\n".join((" " * (base + indent) + line) if line.strip() else line for line in lines)
     tail = ("\n" + ("b: 1" if parent == "a" else "- b")) if after else ""
     agrees(head + "\n" + body + tail + ("\n" if final_break else ""))
+
+
+@given(st.text(alphabet=st.characters(max_codepoint=0x80), max_size=30) | st.text(max_size=30))
+def test_the_ascii_test_of_foreign_characters_is_the_regular_expressions(text: str) -> None:
+    assert blockyaml._has_foreign_characters(text) == (blockyaml._NOT_MINE.search(text) is not None)
