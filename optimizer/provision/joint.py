@@ -90,7 +90,10 @@ def classify(classes: Sequence[PodClass], existing: Sequence[Pod]) -> list[str]:
     for c in classes:
         p = c.rep
         hard = _hard(p)
-        if p.host_ports or p.affinity.anti_required or any(_term_matches(t, o, p) for t, o in anti):
+        if p.host_ports or p.affinity.anti_required or any(_term_matches(t, o, p) for t, o in anti) or \
+                any(_term_matches(t, p, p) for t in p.affinity.pod_required):
+            # (a pod its own affinity term matches may go anywhere when nothing matches yet: kube-scheduler's
+            # special case, not stated in the model)
             kind.append(REST)
         elif not hard and not p.affinity.pod_required:
             kind.append(LOCAL)
@@ -129,6 +132,9 @@ def classify(classes: Sequence[PodClass], existing: Sequence[Pod]) -> list[str]:
                         changed = True
                     elif kind[c.index] == ZONE and kind[d.index] == LOCAL and _term_matches(t, p, d.rep):
                         kind[d.index] = ZONE  # a target the model places: kept as its own class
+                        changed = True
+                    elif kind[c.index] == ZONE and kind[d.index] == REST and _term_matches(t, p, d.rep):
+                        kind[c.index] = REST  # a target the model does not place: the pod goes with it
                         changed = True
     return kind
 
@@ -316,6 +322,18 @@ def joint_search(base: Cluster, offers: Sequence[Offer], node_types: NodeTypes, 
                     if eligible_new[i] and offers[i].zone in count:
                         count[offers[i].zone].append(v)
             total = {z: base_count[z] + sum(count[z]) for z in domains}
+            # a zone only new nodes can bring is a domain only when one of them is opened there
+            fixed_domains = {node_zone[n] for n in range(n_ex) if eligible_ex[n] and node_zone[n]}
+            present: dict[str, object] = {}
+            for z in domains:
+                if z in fixed_domains:
+                    continue
+                ys = [opened[s] for s, (i, _) in enumerate(slot_list) if offers[i].zone == z and eligible_new[i]]
+                dz = m.new_bool_var(f"domain[{name_of[gi]},{z}]")
+                for y in ys:
+                    m.add(dz >= y)
+                m.add(sum(ys) >= dz) if ys else m.add(dz == 0)
+                present[z] = dz
             for z in domains:
                 mine = [v for n, v in by_group_ex[gi] if node_zone[n] == z] + \
                        [v for s, v in by_group_new[gi] if offers[slot_list[s][0]].zone == z]
@@ -325,7 +343,8 @@ def joint_search(base: Cluster, offers: Sequence[Offer], node_types: NodeTypes, 
                 m.add(sum(mine) <= size[gi] * b)
                 for z2 in domains:
                     if z2 != z:
-                        m.add(total[z] - total[z2] <= sc.max_skew).only_enforce_if(b)
+                        lits = [b] + ([present[z2]] if z2 in present else [])
+                        m.add(total[z] - total[z2] <= sc.max_skew).only_enforce_if(lits)
 
     # required zone affinity whose targets the model places too: a zone without an existing (or kept) target
     # receives the class only when the model puts a target there
