@@ -445,8 +445,10 @@ def _large(cluster: Cluster, base: Cluster, required: Sequence[Pod], below: dict
                 break
             # candidates: the offers the relaxation of what is left buys, in each zone, and the estimator's
             counts = candidate_counts(need[t].counts, offers)
-            for o, k in est.add:
-                i = offers.index(o)
+            per_offer: dict[int, int] = defaultdict(int)
+            for o, k in est.add:  # an offer can be chosen in several of the estimator's loops
+                per_offer[offers.index(o)] += k
+            for i, k in per_offer.items():
                 counts[i] = max(counts.get(i, 0), k)
             share = left() * (0.5 if t + 1 < len(tries) else 1.0)
             searched = search_new(cluster, fixed_cluster, counts, offers, node_types, profile, policy, params,
@@ -498,8 +500,10 @@ def _joint(cluster: Cluster, base: Cluster, offers: Sequence[Offer], node_types:
 
     started = time.perf_counter()
     slots = candidate_counts(relaxed_counts, offers)
-    for o, k in est.add:
-        i = offers.index(o)
+    est_per_offer: dict[int, int] = defaultdict(int)
+    for o, k in est.add:  # an offer can be chosen in several of the estimator's loops
+        est_per_offer[offers.index(o)] += k
+    for i, k in est_per_offer.items():
         slots[i] = max(slots.get(i, 0), k)
     got = joint_search(base, offers, node_types, profile, est, slots, params, limit, lb, interrupt)
     if got is None:
@@ -512,7 +516,7 @@ def _joint(cluster: Cluster, base: Cluster, offers: Sequence[Offer], node_types:
         fixed = replace(base, nodes=grown.nodes, pods=base.pods + tuple(
             replace(p, node_name=placements[p.key]) for p in base.pending if p.key in placements),
             pending=tuple(got.rest))
-        counts = {offers.index(o): k for o, k in est.add}
+        counts = dict(est_per_offer)
         more = search_new(grown, fixed, counts, offers, node_types, profile, policy, params,
                           max(0.5, limit - (time.perf_counter() - started)), interrupt)
         if more is None:

@@ -417,7 +417,8 @@ def joint_search(base: Cluster, offers: Sequence[Offer], node_types: NodeTypes, 
     keep_ce = {k: v for k, v in est_ce.items() if not local[k[0]] and k in x_ex and v <= top[k]}
     keep_cn = {k: v for k, v in est_cn.items() if not local[k[0]] and k in x_new}
     rounded = _rounded(glist, size, greq, free, alloc, cap_ex, cap_new, top, offers, slots, by_offer, price,
-                       max(0.5, (limit - (time.perf_counter() - started)) * 0.2), local, res_keys, keep_ce, keep_cn)
+                       max(0.5, (limit - (time.perf_counter() - started)) * 0.2), local, res_keys, keep_ce, keep_cn,
+                       node_zone)
     floor: dict[tuple[int, int], int] = {}
     if rounded is not None:
         floor = rounded[2]
@@ -491,7 +492,7 @@ def joint_search(base: Cluster, offers: Sequence[Offer], node_types: NodeTypes, 
 
 
 def _rounded(glist, size, greq, free, alloc, cap_ex, cap_new, top, offers, slots, by_offer, price, limit, local,
-             res_names, keep_ce, keep_cn) -> tuple[dict, dict, dict] | None:
+             res_names, keep_ce, keep_cn, node_zone) -> tuple[dict, dict, dict] | None:
     """A starting answer from the linear relaxation (the covering program on the model's groups: existing nodes
     one by one, new nodes pooled per offer): its pods on existing nodes rounded down (still within each node's
     room), the pods left first fit on the existing nodes' remaining room, then first fit decreasing on new-node
@@ -571,20 +572,27 @@ def _rounded(glist, size, greq, free, alloc, cap_ex, cap_new, top, offers, slots
     pref = sorted(range(n_o), key=lambda o: -bought[o])
     slot_offer = {s: o for o, ss in by_offer.items() for s in ss}
 
-    def attempt(value: np.ndarray):
+    def attempt(value: np.ndarray, quota: dict[tuple[int, str | None], int] | None):
+        """quota None: the groups with zone rules where the estimator put them (keep_ce, keep_cn); else each may
+        go anywhere within its zone, at most quota[(group, zone)] pods there (the estimator's count: the spread
+        counts and affinity targets per zone stay the estimator's, so its rules still hold)."""
         left_ex = free.astype(np.int64).copy()
         ce: dict[tuple[int, int], int] = {}
         todo = list(size)
-        # the other groups where they are kept (keep_ce, keep_cn); the local groups: each existing node filled by
-        # a knapsack over their values (whole pods, its own room), node by node
+        q = dict(quota or {})
+
+        def allowed(gi: int, zone: str | None) -> int:
+            return 1 << 40 if local[gi] else q.get((gi, zone), 0)
+
+        # each existing node filled by a knapsack over the groups' values (whole pods, its own room), node by node
         opened: list[int] = []  # slot ids in opening order
         room: dict[int, np.ndarray] = {}
         cn: dict[tuple[int, int], int] = {}
-        for (gi, n), k in keep_ce.items():
+        for (gi, n), k in (keep_ce.items() if quota is None else ()):
             ce[(gi, n)] = k
             todo[gi] -= k
             left_ex[n] -= k * np.array(greq[gi])
-        for (gi, s), k in keep_cn.items():
+        for (gi, s), k in (keep_cn.items() if quota is None else ()):
             if s not in room:
                 opened.append(s)
                 room[s] = alloc[slot_offer[s]].astype(np.int64).copy()
@@ -594,16 +602,18 @@ def _rounded(glist, size, greq, free, alloc, cap_ex, cap_new, top, offers, slots
         if (left_ex < 0).any() or any(t < 0 for t in todo) or any((r < 0).any() for r in room.values()):
             return None
         for n in sorted(groups_on):
-            cand = [gi for gi in groups_on[n] if local[gi] and todo[gi] > 0 and value[gi] > 1e-9]
+            cand = [gi for gi in groups_on[n] if todo[gi] > 0 and value[gi] > 1e-9 and allowed(gi, node_zone[n]) > 0]
             if not cand:
                 continue
-            fill = _knapsack(cand, [min(top[(gi, n)], todo[gi]) for gi in cand], [value[gi] for gi in cand],
-                             [greq[gi] for gi in cand], left_ex[n])
+            fill = _knapsack(cand, [min(top[(gi, n)], todo[gi], allowed(gi, node_zone[n])) for gi in cand],
+                             [value[gi] for gi in cand], [greq[gi] for gi in cand], left_ex[n])
             for gi, k in fill.items():
                 if k > 0:
                     ce[(gi, n)] = ce.get((gi, n), 0) + k
                     todo[gi] -= k
                     left_ex[n] -= k * np.array(greq[gi])
+                    if not local[gi]:
+                        q[(gi, node_zone[n])] -= k
         floor = dict(ce)  # the sub-model keeps these: the kept groups whole, the local groups' knapsack fill
         # the pods left, largest first (their largest share of a node, as cluster-autoscaler orders them)
         for gi in order:
@@ -613,11 +623,13 @@ def _rounded(glist, size, greq, free, alloc, cap_ex, cap_new, top, offers, slots
                     break
                 pos = req > 0
                 fit = int(np.min(np.where(pos, left_ex[n] // np.where(pos, req, 1), 1 << 40)))
-                fit = min(fit, top[(gi, n)] - ce.get((gi, n), 0), todo[gi])
+                fit = min(fit, top[(gi, n)] - ce.get((gi, n), 0), todo[gi], allowed(gi, node_zone[n]))
                 if fit > 0:
                     ce[(gi, n)] = ce.get((gi, n), 0) + fit
                     todo[gi] -= fit
                     left_ex[n] -= fit * req
+                    if not local[gi]:
+                        q[(gi, node_zone[n])] -= fit
         next_slot: dict[int, int] = defaultdict(int)
         for o, ss in by_offer.items():  # past the kept groups' slots
             while next_slot[o] < len(ss) and ss[next_slot[o]] in room:
@@ -632,11 +644,13 @@ def _rounded(glist, size, greq, free, alloc, cap_ex, cap_new, top, offers, slots
                     if cap_new[gi][o] <= 0:
                         continue
                     fit = int(np.min(np.where(pos, room[s] // np.where(pos, req, 1), 1 << 40)))
-                    fit = min(fit, int(cap_new[gi][o]) - cn.get((gi, s), 0), todo[gi])
+                    fit = min(fit, int(cap_new[gi][o]) - cn.get((gi, s), 0), todo[gi], allowed(gi, offers[o].zone))
                     if fit > 0:
                         cn[(gi, s)] = cn.get((gi, s), 0) + fit
                         todo[gi] -= fit
                         room[s] -= fit * req
+                        if not local[gi]:
+                            q[(gi, offers[o].zone)] -= fit
                         placed = True
                         break
                 if placed:
@@ -647,7 +661,8 @@ def _rounded(glist, size, greq, free, alloc, cap_ex, cap_new, top, offers, slots
                 for o in choice:
                     while next_slot[o] < len(by_offer.get(o, [])) and by_offer[o][next_slot[o]] in room:
                         next_slot[o] += 1
-                    if cap_new[gi][o] > 0 and next_slot[o] < len(by_offer.get(o, [])) and (alloc[o] >= req).all():
+                    if cap_new[gi][o] > 0 and next_slot[o] < len(by_offer.get(o, [])) and (alloc[o] >= req).all() \
+                            and allowed(gi, offers[o].zone) > 0:
                         s = by_offer[o][next_slot[o]]
                         next_slot[o] += 1
                         opened.append(s)
@@ -669,11 +684,20 @@ def _rounded(glist, size, greq, free, alloc, cap_ex, cap_new, top, offers, slots
         for t in (0.5,):
             values.append(np.array([(1 - t) * greq[gi][k_cpu] / alloc[main, k_cpu] + t * greq[gi][k_mem] /
                                     alloc[main, k_mem] + 1e-3 * greq[gi][-1] for gi in range(n_g)]))
+    # the groups with zone rules: moved within their zones first (quota), else kept where the estimator put them
+    quota: dict[tuple[int, str | None], int] = defaultdict(int)
+    for (gi, n), k in keep_ce.items():
+        quota[(gi, node_zone[n])] += k
+    for (gi, s), k in keep_cn.items():
+        quota[(gi, offers[slot_offer[s]].zone)] += k
+    runs = [(v, quota) for v in values]
+    if not all(local):
+        runs.insert(1, (values[0], None))
     best = None
-    for v in values:
+    for v, qu in runs:
         if time.perf_counter() > deadline and best is not None:
             break
-        got = attempt(v)
+        got = attempt(v, qu)
         if got is not None and (best is None or got[3] < best[3]):
             best = got
     return None if best is None else best[:3]
