@@ -50,6 +50,10 @@ from .estimator import Estimate, Offer
 from .search import add_type_limits
 
 LOCAL, ZONE, REST = "local", "zone", "rest"
+# of the joint model's time: its start (the relaxation and the knapsack fills, 3-7 s each at 200 nodes on a loaded
+# machine); enough for two fills (zone pods moved within their zones, and kept: each won on one shape of the
+# 200-node family), the rest for CP-SAT
+ROUNDING_SHARE = 0.45
 
 
 @dataclass(frozen=True)
@@ -417,8 +421,8 @@ def joint_search(base: Cluster, offers: Sequence[Offer], node_types: NodeTypes, 
     keep_ce = {k: v for k, v in est_ce.items() if not local[k[0]] and k in x_ex and v <= top[k]}
     keep_cn = {k: v for k, v in est_cn.items() if not local[k[0]] and k in x_new}
     rounded = _rounded(glist, size, greq, free, alloc, cap_ex, cap_new, top, offers, slots, by_offer, price,
-                       max(0.5, (limit - (time.perf_counter() - started)) * 0.2), local, res_keys, keep_ce, keep_cn,
-                       node_zone)
+                       max(0.5, (limit - (time.perf_counter() - started)) * ROUNDING_SHARE), local, res_keys,
+                       keep_ce, keep_cn, node_zone)
     floor: dict[tuple[int, int], int] = {}
     if rounded is not None:
         floor = rounded[2]
