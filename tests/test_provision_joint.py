@@ -52,8 +52,12 @@ CLASSIFY = [
                  id="a zone spread with minDomains is left to solve's model"),
     pytest.param([pod("a", "a").spread(spread(1, Z, selector(app="a"), when="ScheduleAnyway")).build()], [],
                  {"a": LOCAL}, id="a soft spread constraint is only a score and keeps the pod local"),
-    pytest.param([pod("a", "a").pod_anti_affinity(pod_term(H, selector(app="a"))).build()], [], {"a": REST},
-                 id="a pod with required anti-affinity is left to solve's model"),
+    pytest.param([pod("a", "a").pod_anti_affinity(pod_term(H, selector(app="a"))).build()], [], {"a": ZONE},
+                 id="a pod that repels its own kind per host is kept apart, one per node"),
+    pytest.param([pod("a", "a").pod_anti_affinity(pod_term(Z, selector(app="a"))).build()], [], {"a": REST},
+                 id="a pod that repels its own kind per zone is left to solve's model"),
+    pytest.param([pod("a", "a").pod_anti_affinity(pod_term(H, selector(app="b"))).build(), pod("b", "b").build()],
+                 [], {"a": REST, "b": REST}, id="a pod that repels another pending kind is left to solve's model"),
     pytest.param([pod("a", "a").build()], [pod("x", "x").pod_anti_affinity(pod_term(Z, selector(app="a"))).on("n0")
                                            .build()],
                  {"a": REST}, id="a pod an existing pod's anti-affinity repels is left to solve's model"),
@@ -65,6 +69,9 @@ CLASSIFY = [
                  {"a": REST, "c": REST}, id="a host affinity and its targets are left to solve's model"),
     pytest.param([pod("a", "a").pod_affinity(pod_term(Z, selector(app="c"))).build(),
                   pod("c", "c").pod_anti_affinity(pod_term(H, selector(app="c"))).build()], [],
+                 {"a": ZONE, "c": ZONE}, id="a zone affinity to pods that repel each other per host is stated"),
+    pytest.param([pod("a", "a").pod_affinity(pod_term(Z, selector(app="c"))).build(),
+                  pod("c", "c").pod_anti_affinity(pod_term(Z, selector(app="c"))).build()], [],
                  {"a": REST, "c": REST}, id="a zone affinity to a pod left to solve's model goes with it"),
     pytest.param([pod("a", "a").spread(spread(1, Z, selector(app="b"))).build(),
                   pod("b", "b").host_port(8080).build()], [],
@@ -85,7 +92,8 @@ def zone_type(name: str, cpu: str, price: float):
 @st.composite
 def zone_instances(draw: st.DrawFn) -> tuple[Cluster, NodeTypes]:
     """1-2 existing nodes in zones a and b, one node type offered in both zones, 1-3 pending pods: plain, spread
-    over zones (maxSkew 1) against their app, or with zone affinity to app c; some existing pods of the apps."""
+    over zones (maxSkew 1) against their app, with zone affinity to app c, or repelling their app per host; some
+    existing pods of the apps."""
     nodes = [make_node(f"n{i}").label(H, f"n{i}").label(Z, "ab"[i % 2]).alloc(
         cpu=draw(st.sampled_from(["500m", "1"])), memory="8Gi", pods=110).build()
         for i in range(draw(st.integers(1, 2)))]
@@ -94,8 +102,10 @@ def zone_instances(draw: st.DrawFn) -> tuple[Cluster, NodeTypes]:
     for i in range(draw(st.integers(1, 3))):
         app = draw(st.sampled_from(["a", "b", "c"]))
         b = make_pod(f"p{i}").label("app", app).req(cpu=draw(st.sampled_from(["300m", "500m"])))
-        rule = draw(st.sampled_from(["none", "spread", "affinity"]))
-        if rule == "spread":
+        rule = draw(st.sampled_from(["none", "spread", "affinity", "anti"]))
+        if rule == "anti":
+            b = b.pod_anti_affinity(pod_term(H, selector(app=app)))
+        elif rule == "spread":
             b = b.spread(spread(1, Z, selector(app=app)))
         elif rule == "affinity":
             b = b.pod_affinity(pod_term(Z, selector(app="c")))

@@ -39,7 +39,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 from ortools.sat.python import cp_model
 
-from ...models.nodetypes import ZONE_LABEL, NodeTypes, new_node, node_name_part
+from ...models.nodetypes import HOSTNAME_LABEL, ZONE_LABEL, NodeTypes, new_node, node_name_part
 from ...models.objects import Cluster, Node, Pod
 from ..framework import Profile
 from ..nodeaffinity.filtering import required_matches
@@ -87,20 +87,34 @@ def _hard(p: Pod) -> list:
     return [c for c in p.spread_constraints if c.when_unsatisfiable == "DoNotSchedule"]
 
 
+def self_anti(c: PodClass, classes: Sequence[PodClass]) -> bool:
+    """The class's required anti-affinity is per host and repels only pods of its own class among the pending
+    ones: stated in the model as at most one pod per node, none beside an existing pod it matches."""
+    p = c.rep
+    return bool(p.affinity.anti_required) and all(
+        t.topology_key == HOSTNAME_LABEL and t.namespace_selector is None and _term_matches(t, p, p)
+        and not any(d.index != c.index and _term_matches(t, p, d.rep) for d in classes)
+        for t in p.affinity.anti_required)
+
+
 def classify(classes: Sequence[PodClass], existing: Sequence[Pod]) -> list[str]:
-    """Each class's kind: LOCAL, ZONE (its rules are zone-level and stated in the model) or REST."""
-    anti = [(t, p) for p in list(existing) + [c.rep for c in classes] for t in p.affinity.anti_required]
+    """Each class's kind: LOCAL, ZONE (its rules are zone-level or per-host against itself, stated in the model,
+    and the class is kept apart) or REST."""
+    own = {c.index for c in classes if self_anti(c, classes)}
+    anti = [(t, p, -1) for p in existing for t in p.affinity.anti_required] + \
+        [(t, c.rep, c.index) for c in classes for t in c.rep.affinity.anti_required]
     kind: list[str] = []
     for c in classes:
         p = c.rep
         hard = _hard(p)
-        if p.host_ports or p.affinity.anti_required or any(_term_matches(t, o, p) for t, o in anti) or \
+        repelled = any(_term_matches(t, o, p) for t, o, owner in anti if not (owner == c.index and c.index in own))
+        if p.host_ports or (p.affinity.anti_required and c.index not in own) or repelled or \
                 any(_term_matches(t, p, p) for t in p.affinity.pod_required):
             # (a pod its own affinity term matches may go anywhere when nothing matches yet: kube-scheduler's
             # special case, not stated in the model)
             kind.append(REST)
         elif not hard and not p.affinity.pod_required:
-            kind.append(LOCAL)
+            kind.append(ZONE if c.index in own else LOCAL)
         elif all(s.topology_key == ZONE_LABEL and s.min_domains is None and s.node_taints_policy == "Ignore"
                  and s.node_affinity_policy == "Honor" for s in hard) and \
                 all(t.topology_key == ZONE_LABEL and t.namespace_selector is None for t in p.affinity.pod_required):
@@ -233,6 +247,14 @@ def joint_search(base: Cluster, offers: Sequence[Offer], node_types: NodeTypes, 
         if allowed_zone[gi] is not None:
             row_ex[[node_zone[n] not in allowed_zone[gi] for n in range(n_ex)]] = 0
             row_new[[o.zone not in allowed_zone[gi] for o in offers]] = 0
+        rep = classes[members[0]].rep
+        if kind[members[0]] == ZONE and rep.affinity.anti_required:  # per host against itself (self_anti)
+            row_ex = np.minimum(row_ex, 1)
+            row_new = np.minimum(row_new, 1)
+            for q in list(base.pods) + [p for p in base.pending if p.key in placements]:
+                on = q.node_name if q.node_name in existing_names else placements.get(q.key)
+                if on in existing_names and any(_term_matches(t, rep, q) for t in rep.affinity.anti_required):
+                    row_ex[existing_names[on]] = 0
         cap_ex.append(row_ex)
         cap_new.append(row_new)
 
