@@ -19,10 +19,12 @@ Which rules the model states exactly (every other pod "falls back honestly", bel
   zone z that receives a pod of the class, C(z) - C(z') <= maxSkew for every other domain z' (kube-scheduler's
   filter on the final state with the pod itself removed). Every pending pod the selector matches is modelled
   per class (counted);
-- required pod affinity over zones: the class only in zones where an existing pod matches the term (stricter
-  than kube-scheduler, which also counts pending pods placed there: valid, maybe dearer).
-Every other pod ("rest": required anti-affinity, host ports, hostname spread, other topology keys, a pod matched
-by someone's anti-affinity, ...) keeps kube-scheduler's placement when the estimator put it on an existing node;
+- required pod affinity over zones: the class only in zones where a target pod is: existing, kept, or placed
+  there by the model (a pod its own term matches is rest: kube-scheduler's first-pod exception is not stated);
+- required anti-affinity per host against the pod's own kind only: at most one pod per node, none on a node
+  holding an existing (or kept) pod it repels.
+Every other pod ("rest": other anti-affinity, host ports, hostname spread, other topology keys, a pod matched
+by someone else's anti-affinity, ...) keeps kube-scheduler's placement when the estimator put it on an existing node;
 the ones it put on new nodes are searched afterwards by the caller on solve's model (every rule). The closure
 keeps this sound: a class whose rules read a rest pod, or whose pods a rest pod's rules read, is rest too.
 
