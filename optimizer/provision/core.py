@@ -73,6 +73,7 @@ RESERVE_PER_POD = 0.75e-3
 MIP_SHARE = 0.3  # of the time left after the relaxation: the covering program as an integer program
 BOUND_MIN_SECONDS = 2.0  # a covering program (build and HiGHS) runs only with this much time left
 SEARCH_MIN_SECONDS = 3.0  # the large-input search (solve's model and CP-SAT) only with this much, at least
+JOINT_SHARE = 0.6  # of the time left after the estimator and the relaxation: the joint model (then the bound)
 
 
 class Impossible(Exception):
@@ -241,7 +242,7 @@ def provision(cluster: Cluster, node_types: NodeTypes, params: SolverParams, pol
     if n_classes * (len(cluster.nodes) + len(cand)) > params.full_model_variables:
         return _large(cluster, base, required, below, offers, node_types, est, est_cost, first.bound_micro, profile,
                       policy, params,
-                      end, started, notes, interrupt)
+                      end, started, notes, interrupt, first.counts)
     grown = replace(base, nodes=tuple(cluster.nodes) + tuple(n for _, n in cand))
     problem = build_problem(grown, profile, decompose=False)
     first_cand = len(cluster.nodes)
@@ -373,8 +374,8 @@ def provision(cluster: Cluster, node_types: NodeTypes, params: SolverParams, pol
 
 def _large(cluster: Cluster, base: Cluster, required: Sequence[Pod], below: dict[str, str], offers: Sequence[Offer],
            node_types: NodeTypes, est: Estimate, est_cost: float, lb: int, profile: Profile, policy: Policy,
-           params: SolverParams, end: float, started: float, notes: list[str], interrupt: Interrupt
-           ) -> ProvisionAnswer:
+           params: SolverParams, end: float, started: float, notes: list[str], interrupt: Interrupt,
+           relaxed_counts: dict[int, int] | None = None) -> ProvisionAnswer:
     """Too many (class, node) pairs for the exact model. The bound: the covering program
     (optimizer.provision.bound), its linear relaxation first, then as an integer program for a share of the time.
     The answer (optimizer.provision.search): the pods without inter-pod rules fixed on the existing nodes where
@@ -405,14 +406,22 @@ def _large(cluster: Cluster, base: Cluster, required: Sequence[Pod], below: dict
             kept = tuple(replace(p, node_name=on[p.key]) for p in required if p.key in on)
             return replace(base, pods=base.pods + kept, pending=tuple(p for p in required if p.key not in on))
 
+        # first the joint model (optimizer.provision.joint): which pods the existing nodes keep and what is bought,
+        # decided together; verified here, and the older placements below only when it found nothing cheaper
+        joint = _joint(cluster, base, offers, node_types, est, relaxed_counts or {}, lb, profile, policy, params,
+                       left() * JOINT_SHARE, interrupt, notes)
+        if joint is not None and (found is None or sum(o.type.price for o, _ in joint.nodes)
+                                  < sum(o.type.price for o, _ in found.nodes) - 1e-9):
+            found = joint
         # the existing nodes keep kube-scheduler's placement (the estimator's first step: the estimator's nodes
         # complete it), or solve's with the largest pods first when the relaxation of what that leaves over costs
         # less (tried first; a placement the pods left cannot complete, by their inter-pod rules, gives way)
         kube = {k: v for k, v in est.placements.items() if v in existing_names}
-        tries = [(kube, rest_of(kube), "kube-scheduler places them")]
-        need = {0: cover_bound(tries[0][1], offers, node_types, profile, max(0.5, left() * 0.1), relax=True)}
+        tries = [] if found is joint else [(kube, rest_of(kube), "kube-scheduler places them")]
+        need = {0: cover_bound(tries[0][1], offers, node_types, profile, max(0.5, left() * 0.1), relax=True)} \
+            if tries else {}
         # solve starts with kube-scheduler's greedy loop, which runs to its end: only when it surely fits
-        if left() > max(SOLVE_EXISTING_SHARE * deadline_limit(end, started), 3 * est.wall_seconds) and \
+        if tries and left() > max(SOLVE_EXISTING_SHARE * deadline_limit(end, started), 3 * est.wall_seconds) and \
                 not interrupt.is_set():
             share = Deadline(time.perf_counter(), max(1.0, left() * 0.3))
             solved, _ = optimal_plan(by_size(base, offers), params, policy, deadline=share, profile=profile,
@@ -424,7 +433,8 @@ def _large(cluster: Cluster, base: Cluster, required: Sequence[Pod], below: dict
                 tries.insert(0, (dict(solved.placements), other, "solve places them, largest first"))
                 need = {0: second, 1: need[0]}
         if left() > BOUND_MIN_SECONDS and not interrupt.is_set():
-            whole = cover_bound(base, offers, node_types, profile, max(0.5, left() * MIP_SHARE))
+            # with the joint model's answer taken there is no other search left: the bound takes what is left
+            whole = cover_bound(base, offers, node_types, profile, max(0.5, left() * (MIP_SHARE if tries else 0.9)))
             lb = max(lb, whole.bound_micro)
         for t, (on_existing, fixed_cluster, how) in enumerate(tries):
             rest = fixed_cluster.pending
@@ -435,8 +445,10 @@ def _large(cluster: Cluster, base: Cluster, required: Sequence[Pod], below: dict
                 break
             # candidates: the offers the relaxation of what is left buys, in each zone, and the estimator's
             counts = candidate_counts(need[t].counts, offers)
-            for o, k in est.add:
-                i = offers.index(o)
+            per_offer: dict[int, int] = defaultdict(int)
+            for o, k in est.add:  # an offer can be chosen in several of the estimator's loops
+                per_offer[offers.index(o)] += k
+            for i, k in per_offer.items():
                 counts[i] = max(counts.get(i, 0), k)
             share = left() * (0.5 if t + 1 < len(tries) else 1.0)
             searched = search_new(cluster, fixed_cluster, counts, offers, node_types, profile, policy, params,
@@ -474,6 +486,55 @@ def _large(cluster: Cluster, base: Cluster, required: Sequence[Pod], below: dict
     grown_final = replace(cluster, nodes=tuple(cluster.nodes) + tuple(n for _, n in new_nodes))
     return ProvisionAnswer(status, tuple(add), cost, bound, tuple(n for _, n in new_nodes), placements, dict(below),
                            grown_final, est, time.perf_counter() - started, tuple(notes))
+
+
+def _joint(cluster: Cluster, base: Cluster, offers: Sequence[Offer], node_types: NodeTypes, est: Estimate,
+           relaxed_counts: dict[int, int], lb: int, profile: Profile, policy: Policy, params: SolverParams,
+           limit: float, interrupt: Interrupt, notes: list[str]):
+    """The joint model's answer (optimizer.provision.joint), completed for the pods it leaves to solve's model
+    (the rest pods the estimator had put on new nodes) and verified on the grown cluster; None when it found none
+    or it fails the verifier (said in a note: a bug of the model, never printed as an answer)."""
+    from ...models.errors import PlanInvalidError
+    from .joint import joint_search
+    from .search import Found, candidate_counts, search_new
+
+    started = time.perf_counter()
+    slots = candidate_counts(relaxed_counts, offers)
+    est_per_offer: dict[int, int] = defaultdict(int)
+    for o, k in est.add:  # an offer can be chosen in several of the estimator's loops
+        est_per_offer[offers.index(o)] += k
+    for i, k in est_per_offer.items():
+        slots[i] = max(slots.get(i, 0), k)
+    got = joint_search(base, offers, node_types, profile, est, slots, params, limit, lb, interrupt)
+    if got is None:
+        notes.append("joint model: no answer within its time")
+        return None
+    nodes = list(got.nodes)
+    placements = dict(got.placements)
+    if got.rest:  # solve's model, every rule, on the grown cluster with the modelled pods bound
+        grown = replace(cluster, nodes=tuple(cluster.nodes) + tuple(n for _, n in nodes))
+        fixed = replace(base, nodes=grown.nodes, pods=base.pods + tuple(
+            replace(p, node_name=placements[p.key]) for p in base.pending if p.key in placements),
+            pending=tuple(got.rest))
+        counts = dict(est_per_offer)
+        more = search_new(grown, fixed, counts, offers, node_types, profile, policy, params,
+                          max(0.5, limit - (time.perf_counter() - started)), interrupt)
+        if more is None:
+            notes.append(f"joint model: the {len(got.rest)} pods it leaves to solve's model found no place in time")
+            return None
+        nodes += more.nodes
+        placements.update(more.placements)
+    cost = sum(o.type.price for o, _ in nodes)
+    grown = replace(cluster, nodes=tuple(cluster.nodes) + tuple(n for _, n in nodes))
+    try:
+        check(grown, Plan(placements=placements, pending={}, status=Status.FEASIBLE), policy, profile)
+    except PlanInvalidError as exc:
+        notes.append(f"joint model: its answer failed the verifier and is not used ({str(exc)[:200]})")
+        return None
+    notes.append(f"joint model: {got.kinds.get('local', 0)} pods with per-node rules, {got.kinds.get('zone', 0)} "
+                 f"with zone rules, {got.kinds.get('rest', 0)} left to kube-scheduler's placement or solve's model; "
+                 f"{cost:g} ({got.status}) in {time.perf_counter() - started:.1f}s")
+    return Found(nodes, placements, Status.FEASIBLE)
 
 
 def _stopped(cluster: Cluster, required: Sequence[Pod], below: dict[str, str], node_types: NodeTypes, est: Estimate,

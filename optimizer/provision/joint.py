@@ -1,0 +1,751 @@
+"""provision's joint model on large inputs: the pending pods placed on the existing nodes' free room AND on new
+nodes in one CP-SAT model, so that which pods the existing nodes keep is decided together with what is bought.
+
+Why: on full clusters the answer's cost is decided by the pods the existing nodes keep (their free room is
+fragmented); fixing that placement first (kube-scheduler's, or solve's largest-first) and buying for what is left
+over cost 30-50 % more than the covering bound. Here both are one decision.
+
+How it stays small at thousands of pods: identical pods are one class with an integer count per node (solve's
+classes), and classes whose verdict on a node is the node alone ("local": no inter-pod rule of their own, no host
+ports, matched by no one's required anti-affinity nor by a spread constraint) are merged further into groups
+with one request vector and the same per-node bounds. New nodes are slots per offer (a type in a zone), each a
+bin with an `open[...]` literal; identical slots of an offer open in order.
+
+Which rules the model states exactly (every other pod "falls back honestly", below):
+- per node: every rule solve's per-(class, node) bound states (resources, taints, node affinity and selectors,
+  node name, volumes...), as counts per node and the node's free room per resource;
+- zone spread (`topology.kubernetes.io/zone`, DoNotSchedule, no minDomains, nodeTaintsPolicy Ignore): per zone
+  the matching pods C(z) (existing ones on nodes the pod's node affinity admits, plus the model's), and for a
+  zone z that receives a pod of the class, C(z) - C(z') <= maxSkew for every other domain z' (kube-scheduler's
+  filter on the final state with the pod itself removed). Every pending pod the selector matches is modelled
+  per class (counted);
+- required pod affinity over zones: the class only in zones where a target pod is: existing, kept, or placed
+  there by the model (a pod its own term matches is rest: kube-scheduler's first-pod exception is not stated);
+- required anti-affinity per host against the pod's own kind only: at most one pod per node, none on a node
+  holding an existing (or kept) pod it repels.
+Every other pod ("rest": other anti-affinity, host ports, hostname spread, other topology keys, a pod matched
+by someone else's anti-affinity, ...) keeps kube-scheduler's placement when the estimator put it on an existing node;
+the ones it put on new nodes are searched afterwards by the caller on solve's model (every rule). The closure
+keeps this sound: a class whose rules read a rest pod, or whose pods a rest pod's rules read, is rest too.
+
+The answer is verified on the grown cluster by the caller before it counts; it is a search, not a bound (the
+bound stays the covering program's, optimizer.provision.bound).
+"""
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+from ortools.sat.python import cp_model
+
+from ...models.nodetypes import HOSTNAME_LABEL, ZONE_LABEL, NodeTypes, new_node, node_name_part
+from ...models.objects import Cluster, Node, Pod
+from ..framework import Profile
+from ..nodeaffinity.filtering import required_matches
+from ..problem import PodClass, build_problem
+from ..runner import NEVER, Interrupt, SolverParams, Status, run
+from .bound import MICRO, resources_of
+from .estimator import Estimate, Offer
+from .search import add_type_limits
+
+LOCAL, ZONE, REST = "local", "zone", "rest"
+# of the joint model's time: its start (the relaxation and the knapsack fills, 3-7 s each at 200 nodes on a loaded
+# machine); enough for two fills (zone pods moved within their zones, and kept: each won on one shape of the
+# 200-node family), the rest for CP-SAT
+ROUNDING_SHARE = 0.45
+
+
+@dataclass(frozen=True)
+class Joint:
+    nodes: list[tuple[Offer, Node]]  # the new nodes opened, named <type>-<zone>-<i>
+    placements: dict[str, str]  # the modelled pods and the rest pods kept on existing nodes
+    rest: list[Pod]  # rest pods still to place (the estimator had put them on new nodes)
+    status: Status  # the CP-SAT run's
+    kinds: dict[str, int] = field(default_factory=dict)  # pods per kind (local, zone, rest)
+    seconds: float = 0.0
+
+
+def _term_namespaces(term, owner: Pod) -> frozenset[str] | None:
+    """The namespaces a pod (anti-)affinity term selects; None: any (a namespaceSelector: conservative)."""
+    if term.namespace_selector is not None:
+        return None
+    return frozenset(term.namespaces) if term.namespaces else frozenset((owner.namespace,))
+
+
+def _term_matches(term, owner: Pod, pod: Pod) -> bool:
+    ns = _term_namespaces(term, owner)
+    return (ns is None or pod.namespace in ns) and term.label_selector is not None and \
+        term.label_selector.matches(pod.labels)
+
+
+def _spread_matches(c, owner: Pod, pod: Pod) -> bool:
+    return pod.namespace == owner.namespace and c.label_selector is not None and c.label_selector.matches(pod.labels)
+
+
+def _hard(p: Pod) -> list:
+    return [c for c in p.spread_constraints if c.when_unsatisfiable == "DoNotSchedule"]
+
+
+def self_anti(c: PodClass, classes: Sequence[PodClass]) -> bool:
+    """The class's required anti-affinity is per host and repels only pods of its own class among the pending
+    ones: stated in the model as at most one pod per node, none beside an existing pod it matches."""
+    p = c.rep
+    return bool(p.affinity.anti_required) and all(
+        t.topology_key == HOSTNAME_LABEL and t.namespace_selector is None and _term_matches(t, p, p)
+        and not any(d.index != c.index and _term_matches(t, p, d.rep) for d in classes)
+        for t in p.affinity.anti_required)
+
+
+def classify(classes: Sequence[PodClass], existing: Sequence[Pod]) -> list[str]:
+    """Each class's kind: LOCAL, ZONE (its rules are zone-level or per-host against itself, stated in the model,
+    and the class is kept apart) or REST."""
+    own = {c.index for c in classes if self_anti(c, classes)}
+    anti = [(t, p, -1) for p in existing for t in p.affinity.anti_required] + \
+        [(t, c.rep, c.index) for c in classes for t in c.rep.affinity.anti_required]
+    kind: list[str] = []
+    for c in classes:
+        p = c.rep
+        hard = _hard(p)
+        repelled = any(_term_matches(t, o, p) for t, o, owner in anti if not (owner == c.index and c.index in own))
+        if p.host_ports or (p.affinity.anti_required and c.index not in own) or repelled or \
+                any(_term_matches(t, p, p) for t in p.affinity.pod_required):
+            # (a pod its own affinity term matches may go anywhere when nothing matches yet: kube-scheduler's
+            # special case, not stated in the model)
+            kind.append(REST)
+        elif not hard and not p.affinity.pod_required:
+            kind.append(ZONE if c.index in own else LOCAL)
+        elif all(s.topology_key == ZONE_LABEL and s.min_domains is None and s.node_taints_policy == "Ignore"
+                 and s.node_affinity_policy == "Honor" for s in hard) and \
+                all(t.topology_key == ZONE_LABEL and t.namespace_selector is None for t in p.affinity.pod_required):
+            kind.append(ZONE)
+        else:
+            kind.append(REST)
+    # closure: a spread selector counts pods of every kind it matches; a rest pod's rules must not see modelled
+    # pods move (its spread counts, its required affinity's targets)
+    changed = True
+    while changed:
+        changed = False
+        for c in classes:
+            p = c.rep
+            for s in _hard(p):
+                matched = [d for d in classes if _spread_matches(s, p, d.rep)]
+                if kind[c.index] == REST:
+                    for d in matched:
+                        if kind[d.index] != REST:
+                            kind[d.index] = REST
+                            changed = True
+                elif any(kind[d.index] == REST for d in matched):
+                    kind[c.index] = REST
+                    changed = True
+                else:
+                    for d in matched:
+                        if kind[d.index] == LOCAL:  # counted: kept as its own class
+                            kind[d.index] = ZONE
+                            changed = True
+            for t in p.affinity.pod_required:
+                for d in classes:
+                    if kind[c.index] == REST and kind[d.index] != REST and _term_matches(t, p, d.rep):
+                        kind[d.index] = REST
+                        changed = True
+                    elif kind[c.index] == ZONE and kind[d.index] == LOCAL and _term_matches(t, p, d.rep):
+                        kind[d.index] = ZONE  # a target the model places: kept as its own class
+                        changed = True
+                    elif kind[c.index] == ZONE and kind[d.index] == REST and _term_matches(t, p, d.rep):
+                        kind[c.index] = REST  # a target the model does not place: the pod goes with it
+                        changed = True
+    return kind
+
+
+def joint_search(base: Cluster, offers: Sequence[Offer], node_types: NodeTypes, profile: Profile, est: Estimate,
+                 slots: dict[int, int], params: SolverParams, limit: float, lower_micro: int = 0,
+                 interrupt: Interrupt = NEVER, hints: Sequence[tuple[list[tuple[Offer, str]], dict[str, str]]] = ()
+                 ) -> Joint | None:
+    """The joint CP-SAT model on `base` (its pending pods: the required ones) with `slots[i]` new-node slots of
+    offer i, hinted with the estimator's answer (and `hints`: other answers as (their new nodes' offers and names,
+    placements)); `lower_micro`: a proven lower bound on the cost (a cut). None: no solution within `limit`."""
+    started = time.perf_counter()
+    n_ex = len(base.nodes)
+    probes = [new_node(o.type, f"probe-{i}", o.zone) for i, o in enumerate(offers)]
+    problem = build_problem(replace(base, nodes=tuple(base.nodes) + tuple(probes)), profile)
+    classes = problem.classes
+    ub = problem.ub.matrix
+    kind = classify(classes, base.pods)
+    existing_names = {n.name: i for i, n in enumerate(base.nodes)}
+    res_keys = resources_of(base.pending)
+    state = problem.state
+    free = np.zeros((n_ex, len(res_keys)), dtype=np.int64)
+    for n, node in enumerate(base.nodes):
+        info = state.nodes[node.name]
+        for k, r in enumerate(res_keys):
+            used = len(info.pods) if r == "pods" else info.requested.get(r, 0)
+            free[n, k] = max(0, node.allocatable.get(r, 0) - used)
+    alloc = np.array([[int(o.type.node.allocatable.get(r, 0)) for r in res_keys] for o in offers], dtype=np.int64)
+
+    def req_of(c: PodClass) -> tuple[int, ...]:
+        return tuple(1 if r == "pods" else int(c.rep.requests.get(r, 0)) for r in res_keys)
+
+    # rest pods: kube-scheduler's place when it is an existing node (their room is taken), else left to the caller
+    placements: dict[str, str] = {}
+    rest: list[Pod] = []
+    for c in classes:
+        if kind[c.index] != REST:
+            continue
+        for p in c.pods:
+            on = est.placements.get(p.key)
+            if on in existing_names:
+                placements[p.key] = on
+                free[existing_names[on]] -= np.array(req_of(c))
+            else:
+                rest.append(p)
+    if (free < 0).any():
+        return None  # cannot happen with a valid estimator answer; say nothing rather than guess
+
+    node_zone = [n.labels.get(ZONE_LABEL) for n in base.nodes]
+    zones_all = sorted({z for z in node_zone if z} | {o.zone for o in offers if o.zone})
+
+    # groups: local classes merged by request vector and per-node bounds; zone classes one each
+    groups: dict[tuple, list[int]] = defaultdict(list)
+    for c in classes:
+        if kind[c.index] == LOCAL:
+            groups[(LOCAL, req_of(c), ub[c.index].tobytes())].append(c.index)
+        elif kind[c.index] == ZONE:
+            groups[(ZONE, c.index)].append(c.index)
+    glist = list(groups.values())
+    size = [sum(classes[c].size for c in members) for members in glist]
+    greq = [req_of(classes[members[0]]) for members in glist]
+
+    # per group: per existing node and per offer the most pods (0: not there)
+    allowed_zone: list[set[str] | None] = []
+    for members in glist:
+        rep = classes[members[0]].rep
+        if kind[members[0]] != ZONE:
+            allowed_zone.append(None)
+            continue
+        ok = set(zones_all)
+        for t in rep.affinity.pod_required:  # zones where a pod matches the term: existing, kept, or placed here
+            there = {node_zone[existing_names[p.node_name]] for p in base.pods
+                     if p.node_name in existing_names and _term_matches(t, rep, p)}
+            there |= {node_zone[existing_names[placements[p.key]]] for p in base.pending
+                      if p.key in placements and _term_matches(t, rep, p)}
+            if not any(kind[d.index] == ZONE and _term_matches(t, rep, d.rep) for d in classes):
+                ok &= there - {None}
+        allowed_zone.append(ok)
+    cap_ex: list[np.ndarray] = []
+    cap_new: list[np.ndarray] = []
+    for gi, members in enumerate(glist):
+        row_ex = np.zeros(n_ex, dtype=np.int64)
+        row_new = np.zeros(len(offers), dtype=np.int64)
+        for c in members:
+            row_ex += ub[c, :n_ex]
+            row_new += ub[c, n_ex:]
+        req = np.array(greq[gi])
+        pos = req > 0
+        fit_ex = np.min(np.where(pos, free // np.where(pos, req, 1), 1 << 40), axis=1)
+        row_ex = np.minimum(np.minimum(row_ex, fit_ex), size[gi])
+        row_new = np.minimum(row_new, size[gi])
+        if allowed_zone[gi] is not None:
+            row_ex[[node_zone[n] not in allowed_zone[gi] for n in range(n_ex)]] = 0
+            row_new[[o.zone not in allowed_zone[gi] for o in offers]] = 0
+        rep = classes[members[0]].rep
+        if kind[members[0]] == ZONE and rep.affinity.anti_required:  # per host against itself (self_anti)
+            row_ex = np.minimum(row_ex, 1)
+            row_new = np.minimum(row_new, 1)
+            for q in list(base.pods) + [p for p in base.pending if p.key in placements]:
+                on = q.node_name if q.node_name in existing_names else placements.get(q.key)
+                if on in existing_names and any(_term_matches(t, rep, q) for t in rep.affinity.anti_required):
+                    row_ex[existing_names[on]] = 0
+        cap_ex.append(row_ex)
+        cap_new.append(row_new)
+
+    m = cp_model.CpModel()
+    name_of = [classes[members[0]].name + (f"+{len(members) - 1}" if len(members) > 1 else "") for members in glist]
+    x_ex: dict[tuple[int, int], cp_model.IntVar] = {}
+    top: dict[tuple[int, int], int] = {}  # each x_ex's upper bound
+    for gi in range(len(glist)):
+        for n in np.flatnonzero(cap_ex[gi]):
+            top[(gi, int(n))] = int(cap_ex[gi][n])
+            x_ex[(gi, int(n))] = m.new_int_var(0, int(cap_ex[gi][n]), f"x[{name_of[gi]},{base.nodes[n].name}]")
+    slot_list: list[tuple[int, int]] = []  # (offer, k)
+    opened: dict[int, cp_model.IntVar] = {}
+    x_new: dict[tuple[int, int], cp_model.IntVar] = {}
+    for i, o in enumerate(offers):
+        for k in range(slots.get(i, 0)):
+            s = len(slot_list)
+            slot_list.append((i, k))
+            label = node_name_part(o.type.name) + (f"-{node_name_part(o.zone)}" if o.zone else "") + f"-slot-{k + 1}"
+            opened[s] = m.new_bool_var(f"open[{label}]")
+            for gi in range(len(glist)):
+                if cap_new[gi][i] > 0:
+                    x_new[(gi, s)] = m.new_int_var(0, int(cap_new[gi][i]), f"x[{name_of[gi]},{label}]")
+    by_group_ex: dict[int, list[tuple[int, cp_model.IntVar]]] = defaultdict(list)
+    by_node: dict[int, list[tuple[int, cp_model.IntVar]]] = defaultdict(list)
+    for (gi, n), v in x_ex.items():
+        by_group_ex[gi].append((n, v))
+        by_node[n].append((gi, v))
+    by_group_new: dict[int, list[tuple[int, cp_model.IntVar]]] = defaultdict(list)
+    by_slot: dict[int, list[tuple[int, cp_model.IntVar]]] = defaultdict(list)
+    for (gi, s), v in x_new.items():
+        by_group_new[gi].append((s, v))
+        by_slot[s].append((gi, v))
+    for gi in range(len(glist)):  # every modelled pod placed
+        terms = [v for _, v in by_group_ex[gi]] + [v for _, v in by_group_new[gi]]
+        if not terms:
+            return None
+        m.add(sum(terms) == size[gi])
+    for n, members in by_node.items():  # each existing node's free room
+        for k in range(len(res_keys)):
+            entries = [(greq[gi][k], v) for gi, v in members if greq[gi][k] > 0]
+            if entries and sum(greq[gi][k] * top[(gi, n)] for gi, _ in members) > free[n, k]:
+                m.add(sum(e * v for e, v in entries) <= int(free[n, k]))
+    for s, (i, _) in enumerate(slot_list):  # each new node's allocatable, only when open
+        members = by_slot.get(s, [])
+        y = opened[s]
+        if not members:
+            m.add(y == 0)
+            continue
+        for k in range(len(res_keys)):
+            entries = [(greq[gi][k], v) for gi, v in members if greq[gi][k] > 0]
+            if entries:
+                m.add(sum(e * v for e, v in entries) <= int(alloc[i, k]) * y)
+        m.add(sum(v for _, v in members) >= y)
+    by_offer: dict[int, list[int]] = defaultdict(list)
+    for s, (i, _) in enumerate(slot_list):
+        by_offer[i].append(s)
+    for ss in by_offer.values():  # identical slots open in order
+        for a, b in zip(ss, ss[1:]):
+            m.add(opened[a] >= opened[b])
+    add_type_limits(m, node_types, opened, lambda s: offers[slot_list[s][0]].type)
+
+    # zone spread: per constraint, the matching pods per zone and maxSkew between a receiving zone and the others
+    group_of = {c: gi for gi, members in enumerate(glist) for c in members}
+    for gi, members in enumerate(glist):
+        if kind[members[0]] != ZONE:
+            continue
+        rep = classes[members[0]].rep
+        for sc in _hard(rep):
+            eligible_ex = [required_matches(rep, node) for node in base.nodes]
+            eligible_new = [required_matches(rep, probes[i]) for i in range(len(offers))]
+            domains = sorted({node_zone[n] for n in range(n_ex) if eligible_ex[n] and node_zone[n]} |
+                             {offers[i].zone for i in range(len(offers)) if eligible_new[i] and offers[i].zone})
+            count: dict[str, list] = {z: [] for z in domains}
+            base_count = {z: 0 for z in domains}
+            for p in base.pods:
+                n = existing_names.get(p.node_name)
+                if n is not None and eligible_ex[n] and node_zone[n] in base_count and _spread_matches(sc, rep, p):
+                    base_count[node_zone[n]] += 1
+            for d in classes:
+                if not _spread_matches(sc, rep, d.rep):
+                    continue
+                dg = group_of.get(d.index)
+                if dg is None:
+                    return None  # a rest class counted: the closure forbids it
+                for n, v in by_group_ex[dg]:
+                    if eligible_ex[n] and node_zone[n] in count:
+                        count[node_zone[n]].append(v)
+                for s, v in by_group_new[dg]:
+                    i = slot_list[s][0]
+                    if eligible_new[i] and offers[i].zone in count:
+                        count[offers[i].zone].append(v)
+            total = {z: base_count[z] + sum(count[z]) for z in domains}
+            # a zone only new nodes can bring is a domain only when one of them is opened there
+            fixed_domains = {node_zone[n] for n in range(n_ex) if eligible_ex[n] and node_zone[n]}
+            present: dict[str, object] = {}
+            for z in domains:
+                if z in fixed_domains:
+                    continue
+                ys = [opened[s] for s, (i, _) in enumerate(slot_list) if offers[i].zone == z and eligible_new[i]]
+                dz = m.new_bool_var(f"domain[{name_of[gi]},{z}]")
+                for y in ys:
+                    m.add(dz >= y)
+                m.add(sum(ys) >= dz) if ys else m.add(dz == 0)
+                present[z] = dz
+            for z in domains:
+                mine = [v for n, v in by_group_ex[gi] if node_zone[n] == z] + \
+                       [v for s, v in by_group_new[gi] if offers[slot_list[s][0]].zone == z]
+                if not mine:
+                    continue
+                b = m.new_bool_var(f"receives[{name_of[gi]},{z}]")
+                m.add(sum(mine) <= size[gi] * b)
+                for z2 in domains:
+                    if z2 != z:
+                        lits = [b] + ([present[z2]] if z2 in present else [])
+                        m.add(total[z] - total[z2] <= sc.max_skew).only_enforce_if(lits)
+
+    # required zone affinity whose targets the model places too: a zone without an existing (or kept) target
+    # receives the class only when the model puts a target there
+    for gi, members in enumerate(glist):
+        rep = classes[members[0]].rep
+        if kind[members[0]] != ZONE:
+            continue
+        for t in rep.affinity.pod_required:
+            targets = [group_of[d.index] for d in classes if kind[d.index] == ZONE and _term_matches(t, rep, d.rep)]
+            if not targets:
+                continue
+            there = {node_zone[existing_names[p.node_name]] for p in base.pods
+                     if p.node_name in existing_names and _term_matches(t, rep, p)}
+            there |= {node_zone[existing_names[placements[p.key]]] for p in base.pending
+                      if p.key in placements and _term_matches(t, rep, p)}
+            for z in zones_all:
+                if z in there:
+                    continue
+                mine = [v for n, v in by_group_ex[gi] if node_zone[n] == z] + \
+                       [v for s, v in by_group_new[gi] if offers[slot_list[s][0]].zone == z]
+                if not mine:
+                    continue
+                hosts = [v for dg in targets for n, v in by_group_ex[dg] if node_zone[n] == z and dg != gi] + \
+                        [v for dg in targets for s, v in by_group_new[dg] if offers[slot_list[s][0]].zone == z
+                         and dg != gi]
+                if not hosts:
+                    for v in mine:
+                        m.add(v == 0)
+                    continue
+                b = m.new_bool_var(f"needs[{name_of[gi]},{z}]")
+                m.add(sum(mine) <= size[gi] * b)
+                m.add(sum(hosts) >= b)
+
+    price = {s: round(offers[i].type.price * MICRO) for s, (i, _) in enumerate(slot_list)}
+    cost = sum(price[s] * y for s, y in opened.items())
+    if lower_micro > 0:
+        m.add(cost >= lower_micro)
+    m.minimize(cost)
+
+    # hints: the estimator's answer (valid: kube-scheduler's filters on the final state), its new nodes on the
+    # first slots of their offer
+    def hint_counts(new: list[tuple[Offer, str]], on: dict[str, str]) -> tuple[dict, dict]:
+        where: dict[str, tuple[str, int]] = {n.name: ("ex", i) for i, n in enumerate(base.nodes)}
+        used: dict[int, int] = defaultdict(int)
+        for o, name in new:
+            i = offers.index(o)
+            if used[i] < slots.get(i, 0):
+                where[name] = ("new", by_offer[i][used[i]])
+            used[i] += 1
+        ce: dict[tuple[int, int], int] = defaultdict(int)
+        cn: dict[tuple[int, int], int] = defaultdict(int)
+        for c in classes:
+            gi = group_of.get(c.index)
+            if gi is None:
+                continue
+            for p in c.pods:
+                w = where.get(on.get(p.key, ""))
+                if w is None:
+                    continue
+                (ce if w[0] == "ex" else cn)[(gi, w[1])] += 1
+        return ce, cn
+
+    est_new = [(o, node.name) for (o, k), node in zip([(o, 1) for o, k in est.add for _ in range(k)], est.nodes)]
+    best = None
+    tries = [hint_counts(new, on) for new, on in [(est_new, est.placements), *hints]]
+    local = [kind[members[0]] == LOCAL for members in glist]
+    # the groups with zone rules start where the estimator put them (its answer is valid, and their spread counts
+    # and affinity targets are then the estimator's); the local groups are the relaxation's to round
+    est_ce, est_cn = tries[0]
+    keep_ce = {k: v for k, v in est_ce.items() if not local[k[0]] and k in x_ex and v <= top[k]}
+    keep_cn = {k: v for k, v in est_cn.items() if not local[k[0]] and k in x_new}
+    rounded = _rounded(glist, size, greq, free, alloc, cap_ex, cap_new, top, offers, slots, by_offer, price,
+                       max(0.5, (limit - (time.perf_counter() - started)) * ROUNDING_SHARE), local, res_keys,
+                       keep_ce, keep_cn, node_zone)
+    floor: dict[tuple[int, int], int] = {}
+    if rounded is not None:
+        floor = rounded[2]
+        tries.insert(0, rounded[:2])
+    for ce, cn in tries:
+        if all(ce.get(k, 0) <= top[k] for k in x_ex) and \
+                all((gi, n) in x_ex for gi, n in ce) and all((gi, s) in x_new for gi, s in cn):
+            c_cost = sum(price[s] for s in {s for _, s in cn})
+            if best is None or c_cost < best[0]:
+                best = (c_cost, ce, cn)
+
+    def hint(model: cp_model.CpModel, ce: dict, cn: dict) -> None:
+        model.clear_hints()
+        for k, v in x_ex.items():
+            model.add_hint(v, ce.get(k, 0))
+        for k, v in x_new.items():
+            model.add_hint(v, cn.get(k, 0))
+        used_slots = {s for _, s in cn}
+        for s, y in opened.items():
+            model.add_hint(y, int(s in used_slots))
+
+    if best is not None:
+        hint(m, best[1], best[2])
+    res = None
+    if floor:
+        # first the neighbourhood of the relaxation: the existing nodes keep at least its rounded-down pods, so
+        # CP-SAT works on what is left (a small packing); then the whole model from that answer
+        sub = m.clone()
+        for k, lo in floor.items():
+            sub.add(sub.get_int_var_from_proto_index(x_ex[k].index) >= lo)
+        res = run(sub, params, max(0.1, (limit - (time.perf_counter() - started)) * 0.5), interrupt=interrupt)
+        if res.values is not None:
+            vals = res.values
+            hint(m, {k: vals[v.index] for k, v in x_ex.items()}, {k: vals[v.index] for k, v in x_new.items()})
+    if not interrupt.is_set():
+        whole = run(m, params, max(0.1, limit - (time.perf_counter() - started)), interrupt=interrupt)
+
+        def value(r) -> float:
+            return sum(price[s] * r.values[y.index] for s, y in opened.items()) if r.values is not None else np.inf
+
+        if res is None or value(whole) <= value(res):
+            res = whole
+    if res is None or res.values is None:
+        return None
+    vals = res.values
+    seq: dict[int, int] = defaultdict(int)
+    rename: dict[int, str] = {}
+    taken = set(existing_names)
+    nodes: list[tuple[Offer, Node]] = []
+    for s, (i, _) in enumerate(slot_list):
+        if vals[opened[s].index]:
+            o = offers[i]
+            base_name = node_name_part(o.type.name) + (f"-{node_name_part(o.zone)}" if o.zone else "")
+            seq[i] += 1
+            j = seq[i]
+            while f"{base_name}-{j}" in taken:
+                j += 1
+            taken.add(f"{base_name}-{j}")
+            rename[s] = f"{base_name}-{j}"
+            nodes.append((o, new_node(o.type, rename[s], o.zone)))
+    queue = {gi: [p for c in members for p in classes[c].pods] for gi, members in enumerate(glist)}
+    for (gi, n), v in sorted(x_ex.items()):
+        for _ in range(vals[v.index]):
+            placements[queue[gi].pop(0).key] = base.nodes[n].name
+    for (gi, s), v in sorted(x_new.items()):
+        for _ in range(vals[v.index]):
+            placements[queue[gi].pop(0).key] = rename[s]
+    kinds = {k: sum(c.size for c in classes if kind[c.index] == k) for k in (LOCAL, ZONE, REST)}
+    return Joint(nodes, placements, rest, res.status, kinds, time.perf_counter() - started)
+
+
+
+def _rounded(glist, size, greq, free, alloc, cap_ex, cap_new, top, offers, slots, by_offer, price, limit, local,
+             res_names, keep_ce, keep_cn, node_zone) -> tuple[dict, dict, dict] | None:
+    """A starting answer from the linear relaxation (the covering program on the model's groups: existing nodes
+    one by one, new nodes pooled per offer): its pods on existing nodes rounded down (still within each node's
+    room), the pods left first fit on the existing nodes' remaining room, then first fit decreasing on new-node
+    slots, the offers the relaxation buys most of first. (counts on existing nodes, counts on slots), or None."""
+    from scipy.sparse import coo_matrix
+
+    deadline = time.perf_counter() + limit
+    n_g, n_o, n_r = len(glist), len(offers), free.shape[1]
+    cols: list[tuple] = []  # ("y", o) | ("x", g, n) | ("z", g, o)
+    for o in range(n_o):
+        cols.append(("y", o))
+    for (gi, n) in top:
+        cols.append(("x", gi, n))
+    for gi in range(n_g):
+        for o in np.flatnonzero(cap_new[gi]):
+            cols.append(("z", gi, int(o)))
+    index = {c: i for i, c in enumerate(cols)}
+    ub = np.array([float(slots.get(c[1], 0)) if c[0] == "y" else float(top[(c[1], c[2])]) if c[0] == "x"
+                   else float(size[c[1]]) for c in cols])
+    cost = np.array([price[by_offer[c[1]][0]] / MICRO if c[0] == "y" and by_offer.get(c[1]) else 0.0 for c in cols])
+    rows, cs, vals, lo, hi = [], [], [], [], []
+
+    def row(entries, low, high):
+        r = len(lo)
+        for c, v in entries:
+            rows.append(r); cs.append(c); vals.append(v)
+        lo.append(low); hi.append(high)
+
+    per_group: dict[int, list[int]] = defaultdict(list)
+    per_node: dict[int, list[tuple[int, int]]] = defaultdict(list)
+    per_offer: dict[int, list[tuple[int, int]]] = defaultdict(list)
+    for i, c in enumerate(cols):
+        if c[0] == "x":
+            per_group[c[1]].append(i); per_node[c[2]].append((c[1], i))
+        elif c[0] == "z":
+            per_group[c[1]].append(i); per_offer[c[2]].append((c[1], i))
+    for gi in range(n_g):
+        row([(i, 1.0) for i in per_group[gi]], float(size[gi]), float(size[gi]))
+    for n, members in per_node.items():
+        for k in range(n_r):
+            e = [(i, greq[gi][k] / max(1.0, free[n, k])) for gi, i in members if greq[gi][k] > 0]
+            if e:
+                row(e, -np.inf, free[n, k] / max(1.0, free[n, k]))
+    for o, members in per_offer.items():
+        for k in range(n_r):
+            e = [(i, greq[gi][k] / max(1.0, alloc[o, k])) for gi, i in members if greq[gi][k] > 0]
+            if e:
+                row(e + [(index[("y", o)], -alloc[o, k] / max(1.0, alloc[o, k]))], -np.inf, 0.0)
+    a = coo_matrix((vals, (rows, cs)), shape=(len(lo), len(cols))).tocsr()
+    from scipy.optimize import linprog
+
+    res = linprog(cost, A_ub=a[n_g:], b_ub=np.array(hi[n_g:]), A_eq=a[:n_g], b_eq=np.array(hi[:n_g]),
+                  bounds=np.stack([np.zeros(len(cols)), ub], axis=1), method="highs",
+                  options={"time_limit": max(0.2, limit), "disp": False})
+    if res.x is None or res.status != 0:
+        return None
+    # what one more pod of a group costs in the relaxation: its row's dual (the price of placing it elsewhere)
+    dual = np.maximum(np.asarray(res.eqlin.marginals, dtype=float), 0.0)
+    # the relaxation's duals value a pod by the resource its pool runs out of and nothing for the others: worth at
+    # least its largest share of the cheapest new node that holds it (what it costs when bought alone)
+    for gi in range(n_g):
+        own = [price[by_offer[o][0]] / MICRO * max(greq[gi][k] / alloc[o, k] for k in range(n_r) if greq[gi][k] > 0)
+               for o in range(n_o) if cap_new[gi][o] > 0 and by_offer.get(o) and (alloc[o] >= greq[gi]).all()]
+        if own:
+            dual[gi] = max(dual[gi], min(own))
+    bought = {o: res.x[index[("y", o)]] for o in range(n_o)}
+    main = max(range(n_o), key=lambda o: bought[o])
+    frac = {k: float(res.x[index[("x",) + k]]) for k in top}
+    groups_on: dict[int, list[int]] = defaultdict(list)
+    for (gi, n) in top:
+        groups_on[n].append(gi)
+    ref = np.maximum(alloc.max(axis=0), 1)
+    order = sorted(range(n_g), key=lambda gi: -max(greq[gi][k] / ref[k] for k in range(n_r)))
+    nodes_of: dict[int, list[int]] = defaultdict(list)
+    for (gi, n) in top:
+        nodes_of[gi].append(n)
+    pref = sorted(range(n_o), key=lambda o: -bought[o])
+    slot_offer = {s: o for o, ss in by_offer.items() for s in ss}
+
+    def attempt(value: np.ndarray, quota: dict[tuple[int, str | None], int] | None):
+        """quota None: the groups with zone rules where the estimator put them (keep_ce, keep_cn); else each may
+        go anywhere within its zone, at most quota[(group, zone)] pods there (the estimator's count: the spread
+        counts and affinity targets per zone stay the estimator's, so its rules still hold)."""
+        left_ex = free.astype(np.int64).copy()
+        ce: dict[tuple[int, int], int] = {}
+        todo = list(size)
+        q = dict(quota or {})
+
+        def allowed(gi: int, zone: str | None) -> int:
+            return 1 << 40 if local[gi] else q.get((gi, zone), 0)
+
+        # each existing node filled by a knapsack over the groups' values (whole pods, its own room), node by node
+        opened: list[int] = []  # slot ids in opening order
+        room: dict[int, np.ndarray] = {}
+        cn: dict[tuple[int, int], int] = {}
+        for (gi, n), k in (keep_ce.items() if quota is None else ()):
+            ce[(gi, n)] = k
+            todo[gi] -= k
+            left_ex[n] -= k * np.array(greq[gi])
+        for (gi, s), k in (keep_cn.items() if quota is None else ()):
+            if s not in room:
+                opened.append(s)
+                room[s] = alloc[slot_offer[s]].astype(np.int64).copy()
+            cn[(gi, s)] = k
+            todo[gi] -= k
+            room[s] -= k * np.array(greq[gi])
+        if (left_ex < 0).any() or any(t < 0 for t in todo) or any((r < 0).any() for r in room.values()):
+            return None
+        for n in sorted(groups_on):
+            cand = [gi for gi in groups_on[n] if todo[gi] > 0 and value[gi] > 1e-9 and allowed(gi, node_zone[n]) > 0]
+            if not cand:
+                continue
+            fill = _knapsack(cand, [min(top[(gi, n)], todo[gi], allowed(gi, node_zone[n])) for gi in cand],
+                             [value[gi] for gi in cand], [greq[gi] for gi in cand], left_ex[n])
+            for gi, k in fill.items():
+                if k > 0:
+                    ce[(gi, n)] = ce.get((gi, n), 0) + k
+                    todo[gi] -= k
+                    left_ex[n] -= k * np.array(greq[gi])
+                    if not local[gi]:
+                        q[(gi, node_zone[n])] -= k
+        floor = dict(ce)  # the sub-model keeps these: the kept groups whole, the local groups' knapsack fill
+        # the pods left, largest first (their largest share of a node, as cluster-autoscaler orders them)
+        for gi in order:
+            req = np.array(greq[gi])
+            for n in nodes_of[gi]:
+                if todo[gi] <= 0:
+                    break
+                pos = req > 0
+                fit = int(np.min(np.where(pos, left_ex[n] // np.where(pos, req, 1), 1 << 40)))
+                fit = min(fit, top[(gi, n)] - ce.get((gi, n), 0), todo[gi], allowed(gi, node_zone[n]))
+                if fit > 0:
+                    ce[(gi, n)] = ce.get((gi, n), 0) + fit
+                    todo[gi] -= fit
+                    left_ex[n] -= fit * req
+                    if not local[gi]:
+                        q[(gi, node_zone[n])] -= fit
+        next_slot: dict[int, int] = defaultdict(int)
+        for o, ss in by_offer.items():  # past the kept groups' slots
+            while next_slot[o] < len(ss) and ss[next_slot[o]] in room:
+                next_slot[o] += 1
+        for gi in order:
+            req = np.array(greq[gi])
+            pos = req > 0
+            while todo[gi] > 0:
+                placed = False
+                for s in opened:
+                    o = slot_offer[s]
+                    if cap_new[gi][o] <= 0:
+                        continue
+                    fit = int(np.min(np.where(pos, room[s] // np.where(pos, req, 1), 1 << 40)))
+                    fit = min(fit, int(cap_new[gi][o]) - cn.get((gi, s), 0), todo[gi], allowed(gi, offers[o].zone))
+                    if fit > 0:
+                        cn[(gi, s)] = cn.get((gi, s), 0) + fit
+                        todo[gi] -= fit
+                        room[s] -= fit * req
+                        if not local[gi]:
+                            q[(gi, offers[o].zone)] -= fit
+                        placed = True
+                        break
+                if placed:
+                    continue
+                # a new slot: the relaxation's offers first, then the cheapest that takes the pod
+                choice = [o for o in pref if bought[o] > 1e-6] + sorted(range(n_o), key=lambda o: price.get(
+                    by_offer[o][0], 1 << 62) if by_offer.get(o) else 1 << 62)
+                for o in choice:
+                    while next_slot[o] < len(by_offer.get(o, [])) and by_offer[o][next_slot[o]] in room:
+                        next_slot[o] += 1
+                    if cap_new[gi][o] > 0 and next_slot[o] < len(by_offer.get(o, [])) and (alloc[o] >= req).all() \
+                            and allowed(gi, offers[o].zone) > 0:
+                        s = by_offer[o][next_slot[o]]
+                        next_slot[o] += 1
+                        opened.append(s)
+                        room[s] = alloc[o].astype(np.int64).copy()
+                        break
+                else:
+                    return None  # the slots run out: no answer from these values
+        return ce, cn, floor, sum(price[s] for s in opened)
+
+
+
+    # values to fill the existing nodes by: the duals (raised as above), then a pod's cost on the offer the
+    # relaxation buys most of, its cpu and memory shares weighed equally; the cheapest answer wins (measured on
+    # the 200-node family: cpu only or memory only left the other resource to buy, 44.7 and 15.3 against 14.6)
+    values = [dual]
+    k_cpu, k_mem = (res_names.index("cpu") if "cpu" in res_names else None,
+                    res_names.index("memory") if "memory" in res_names else None)
+    if k_cpu is not None and k_mem is not None and alloc[main, k_cpu] > 0 and alloc[main, k_mem] > 0:
+        for t in (0.5,):
+            values.append(np.array([(1 - t) * greq[gi][k_cpu] / alloc[main, k_cpu] + t * greq[gi][k_mem] /
+                                    alloc[main, k_mem] + 1e-3 * greq[gi][-1] for gi in range(n_g)]))
+    # the groups with zone rules: moved within their zones first (quota), else kept where the estimator put them
+    quota: dict[tuple[int, str | None], int] = defaultdict(int)
+    for (gi, n), k in keep_ce.items():
+        quota[(gi, node_zone[n])] += k
+    for (gi, s), k in keep_cn.items():
+        quota[(gi, offers[slot_offer[s]].zone)] += k
+    runs = [(v, quota) for v in values]
+    if not all(local):
+        runs.insert(1, (values[0], None))
+    best = None
+    for v, qu in runs:
+        if time.perf_counter() > deadline and best is not None:
+            break
+        got = attempt(v, qu)
+        if got is not None and (best is None or got[3] < best[3]):
+            best = got
+    return None if best is None else best[:3]
+
+
+def _knapsack(groups: list[int], most: list[int], value: list[float], req: list[tuple[int, ...]], room: np.ndarray
+              ) -> dict[int, int]:
+    """Whole pods of `groups` (at most `most` each, worth `value` each) that fit `room` (every resource), worth the
+    most: one node's share of the existing room. CP-SAT, one worker, short (the answer is a starting point)."""
+    m = cp_model.CpModel()
+    xs = [m.new_int_var(0, int(k), f"x[{g}]") for g, k in zip(groups, most)]
+    for r in range(len(room)):
+        terms = [(q[r], x) for q, x in zip(req, xs) if q[r] > 0]
+        if terms:
+            m.add(sum(q * x for q, x in terms) <= int(room[r]))
+    m.maximize(sum(int(round(v * 1e6)) * x for v, x in zip(value, xs)))
+    solver = cp_model.CpSolver()
+    solver.parameters.num_workers = 1
+    solver.parameters.max_deterministic_time = 0.5
+    solver.parameters.catch_sigint_signal = False
+    if solver.solve(m) not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        return {}
+    return {g: int(solver.value(x)) for g, x in zip(groups, xs)}
