@@ -983,8 +983,8 @@ def whatif(files: Sequence[str], scenarios_file: str, fleet: Sequence[str], engi
 @files_argument
 @click.option("--policy-file", "policy_file", required=True, type=click.Path(dir_okay=False),
               help="The DeschedulerPolicy (descheduler/v1alpha2) the descheduler runs with.")
-@click.option("--time-limit", type=SECONDS, default=30.0, show_default=True,
-              help="Wall seconds for the whole command (the descheduler's cycles, the optimum, output).")
+@click.option("--time-limit", type=TIME_LIMIT, default="auto", show_default=True,
+              help="Wall seconds for the whole command (the descheduler's cycles, the optimum, output)." + AUTO_HELP)
 @click.option("--workers", type=click.IntRange(min=1), default=2, show_default=True, help="CP-SAT search workers.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of CP-SAT and of the scheduling simulation.")
 @click.option("--max-cycles", type=click.IntRange(min=1), default=10, show_default=True,
@@ -997,8 +997,8 @@ def whatif(files: Sequence[str], scenarios_file: str, fleet: Sequence[str], engi
 @click.option("--report", "report_dir", type=click.Path(file_okay=False), default=None,
               help="Also write an HTML report (index.html) into this directory.")
 @scheduler_config_option
-def deschedule(files: Sequence[str], policy_file: str, time_limit: float, workers: int, seed: int, max_cycles: int,
-               output: str, emit_kind: str, report_dir: str | None, scheduler_config: str | None) -> None:
+def deschedule(files: Sequence[str], policy_file: str, time_limit: float | None, workers: int, seed: int,
+               max_cycles: int, output: str, emit_kind: str, report_dir: str | None, scheduler_config: str | None) -> None:
     """What a DeschedulerPolicy would evict, where kube-scheduler puts each replacement, and the fewest
     evictions that meet the same policy, in PodDisruptionBudget-safe waves.
 
@@ -1013,12 +1013,15 @@ def deschedule(files: Sequence[str], policy_file: str, time_limit: float, worker
     from .optimizer.render.deschedule import document, render_html, render_table
     from .optimizer.render.plans import dump, state_manifests
 
-    deadline = Deadline(command_started(), time_limit)  # from the process's start
+    started = command_started()  # the whole command: start-up, loading and printing included
     policy = load_policy_file(policy_file)
     profiles = load_profiles(scheduler_config)
     cluster = load_input(files, batch=False)
+    limit = resolve_limit("deschedule", time_limit, cluster, started)
+    time_limit = limit.seconds
+    deadline = Deadline(started, time_limit)
     profile = profiles.for_batch(cluster.pods)
-    params = RebalanceParams(time_limit=time_limit, workers=workers, seed=seed, profile=profile,
+    params = RebalanceParams(time_limit=time_limit, budget=limit.budget, workers=workers, seed=seed, profile=profile,
                              log_progress=bool(_root().get("verbose")), interrupt=Interrupt())
     from .optimizer.deschedule import RESERVE_PER_POD
     from .optimizer.timelimit import scaled_reserve
@@ -1034,7 +1037,7 @@ def deschedule(files: Sequence[str], policy_file: str, time_limit: float, worker
     if result.optimal.plan.moves:  # no eviction: the end state is the input, whose violations are never failures
         with timed("verify: the optimal plan's end state judged"):
             verify_final(cluster, result.optimal.plan, profile)
-    doc = document(result)
+    doc = document(result, (limit.seconds, limit.auto, limit.note()))
     if report_dir is not None:
         Path(report_dir).mkdir(parents=True, exist_ok=True)
         (Path(report_dir) / "index.html").write_text(render_html(doc), encoding="utf-8")

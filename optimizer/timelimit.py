@@ -6,7 +6,7 @@ resolved once the input is read: the seconds reading took, plus one formula per 
 
     solve, explain --why-pending:  clamp(10 + 3.0e-6 x nodes x pods,  10 s, 300 s)
     compare:                       2 x solve's (it solves twice when running pods can move), at most 600 s
-    rebalance:                     clamp(10 + 4.0e-6 x nodes x pods,  10 s, 600 s)
+    rebalance, deschedule:         clamp(10 + 4.0e-6 x nodes x pods,  10 s, 600 s)
 
 where pods counts every pod of the input, running and pending. The coefficients are measured, not guessed:
 on 2 busy cores kube-scheduler's greedy places 3,408 pods on 1,000 nodes in about 6 s, building the search's
@@ -47,6 +47,8 @@ FORMULAS: dict[str, tuple[float, float, float, float]] = {
     "explain": (10.0, 3.0e-6, 10.0, 300.0),
     "compare": (20.0, 6.0e-6, 20.0, 600.0),
     "rebalance": (10.0, 4.0e-6, 10.0, 600.0),
+    # rebalance's: its optimum is a rebalance target and waves, after the descheduler's simulated cycles
+    "deschedule": (10.0, 4.0e-6, 10.0, 600.0),
 }
 
 # A search after greedy needs at least this long, and at least this multiple of greedy's own time (building

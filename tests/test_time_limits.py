@@ -235,7 +235,21 @@ def test_validate_counts_each_workloads_pending_pods(generated: Path) -> None:
 
 
 
-@pytest.mark.parametrize("command", ["whatif", "capacity", "provision", "consolidate", "deschedule"])
+def test_deschedule_runs_with_auto_by_default_says_so_and_refuses_a_limit_that_is_no_number_of_seconds() -> None:
+    base = ROOT / "instances" / "descheduler"
+    args = [str(base / "spread-bounce.yaml"), "--policy-file", str(base / "spread-bounce-policy.yaml")]
+    doc = json.loads(run("deschedule", *args, "-o", "json").stdout)
+    assert doc["time_limit"]["auto"] is True and doc["time_limit"]["seconds"] >= 10
+    assert re.match(r"time limit: auto, \d+s \(\d+s start-up and reading \+ 10s: 10 \+ 4.0e-06 x \d+ nodes",
+                    doc["optimal"]["notes"][0])
+    table = run("deschedule", *args, "--time-limit", "20")
+    assert "note: time limit: 20s (--time-limit)" in table.stdout
+    for value in ("nan", "inf", "-3"):
+        result = run("deschedule", *args, f"--time-limit={value}")
+        assert result.exit_code == cli.EXIT_BAD_INPUT and result.stderr.startswith(f"error: --time-limit {value}:")
+
+
+@pytest.mark.parametrize("command", ["whatif", "capacity", "provision", "consolidate"])
 @pytest.mark.parametrize("value", ["nan", "inf", "-3", "auto"])
 def test_the_commands_without_an_auto_default_refuse_a_limit_that_is_no_number_of_seconds(command: str,
                                                                                           value: str) -> None:

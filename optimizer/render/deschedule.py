@@ -12,7 +12,9 @@ from .plans import table
 from .rebalance import rebalance_document
 
 
-def document(r: Result) -> dict[str, Any]:
+def document(r: Result, limit: tuple[float, bool, str] | None = None) -> dict[str, Any]:
+    """The comparison as JSON; `limit`: the --time-limit the command ran with (seconds, auto, its note), first
+    among the notes and as `time_limit`."""
     sim, opt = r.descheduler, r.optimal
     first = sim.cycles[0] if sim.cycles else None
     evictions = [{"pod": e.pod, "from": e.source, "to": e.target or None, "landed": e.landed, "plugin": e.plugin}
@@ -63,14 +65,14 @@ def document(r: Result) -> dict[str, Any]:
             "unmet": [u.document() for u in opt.unmet],
             "complete": plan.complete,
             "blocked": [{"pod": b.pod, "reason": b.reason} for b in plan.blocked],
-            "notes": [n.with_items(", ".join(n.items)) for n in plan.notes],
+            "notes": ([limit[2]] if limit is not None else []) + [n.with_items(", ".join(n.items)) for n in plan.notes],
         },
         "before": {"nodes_outside_thresholds": list(sim.initial.outside),
                    "violations": len(sim.initial.violations),
                    "underutilised_nodes": list(sim.initial.under), "empty_nodes": list(sim.initial.empty)},
         "high_node_utilization": any(a.name == HIGH for a in r.policy.plugins()),
         "seconds": r.seconds,
-    }
+    } | ({"time_limit": {"seconds": limit[0], "auto": limit[1]}} if limit is not None else {})
 
 
 def _status(doc: dict[str, Any]) -> str:
