@@ -30,7 +30,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
-from ...models.nodetypes import ZONE_LABEL, NodeTypes, new_node, node_name_part
+from ...models.nodetypes import ZONE_LABEL, NodeTypes, new_node
 from ...models.objects import Cluster, Node, Pod
 from ..framework import Profile, Reads
 from ..model import build
@@ -41,7 +41,7 @@ from ..problem import PodClass, build_problem, pod_signature, upper_bound_vector
 from ..registry import DEFAULT_PROFILE
 from ..runner import NEVER, Interrupt, SolverParams, Status, _integral, run
 from ..state import ClusterState
-from .estimator import Estimate, Offer, estimate, fits
+from .estimator import Estimate, Offer, estimate, fits, fresh_name, offer_name
 from .search import add_type_limits
 
 
@@ -235,8 +235,7 @@ def provision(cluster: Cluster, node_types: NodeTypes, params: SolverParams, pol
         per_type_cap[t.name] = cap
     for o in offers:
         for i in range(per_type_cap[o.type.name]):
-            name = f"{node_name_part(o.type.name)}" + (f"-{node_name_part(o.zone)}" if o.zone else "") + \
-                f"-candidate-{i + 1}"
+            name = f"{offer_name(o)}-candidate-{i + 1}"
             cand.append((o, new_node(o.type, name, o.zone)))
     n_classes = len({pod_signature(p, frozenset(p.labels)) for p in required})
     if n_classes * (len(cluster.nodes) + len(cand)) > params.full_model_variables:
@@ -328,13 +327,7 @@ def provision(cluster: Cluster, node_types: NodeTypes, params: SolverParams, pol
             n = first_cand + j
             if result_values[opened[n].index]:  # type: ignore[union-attr]
                 seq[o] += 1
-                base_name = node_name_part(o.type.name) + (f"-{node_name_part(o.zone)}" if o.zone else "")
-                i = seq[o]
-                while f"{base_name}-{i}" in taken:
-                    i += 1
-                name = f"{base_name}-{i}"
-                taken.add(name)
-                rename[n] = name
+                name = rename[n] = fresh_name(o, seq[o], taken)
                 new_nodes.append((o, new_node(o.type, name, o.zone)))
         wanted: dict[int, list[Pod]] = {c.index: list(c.pods) for c in problem.classes}
         for (c, n), var in sorted(ctx.x.items()):

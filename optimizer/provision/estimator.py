@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ...models.nodetypes import NodeType, new_node
+from ...models.nodetypes import NodeType, new_node, node_name_part
 from ...models.objects import Cluster, Node, Pod
 from ..framework import Profile, Reads
 from ..greedy import simulate
@@ -45,6 +45,20 @@ class Offer:
     @property
     def name(self) -> str:
         return f"{self.type.name}/{self.zone}" if self.zone else self.type.name
+
+
+def offer_name(o: Offer) -> str:
+    """What the names of an offer's new nodes start with: its type, then its zone."""
+    return node_name_part(o.type.name) + (f"-{node_name_part(o.zone)}" if o.zone else "")
+
+
+def fresh_name(o: Offer, number: int, taken: set[str]) -> str:
+    """A new node's name: offer_name, then the first free number from `number` on (added to `taken`)."""
+    base = offer_name(o)
+    while f"{base}-{number}" in taken:
+        number += 1
+    taken.add(f"{base}-{number}")
+    return f"{base}-{number}"
 
 
 @dataclass
@@ -184,9 +198,7 @@ class _Namer:
         self.next: dict[str, int] = {}
 
     def __call__(self, offer: Offer, prefix: str = "") -> str:
-        from ...models.nodetypes import node_name_part
-
-        base = f"{prefix}{node_name_part(offer.type.name)}" + (f"-{node_name_part(offer.zone)}" if offer.zone else "")
+        base = f"{prefix}{offer_name(offer)}"
         i = self.next.get(base, 1)
         while f"{base}-{i}" in self.taken:
             i += 1

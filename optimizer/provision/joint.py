@@ -41,14 +41,14 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 from ortools.sat.python import cp_model
 
-from ...models.nodetypes import HOSTNAME_LABEL, ZONE_LABEL, NodeTypes, new_node, node_name_part
+from ...models.nodetypes import HOSTNAME_LABEL, ZONE_LABEL, NodeTypes, new_node
 from ...models.objects import Cluster, Node, Pod
 from ..framework import Profile
 from ..nodeaffinity.filtering import required_matches
 from ..problem import PodClass, build_problem
 from ..runner import NEVER, Interrupt, SolverParams, Status, run
 from .bound import MICRO, resources_of
-from .estimator import Estimate, Offer
+from .estimator import Estimate, Offer, fresh_name, offer_name
 from .search import add_type_limits
 
 LOCAL, ZONE, REST = "local", "zone", "rest"
@@ -275,7 +275,7 @@ def joint_search(base: Cluster, offers: Sequence[Offer], node_types: NodeTypes, 
         for k in range(slots.get(i, 0)):
             s = len(slot_list)
             slot_list.append((i, k))
-            label = node_name_part(o.type.name) + (f"-{node_name_part(o.zone)}" if o.zone else "") + f"-slot-{k + 1}"
+            label = f"{offer_name(o)}-slot-{k + 1}"
             opened[s] = m.new_bool_var(f"open[{label}]")
             for gi in range(len(glist)):
                 if cap_new[gi][i] > 0:
@@ -499,13 +499,8 @@ def joint_search(base: Cluster, offers: Sequence[Offer], node_types: NodeTypes, 
     for s, (i, _) in enumerate(slot_list):
         if vals[opened[s].index]:
             o = offers[i]
-            base_name = node_name_part(o.type.name) + (f"-{node_name_part(o.zone)}" if o.zone else "")
             seq[i] += 1
-            j = seq[i]
-            while f"{base_name}-{j}" in taken:
-                j += 1
-            taken.add(f"{base_name}-{j}")
-            rename[s] = f"{base_name}-{j}"
+            rename[s] = fresh_name(o, seq[i], taken)
             nodes.append((o, new_node(o.type, rename[s], o.zone)))
     queue = {gi: [p for c in members for p in classes[c].pods] for gi, members in enumerate(glist)}
     for (gi, n), v in sorted(x_ex.items()):

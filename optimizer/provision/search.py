@@ -11,16 +11,18 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ...models.nodetypes import NodeTypes, new_node, node_name_part
+from ...models.nodetypes import NodeTypes, new_node
 from ...models.objects import Cluster, Node, Pod
 from ..framework import Profile
 from ..model import build
 from ..policy import Policy
 from ..problem import build_problem
 from ..runner import NEVER, Interrupt, SolverParams, Status, run
-from .estimator import Offer
+from .estimator import Offer, fresh_name, offer_name
 
 MICRO = 1_000_000
+
+
 
 
 def add_type_limits(model: Any, node_types: NodeTypes, opened: dict[int, Any], type_of: Callable[[int], Any]) -> None:
@@ -67,8 +69,7 @@ def search_new(cluster: Cluster, fixed_cluster: Cluster, counts: dict[int, int],
     cand: list[tuple[Offer, Node]] = []
     for i, o in enumerate(offers):
         for j in range(counts.get(i, 0)):
-            cand.append((o, new_node(o.type, f"{node_name_part(o.type.name)}" +
-                                     (f"-{node_name_part(o.zone)}" if o.zone else "") + f"-candidate-{j + 1}",
+            cand.append((o, new_node(o.type, f"{offer_name(o)}-candidate-{j + 1}",
                                      o.zone)))
     if not fixed_cluster.pending:
         return Found([], {}, Status.OPTIMAL)
@@ -130,12 +131,7 @@ def search_new(cluster: Cluster, fixed_cluster: Cluster, counts: dict[int, int],
         n = first_cand + j
         if values[opened[n].index]:
             seq[o] += 1
-            base_name = node_name_part(o.type.name) + (f"-{node_name_part(o.zone)}" if o.zone else "")
-            i = seq[o]
-            while f"{base_name}-{i}" in taken:
-                i += 1
-            taken.add(f"{base_name}-{i}")
-            rename[n] = f"{base_name}-{i}"
+            rename[n] = fresh_name(o, seq[o], taken)
             nodes.append((o, new_node(o.type, rename[n], o.zone)))
     wanted = {c.index: list(c.pods) for c in problem.classes}
     placements: dict[str, str] = {}
