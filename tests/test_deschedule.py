@@ -264,3 +264,23 @@ def test_the_bundled_pinned_database_is_a_goal_no_plan_meets_named_with_its_bloc
     assert "didn't match Pod's node affinity/selector" in u["why"]
     # the descheduler evicts a postgres pod every cycle, and it lands back where it was
     assert doc["descheduler"]["loops"] and any(e["landed"] == "same-node" for e in doc["descheduler"]["evictions"])
+
+
+def test_a_search_model_too_large_to_build_in_its_share_is_not_built_and_the_plan_says_so(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The target model cannot be stopped while it is built (at 5,250 nodes it took 12 GB and ran minutes past
+    the limit): on a machine where building it would take longer than its share, it is not built."""
+    import time
+
+    from podplan.models.loader import load_paths
+    from podplan.optimizer.deschedule import optimal
+    from podplan.optimizer.deschedule.cycle import verdict
+    from podplan.optimizer.deschedule.policy import load_policy_file
+    from podplan.optimizer.rebalance.plan import RebalanceParams
+
+    cluster, pol = load_paths([str(BOUNCE)]), load_policy_file(str(BOUNCE_POLICY))
+    monkeypatch.setattr(optimal, "SECONDS_PER_VARIABLE", 1000.0)  # every variable "takes" 1,000 s to build
+    o = optimal.optimum(cluster, pol, RebalanceParams(time_limit=20), time.perf_counter() + 20, verdict(cluster, pol))
+    assert o.plan.status == "UNKNOWN" and o.plan.moves == 0
+    why = o.plan.blocked[0].reason
+    assert why.startswith("the CP-SAT search was not run: its model (") and "--time-limit" in why

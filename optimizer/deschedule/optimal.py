@@ -31,7 +31,9 @@ from ..rebalance.plan import Blocked, Landing, Move, Note, RebalanceParams, Reba
 from ..rebalance.states import state_of, violations_by_pod
 from ..rebalance.target import FOCUS_LIMIT, find_target, solve_target
 from ..rebalance.waves import R_INTERRUPTED, R_OUT_OF_TIME, R_STUCK, R_UNPLANNED, _Waves, waves_to
+from ..problem import pod_signature
 from ..runner import Status
+from ..solve import SECONDS_PER_VARIABLE
 from ..timelimit import slowdown
 from .constructive import MAX_STEERS, amount, excess, fewest_off, plan_low, undo, usage
 from .unfixable import Unmet, stuck_pods
@@ -214,6 +216,20 @@ def optimum(cluster: Cluster, policy: DeschedulerPolicy, base_params: RebalanceP
         restricted = True
         notes.append(Note(f"the re-placed pods could go to {len(nodes_allowed)} of {len(base.nodes)} nodes: their "
                           "own and the least used (optimal among those plans, not proven against all)"))
+    # the target model cannot be stopped while it is built: it is built only when its planned build (solve's
+    # measured cost per (class, node) variable) fits in half of the target's share. At 5,250 nodes (1,190 above
+    # the thresholds) it was built over thousands of classes and nodes: 12 GB, and minutes past the limit.
+    classes = len({pod_signature(p, frozenset(p.labels)) for p in free})
+    planned = SECONDS_PER_VARIABLE * classes * len(nodes_allowed if nodes_allowed is not None else base.nodes)
+    if planned * slowdown() > (target_end - now) * 0.5:
+        why = (f"the CP-SAT search was not run: its model ({classes} pod classes x "
+               f"{len(nodes_allowed if nodes_allowed is not None else base.nodes)} nodes) takes about {planned:.0f}s "
+               f"to build, more than its share of the time left ({target_end - now:.0f}s)")
+        if fast is not None:
+            return replace(fast, plan=replace(fast.plan, notes=fast.plan.notes + (Note(why),)))
+        return _not_searched(base, policy, params, initial, evictor, started,
+                             f"{why}; try --time-limit {math.ceil(4 * planned * slowdown() + params.time_limit)} "
+                             "or more")
     if nodes_allowed is not None:
         target = solve_target(base, free, params, target_end, movers.guarded, nodes=nodes_allowed,
                               start=start or None)
@@ -264,15 +280,15 @@ def optimum(cluster: Cluster, policy: DeschedulerPolicy, base_params: RebalanceP
 
 
 def _not_searched(base: Cluster, policy: DeschedulerPolicy, params: RebalanceParams, initial: Verdict,
-                  evictor: Evictor | None, started: float) -> Optimum:
-    """No time left for the optimum (reading the input and the descheduler's cycle used the time limit): an
-    empty plan that says so, instead of a search past the limit."""
+                  evictor: Evictor | None, started: float, why: str | None = None) -> Optimum:
+    """No time left for the optimum (reading the input and the descheduler's cycle used the time limit, or `why`):
+    an empty plan that says so, instead of a search past the limit."""
     where0 = {p.key: p.node_name for p in base.pods}
     # no utilisation metrics: the command prints none, and building the state for them took 2 s at 5,250 nodes
     # after the time was already up (the rebalance document reads only the empty nodes, none newly)
     before: dict[str, Any] = {"empty_nodes": []}
-    why = (f"the time limit ran out before the optimum was searched (reading the input and simulating the "
-           f"descheduler's cycle used it); try --time-limit {math.ceil(2 * params.time_limit)} or more")
+    why = why or (f"the time limit ran out before the optimum was searched (reading the input and simulating the "
+                  f"descheduler's cycle used it); try --time-limit {math.ceil(2 * params.time_limit)} or more")
     plan = RebalancePlan("fix", (), False, (Blocked("-", why),), (), before, before, Status.UNKNOWN, (),
                          (Note(why),), time.perf_counter() - started, where0)
     return Optimum(plan, initial, tuple(_unmet_reasons(base, policy, initial, evictor)), 0)
