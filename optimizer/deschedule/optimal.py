@@ -54,6 +54,8 @@ RECEIVERS_MIN = 30
 # 1,050-node run at load 4.5 skipped an optimum it had time for, ending at 16 s of 30)
 OPTIMUM_S_PER_POD = 6e-5
 ANCHOR_STEERS = 0.3  # of the nodes, the temporary cordons an anchor's landing may try (others: MAX_STEERS)
+PLAN_SHARE = 0.4  # of the optimum's time, the constructive plan's (its waves get the rest)
+HOPELESS_PLAN_SHARE = 0.65  # the same when no CP-SAT search could follow it (its model too large to build)
 TARGET_SHARE = 0.45  # of the optimum's time, the target's; the waves (landing simulated per wave) get the rest
 
 
@@ -199,7 +201,16 @@ def optimum(cluster: Cluster, policy: DeschedulerPolicy, base_params: RebalanceP
     high = _high_optimum(base, policy, params, movers, healthy, initial_bad, pdbs, deadline, evictor, initial)
     if high is not None:
         return high
-    fast = _low_optimum(base, state0, policy, params, goals, movers, healthy, initial_bad, pdbs, deadline, evictor)
+    # when the CP-SAT search after the constructive plan could not be built in its share anyway (below), the
+    # constructive plan takes more of the time: at 5,250 nodes it stopped at its 40 % with 982 nodes still
+    # above their thresholds, and the command ended 236 s before its limit
+    now = time.perf_counter()
+    share, per_node = (deadline - now) * TARGET_SHARE * 0.5, SECONDS_PER_VARIABLE * _classes(free) * slowdown()
+    # (the receivers, counted only when every node would not fit: counting them builds the state)
+    hopeless = per_node * len(base.nodes) > share and (len(base.nodes) <= RECEIVERS_FROM or
+                                                        per_node * len(_receivers(base, free, goals)) > share)
+    fast = _low_optimum(base, state0, policy, params, goals, movers, healthy, initial_bad, pdbs, deadline, evictor,
+                        plan_share=HOPELESS_PLAN_SHARE if hopeless else PLAN_SHARE)
     if fast is not None and (fast.plan.status == Status.OPTIMAL or time.perf_counter() > deadline - 1.0):
         return fast
     # not proven: the CP-SAT target (from the constructive plan when there is one) searches for better, and the
@@ -219,7 +230,7 @@ def optimum(cluster: Cluster, policy: DeschedulerPolicy, base_params: RebalanceP
     # the target model cannot be stopped while it is built: it is built only when its planned build (solve's
     # measured cost per (class, node) variable) fits in half of the target's share. At 5,250 nodes (1,190 above
     # the thresholds) it was built over thousands of classes and nodes: 12 GB, and minutes past the limit.
-    classes = len({pod_signature(p, frozenset(p.labels)) for p in free})
+    classes = _classes(free)
     planned = SECONDS_PER_VARIABLE * classes * len(nodes_allowed if nodes_allowed is not None else base.nodes)
     if planned * slowdown() > (target_end - now) * 0.5:
         why = (f"the CP-SAT search was not run: its model ({classes} pod classes x "
@@ -301,9 +312,14 @@ def _rank(o: Optimum) -> tuple[int, int, int, int, bool]:
             o.plan.status != Status.OPTIMAL)
 
 
+def _classes(pods: list[Pod]) -> int:
+    """The pod classes a target model over `pods` has (about: identical specs and labels)."""
+    return len({pod_signature(p, frozenset(p.labels)) for p in pods})
+
+
 def _low_optimum(base: Cluster, state: Any, policy: DeschedulerPolicy, params: RebalanceParams, goals: PolicyGoals,
                  movers: Any, healthy: dict[str, bool], initial_bad: dict[str, set[str]], pdbs: PdbIndex,
-                 deadline: float, evictor: Evictor | None) -> Optimum | None:
+                 deadline: float, evictor: Evictor | None, plan_share: float = 0.4) -> Optimum | None:
     """A policy whose only goal is LowNodeUtilization's: the constructive plan and its bound (constructive.py),
     landed in PDB-safe waves. None when the policy states other goals or limits the plan must meet together.
     `state`: the input's state (changed: the plan is built on it)."""
@@ -352,13 +368,13 @@ def _low_optimum(base: Cluster, state: Any, policy: DeschedulerPolicy, params: R
         return (-p.priority, bool(p.affinity.pod_required), -p.requests.get("cpu", 0),
                 -p.requests.get("memory", 0), p.order)
 
-    # the plan takes at most 40 % of the time left (a kube-scheduler landing per eviction, more with steering:
-    # 106 evictions took most of a minute on a loaded machine), the waves the rest; a node not planned in time
-    # is named in the notes
+    # the plan takes at most `plan_share` of the time left (PLAN_SHARE: a kube-scheduler landing per eviction,
+    # more with steering: 106 evictions took most of a minute on a loaded machine), the waves the rest; a node
+    # not planned in time is named in the notes
     # like the descheduler's first cycle, the plan always gets MIN_PLAN_S (a small cluster's plan takes
     # milliseconds; with no time left at all the command would otherwise print no plan)
     now = time.perf_counter()
-    stop_at = max(now + max(0.0, deadline - now) * 0.4, now + MIN_PLAN_S)
+    stop_at = max(now + max(0.0, deadline - now) * plan_share, now + MIN_PLAN_S)
     deadline = max(deadline, now + 2 * MIN_PLAN_S)
     lp = plan_low(state, lander, goals.caps, movable, preference, eviction_key,
                   stop=lambda: params.interrupt.is_set() or time.perf_counter() > stop_at, may_land=may_land,
