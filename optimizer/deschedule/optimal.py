@@ -205,10 +205,10 @@ def optimum(cluster: Cluster, policy: DeschedulerPolicy, base_params: RebalanceP
     # constructive plan takes more of the time: at 5,250 nodes it stopped at its 40 % with 982 nodes still
     # above their thresholds, and the command ended 236 s before its limit
     now = time.perf_counter()
-    share, per_node = (deadline - now) * TARGET_SHARE * 0.5, SECONDS_PER_VARIABLE * _classes(free) * slowdown()
+    share = (deadline - now) * TARGET_SHARE * 0.5
     # (the receivers, counted only when every node would not fit: counting them builds the state)
-    hopeless = per_node * len(base.nodes) > share and (len(base.nodes) <= RECEIVERS_FROM or
-                                                        per_node * len(_receivers(base, free, goals)) > share)
+    hopeless = _build_seconds(free, len(base.nodes)) > share and (
+        len(base.nodes) <= RECEIVERS_FROM or _build_seconds(free, len(_receivers(base, free, goals))) > share)
     fast = _low_optimum(base, state0, policy, params, goals, movers, healthy, initial_bad, pdbs, deadline, evictor,
                         plan_share=HOPELESS_PLAN_SHARE if hopeless else PLAN_SHARE)
     if fast is not None and (fast.plan.status == Status.OPTIMAL or time.perf_counter() > deadline - 1.0):
@@ -230,17 +230,16 @@ def optimum(cluster: Cluster, policy: DeschedulerPolicy, base_params: RebalanceP
     # the target model cannot be stopped while it is built: it is built only when its planned build (solve's
     # measured cost per (class, node) variable) fits in half of the target's share. At 5,250 nodes (1,190 above
     # the thresholds) it was built over thousands of classes and nodes: 12 GB, and minutes past the limit.
-    classes = _classes(free)
-    planned = SECONDS_PER_VARIABLE * classes * len(nodes_allowed if nodes_allowed is not None else base.nodes)
-    if planned * slowdown() > (target_end - now) * 0.5:
-        why = (f"the CP-SAT search was not run: its model ({classes} pod classes x "
-               f"{len(nodes_allowed if nodes_allowed is not None else base.nodes)} nodes) takes about {planned:.0f}s "
-               f"to build, more than its share of the time left ({target_end - now:.0f}s)")
+    model_nodes = len(nodes_allowed if nodes_allowed is not None else base.nodes)
+    planned = _build_seconds(free, model_nodes)
+    if planned > (target_end - now) * 0.5:
+        why = (f"the CP-SAT search was not run: its model ({_classes(free)} pod classes x {model_nodes} nodes) "
+               f"takes about {planned / slowdown():.0f}s to build, more than its share of the time left "
+               f"({target_end - now:.0f}s)")
         if fast is not None:
             return replace(fast, plan=replace(fast.plan, notes=fast.plan.notes + (Note(why),)))
         return _not_searched(base, policy, params, initial, evictor, started,
-                             f"{why}; try --time-limit {math.ceil(4 * planned * slowdown() + params.time_limit)} "
-                             "or more")
+                             f"{why}; try --time-limit {math.ceil(4 * planned + params.time_limit)} or more")
     if nodes_allowed is not None:
         target = solve_target(base, free, params, target_end, movers.guarded, nodes=nodes_allowed,
                               start=start or None)
@@ -317,9 +316,15 @@ def _classes(pods: list[Pod]) -> int:
     return len({pod_signature(p, frozenset(p.labels)) for p in pods})
 
 
+def _build_seconds(pods: list[Pod], nodes: int) -> float:
+    """Wall seconds a target model over `pods` and `nodes` nodes is expected to take to build on this machine
+    now: solve's measured cost per (class, node) variable, scaled by how slowly the command has run."""
+    return SECONDS_PER_VARIABLE * _classes(pods) * nodes * slowdown()
+
+
 def _low_optimum(base: Cluster, state: Any, policy: DeschedulerPolicy, params: RebalanceParams, goals: PolicyGoals,
                  movers: Any, healthy: dict[str, bool], initial_bad: dict[str, set[str]], pdbs: PdbIndex,
-                 deadline: float, evictor: Evictor | None, plan_share: float = 0.4) -> Optimum | None:
+                 deadline: float, evictor: Evictor | None, plan_share: float = PLAN_SHARE) -> Optimum | None:
     """A policy whose only goal is LowNodeUtilization's: the constructive plan and its bound (constructive.py),
     landed in PDB-safe waves. None when the policy states other goals or limits the plan must meet together.
     `state`: the input's state (changed: the plan is built on it)."""
