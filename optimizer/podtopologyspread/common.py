@@ -89,8 +89,18 @@ def own_constraints(pod: Pod, action: str) -> tuple[SpreadConstraint, ...]:
     return tuple(_effective(c, c.label_selector) for c in pod.spread_constraints if c.when_unsatisfiable == action)
 
 
-def _find_workload(workloads: Iterable[Workload], kind: str, namespace: str, name: str) -> Workload | None:
-    return next((w for w in workloads if w.kind == kind and w.namespace == namespace and w.name == name), None)
+def _find_workload(state: ClusterState, kind: str, namespace: str, name: str) -> Workload | None:
+    """The first of the state's workloads of that kind, namespace and name: looked up in an index built once
+    per state (a scan of 10,500 workloads per pod was a sixth of greedy's time at 5,000 nodes)."""
+    index = state.memo.get(_WORKLOAD_INDEX)
+    if index is None:
+        index = state.memo[_WORKLOAD_INDEX] = {}
+        for w in state.workloads:
+            index.setdefault((w.kind, w.namespace, w.name), w)
+    return index.get((kind, namespace, name))
+
+
+_WORKLOAD_INDEX = ("podtopologyspread", "workloads by kind, namespace and name")
 
 
 def _controller_workload(pod: Pod, state: ClusterState) -> Workload | None:
@@ -99,7 +109,7 @@ def _controller_workload(pod: Pod, state: ClusterState) -> Workload | None:
     if owner is not None:
         if owner.kind not in _SELECTOR_CONTROLLERS:
             return None  # a Job, DaemonSet, ... contributes no selector upstream
-        found = _find_workload(state.workloads, owner.kind, pod.namespace, owner.name)
+        found = _find_workload(state, owner.kind, pod.namespace, owner.name)
         if found is not None or owner.kind != "ReplicaSet":
             return found
     kind, _, rest = pod.workload.partition("/")
@@ -108,7 +118,7 @@ def _controller_workload(pod: Pod, state: ClusterState) -> Workload | None:
         return None
     # The ReplicaSet a Deployment creates may be absent from the input: the Deployment stands in for it.
     if kind == "Deployment" or (owner is None and kind in _SELECTOR_CONTROLLERS):
-        return _find_workload(state.workloads, kind, namespace, name)
+        return _find_workload(state, kind, namespace, name)
     return None
 
 
