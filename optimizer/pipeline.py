@@ -253,7 +253,8 @@ def _no_time_to_search(cluster: Cluster, params: SolverParams, policy: Policy, d
         if 0 < deadline.limit < params.time_limit:
             # this search has a share of the command's limit (compare's first half): the command needs as much more
             needed = float(math.ceil(needed * params.time_limit / deadline.limit))
-        notes = (greedy_kept_note(greedy.wall_seconds, left, params.time_limit, needed),
+        notes = (greedy_kept_note(greedy.wall_seconds, left, params.time_limit, needed,
+                                  time.perf_counter() - deadline.at),
                  f"{CUT_PREFIX} (greedy took the search's time): {CUT_REST}")
     return restate(cluster, replace(greedy, status=Status.GREEDY_FALLBACK, workers=params.workers,
                                     seed=params.seed, wall_seconds=greedy.wall_seconds,

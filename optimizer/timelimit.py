@@ -51,10 +51,12 @@ FORMULAS: dict[str, tuple[float, float, float, float]] = {
     "deschedule": (10.0, 4.0e-6, 10.0, 600.0),
 }
 
-# A search after greedy needs at least this long, and at least this multiple of greedy's own time (building
-# the search's problem and model costs about what greedy did, measured at 1,000 and 5,000 nodes).
+# A search after greedy needs at least this long, and at least this multiple of greedy's planned time: building
+# the search's problem, the preference bound's LP and a first neighbourhood round (production 5,000 nodes on a
+# quiet core: problem 7-13 s, the LP 27 s, a round 10 s, where greedy is planned at 82 s; 1,000 nodes: 5 s
+# in all, greedy planned at 15 s).
 MIN_SEARCH_SECONDS = 1.0
-SEARCH_PER_GREEDY = 1.0
+SEARCH_PER_GREEDY = 0.6
 
 
 # How much slower than on a core of its own this process runs: reserves measured on an idle machine (verifying
@@ -160,10 +162,10 @@ class Resolved:
         return f"time limit: auto, {self.seconds:g}s ({self.formula})"
 
 
-# The pipeline plans a search only when the limit holds greedy, the preference-led pass (1.7 x greedy) and a
-# search at least as long as greedy (optimizer.pipeline.planned): `auto` for solve-like commands is at least
-# this many times greedy's planned time (optimizer.workestimate), so that a pending-heavy input is searched.
-AUTO_PER_GREEDY = 3.7
+# The pipeline plans a search only when the limit holds greedy, the preference-led pass and a search of at least
+# SEARCH_PER_GREEDY x greedy (optimizer.pipeline.planned): `auto` for solve-like commands holds at least those and
+# as much search again, on top of the output reserve, so that a pending-heavy input is searched.
+AUTO_SEARCHES = 2.0
 
 
 def auto_limit(command: str, nodes: int, pods: int, reading: float = 0.0, pending: int = 0) -> Resolved:
@@ -171,21 +173,22 @@ def auto_limit(command: str, nodes: int, pods: int, reading: float = 0.0, pendin
     of them pending), on top of the `reading` seconds already spent reading it (the limit counts from the
     command's start, and how long reading takes depends on the machine's load more than on anything podplan
     chooses)."""
-    from .workestimate import BUSY_FACTOR, GREEDY_SECONDS_PER_POD, GREEDY_SECONDS_PER_POD_NODE
+    from .workestimate import greedy_seconds_for, preference_seconds_for
 
     base, per, floor, ceiling = FORMULAS[command]
     raw = base + per * nodes * pods
     work = float(round(min(ceiling, max(floor, raw))))
     formula = (f"{base:g} + {per:.1e} x {nodes} nodes x {pods} pods, between {floor:g} and {ceiling:g} seconds")
     if command != "rebalance" and pending:
-        greedy = BUSY_FACTOR * pending * (GREEDY_SECONDS_PER_POD + GREEDY_SECONDS_PER_POD_NODE * nodes)
+        greedy = greedy_seconds_for(nodes, pending)
+        planned = greedy + preference_seconds_for(nodes, pending) + AUTO_SEARCHES * SEARCH_PER_GREEDY * greedy
         runs = 2 if command == "compare" else 1
         # plus the output reserve as the pipeline plans it: 5 % of the limit, at least 0.6 ms per pod
-        search = float(math.ceil(runs * max(AUTO_PER_GREEDY * greedy / 0.95, AUTO_PER_GREEDY * greedy + 6e-4 * pods)))
+        search = min(ceiling, float(math.ceil(runs * max(planned / 0.95, planned + 6e-4 * pods))))
         if search > work:
-            search = work = min(ceiling, search)
-            formula += (f"; raised to {search:g}s: {AUTO_PER_GREEDY:g} x greedy's planned {greedy:.1f}s for "
-                        f"{pending} pending pods{' per solve, 2 solves' if runs == 2 else ''}")
+            work = search
+            formula += (f"; raised to {search:g}s: greedy planned at {greedy:.1f}s for {pending} pending pods, "
+                        f"the preference-led pass and a search{' per solve, 2 solves' if runs == 2 else ''}")
     seconds = float(math.ceil(reading + work))
     return Resolved(seconds, True, f"{reading:.0f}s start-up and reading + {work:g}s: {formula}", work)
 
@@ -198,11 +201,17 @@ def resolve(command: str, given: float | None, nodes: int, pods: int, reading: f
     return auto_limit(command, nodes, pods, reading, pending)
 
 
-def greedy_kept_note(greedy_seconds: float, left: float, limit: float, needed: float) -> str:
+def greedy_kept_note(greedy_seconds: float, left: float, limit: float, needed: float, past: float = 0.0) -> str:
     """Plain words for a plan that is greedy's because greedy left no time to search: greedy's time, what
-    the search had left of the command's --time-limit `limit`, and the limit a search needs."""
-    where = (f"{-left:.1f}s past the end of the {limit:g}s time limit" if left < 0
-             else f"leaving {left:.1f}s of the {limit:g}s time limit, too little to search")
+    the search had left of the command's --time-limit `limit` (`left`, before the time kept for verifying and
+    printing; `past`, seconds beyond the limit itself when greedy ended after it), and the limit a search needs."""
+    if past > 0:
+        where = f"{past:.1f}s past the end of the {limit:g}s time limit"
+    elif left < 0:
+        where = (f"ending {-left:.1f}s into the time the {limit:g}s time limit keeps for verifying and printing "
+                 "the plan")
+    else:
+        where = f"leaving {left:.1f}s of the {limit:g}s time limit, too little to search"
     return (f"{KEPT_PREFIX}: kube-scheduler's greedy took {greedy_seconds:.1f}s, {where}; "
             f"a search needs --time-limit {needed:g} or more")
 

@@ -7,29 +7,37 @@ such decision a function of the input and the options: the same command decides 
 and the wall clock is left as the emergency cap it must be for --time-limit to hold (the plan then says it was
 cut, see optimizer.pipeline).
 
-Greedy's cost is mostly per pod (Python work per scheduling cycle) and a little per pod and node (the vectorized
-filters and scores run over every node). Measured with time.process_time on the shared 2-core machine, seed 0/7,
-greedy of optimizer.pipeline.greedy_plan:
+Greedy's cost is mostly per pending pod (Python work per scheduling cycle), a little per node (building the
+node arrays) and very little per pod and node (the vectorized filters and scores run over every node). The
+preference-led pass scores every node instead of kube-scheduler's sample, so its cost per pod grows with the
+nodes. Measured with time.process_time (CPU seconds of one core), seed 0, `podplan generate --profile
+production` and `podplan generate --shape NAME`, 10 pending pods per node:
 
-    input                          nodes   pending   CPU s   per pod
-    anti-host-30 shape               300     3,000    2.31   0.77 ms
-    mixed profile                    300       240    0.24   1.00 ms
-    mixed profile                  1,000       885    0.86   0.97 ms
-    anti-host-30 shape             1,000    10,000   11.25   1.13 ms
-    mixed profile                  3,000     1,178    1.62   1.38 ms
+    input                        nodes   pending   greedy CPU s   per pod    pass CPU s   per pod
+    production                   1,000    10,000       7.26       0.73 ms       8.76      0.88 ms
+    anti-host-30                 1,000    10,000       5.87       0.59 ms       7.47      0.75 ms
+    prefs-everywhere             1,000    10,000       8.62       0.86 ms       9.17      0.92 ms
+    anti-zone-40                 1,000    10,000      10.77       1.08 ms       8.21      0.82 ms
+    eks-default                  1,000    10,000       7.04       0.70 ms       9.33      0.93 ms
+    util-90                      1,000    10,000       6.89       0.69 ms       7.29      0.73 ms
+    anti-zone-40                 5,000    50,000      55.99       1.12 ms      87.83      1.76 ms
+    eks-default                  5,000    50,000      64.97       1.30 ms      80.94      1.62 ms
+    mixed profile                3,000     1,178       1.62       1.38 ms          -
 
-so GREEDY_SECONDS_PER_POD + GREEDY_SECONDS_PER_POD_NODE x nodes (1.0 ms + 0.2 us x nodes) is at or above every
-row. A profile with a plugin that has no vectorized form (the MostAllocated scoring strategy, a scheduler
-configuration with several profiles) runs the reference loop, node by node: 240 pending pods on 300 nodes took
-0.87 s of CPU against 0.32 s vectorized, 930 on 1,000 nodes about 7 s (18 s of wall time at load 7, the process
-getting 0.38 of a core); REFERENCE_SECONDS_PER_POD_NODE (10 us) covers both. The preference-led pass scores every
-node instead of kube-scheduler's sample: it took 1.13-1.64 x greedy's CPU on the same inputs
-(PREFERENCE_PER_GREEDY).
+(eks-default at 5,000 nodes before the spread plugin's workload look-up was indexed: a scan of every workload
+per pod, which grew with the cluster.) So greedy is planned at GREEDY_SECONDS_PER_NODE x nodes +
+pending x (GREEDY_SECONDS_PER_POD + GREEDY_SECONDS_PER_POD_NODE x nodes), at or above every row, and the pass at
+pending x (PASS_SECONDS_PER_POD + PASS_SECONDS_PER_POD_NODE x nodes). A profile with a plugin that has no
+vectorized form (the MostAllocated scoring strategy, a scheduler configuration with several profiles) runs the
+reference loop, node by node: 240 pending pods on 300 nodes took 0.87 s of CPU against 0.32 s vectorized, 930
+on 1,000 nodes about 7 s; REFERENCE_SECONDS_PER_POD_NODE (10 us) covers both, for greedy and the pass.
 
-These are CPU seconds of one core. On a loaded machine the wall time of the same work is longer (about 2 x
-beside one other CPU-bound job on 2 cores, 3 x at load 6-9): BUSY_FACTOR turns the estimates into wall seconds
-of a busy machine, so that what the pipeline plans on fits the --time-limit there too, and the wall-clock cap
-is seldom what decides.
+These are CPU seconds of one core. BUSY_FACTOR turns them into the wall seconds planned on: a little above one,
+so that a machine where podplan has a core of its own (a quiet one, or 2 cores beside one other CPU-bound job)
+runs what was planned, with the coefficients' own margin. A machine loaded far beyond that (the 2-core shared
+machine these were measured on ran greedy at 2-3 x its CPU time at load 3-4) reaches the wall-clock cap
+instead, which the plan's notes then say. Planned at twice the CPU time with a per-node term of 0.2 us,
+production 5,000 planned greedy at 200 s where it takes 36 s, and kept greedy's plan under a 300 s limit.
 """
 from __future__ import annotations
 
@@ -39,19 +47,32 @@ from .framework import Profile
 from .greedy import runs_vectorized
 from .profiles import Profiles
 
-GREEDY_SECONDS_PER_POD = 1.0e-3
-GREEDY_SECONDS_PER_POD_NODE = 2.0e-7
+GREEDY_SECONDS_PER_NODE = 2.0e-4
+GREEDY_SECONDS_PER_POD = 1.2e-3
+GREEDY_SECONDS_PER_POD_NODE = 2.0e-8
+PASS_SECONDS_PER_POD = 8.0e-4
+PASS_SECONDS_PER_POD_NODE = 2.0e-7
 REFERENCE_SECONDS_PER_POD_NODE = 1.0e-5
-PREFERENCE_PER_GREEDY = 1.7
-BUSY_FACTOR = 2.0
+BUSY_FACTOR = 1.25
+
+
+def greedy_seconds_for(nodes: int, pending: int, vectorized: bool = True) -> float:
+    """Wall seconds greedy is planned to take on `pending` pods and `nodes` nodes (see the module docstring)."""
+    per_node = GREEDY_SECONDS_PER_POD_NODE if vectorized else REFERENCE_SECONDS_PER_POD_NODE
+    return BUSY_FACTOR * (GREEDY_SECONDS_PER_NODE * nodes + pending * (GREEDY_SECONDS_PER_POD + per_node * nodes))
+
+
+def preference_seconds_for(nodes: int, pending: int, vectorized: bool = True) -> float:
+    """Wall seconds the preference-led pass is planned to take on `pending` pods and `nodes` nodes."""
+    per_node = PASS_SECONDS_PER_POD_NODE if vectorized else REFERENCE_SECONDS_PER_POD_NODE
+    return BUSY_FACTOR * pending * (PASS_SECONDS_PER_POD + per_node * nodes)
 
 
 def greedy_seconds(cluster: Cluster, profile: Profile | Profiles) -> float:
-    """Wall seconds greedy is planned to take on `cluster`'s pending pods, on a busy machine."""
-    per_node = GREEDY_SECONDS_PER_POD_NODE if runs_vectorized(profile) else REFERENCE_SECONDS_PER_POD_NODE
-    return BUSY_FACTOR * len(cluster.pending) * (GREEDY_SECONDS_PER_POD + per_node * len(cluster.nodes))
+    """Wall seconds greedy is planned to take on `cluster`'s pending pods."""
+    return greedy_seconds_for(len(cluster.nodes), len(cluster.pending), runs_vectorized(profile))
 
 
 def preference_seconds(cluster: Cluster, profile: Profile | Profiles) -> float:
-    """Wall seconds the preference-led pass is planned to take, on a busy machine."""
-    return PREFERENCE_PER_GREEDY * greedy_seconds(cluster, profile)
+    """Wall seconds the preference-led pass is planned to take on `cluster`'s pending pods."""
+    return preference_seconds_for(len(cluster.nodes), len(cluster.pending), runs_vectorized(profile))
