@@ -14,6 +14,12 @@ BENCH_5000 are the shapes also run at 5,000 nodes.
     python benchmarks/bench_shapes.py --nodes 5000 --time-limit 300 --set bench5000 # 5 shapes at 5,000 nodes
     python benchmarks/bench_shapes.py --nodes 1000 --shapes anti-host-30 eks-default --time-limit 60
     python benchmarks/bench_shapes.py --nodes 12 --shapes eks-default --time-limit 4 # toy size (smoke test)
+    python benchmarks/bench_shapes.py --nodes 1000 --time-limit 60 --wall 600        # the plans of a quiet machine
+
+With `--wall W`, each shape is solved in this process instead (optimizer.pipeline.optimal_plan, every plan through
+the verify gate), its decisions and deterministic budget planned from --time-limit as `solve --time-limit L`
+plans them, under a wall-clock cap of W seconds: the plan a machine where the wall clock never cuts prints, the
+same on a loaded one (peak RSS is then not per row). The wall time is the pipeline's, without reading.
 
 The machine's core count and load average are printed above the table: the project's machines are shared.
 """
@@ -80,6 +86,29 @@ def run_shape(name: str, nodes: int, seed: int, time_limit: float, workers: int,
     return row
 
 
+def run_planned(name: str, nodes: int, seed: int, time_limit: float, workers: int, inputs: Path,
+                wall_cap: float) -> dict[str, Any]:
+    """run_shape's row, solved in this process: planned from `time_limit`, capped by `wall_cap`."""
+    import time
+
+    from podplan.optimizer.pipeline import Deadline, check, optimal_plan
+    from podplan.optimizer.runner import SolverParams
+
+    path = write_input(name, nodes, seed, inputs)
+    cluster = load_paths([str(path)])
+    greedy = greedy_plan(cluster, seed)
+    t0 = time.perf_counter()
+    params = SolverParams(time_limit=wall_cap, workers=workers, seed=seed, budget=time_limit)
+    plan, _ = optimal_plan(cluster, params, deadline=Deadline.start(wall_cap))
+    check(cluster, plan)
+    return {"shape": name, "set": "tune" if name in TUNE else "held-out", "nodes": nodes,
+            "pending": len(cluster.pending), "greedy": len(greedy.placements), "limit": time_limit,
+            "wall": time.perf_counter() - t0, "rss": None, "exit": 0, "status": str(plan.status),
+            "placed": len(plan.placements), "gap": plan.gap, "preference": plan.gaps.get("preference", {}).get("value"),
+            "bound": plan.gaps.get("preference", {}).get("bound"),
+            "cut": any("cut the deterministic search short" in n for n in plan.notes)}
+
+
 def pct(v: float | None) -> str:
     return "-" if v is None else f"{100 * v:.2f} %"
 
@@ -94,6 +123,8 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--inputs", type=Path, default=INPUTS)
     ap.add_argument("--json", type=Path, default=None, help="also write the rows here")
+    ap.add_argument("--wall", type=float, default=None,
+                    help="solve in this process, planned from --time-limit, under this wall-clock cap")
     args = ap.parse_args()
     names = args.shapes or list(SETS[args.set])
     unknown = [n for n in names if n not in SHAPES]
@@ -108,7 +139,8 @@ def main() -> None:
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for nodes in args.nodes:
         for name in names:
-            r = run_shape(name, nodes, args.seed, args.time_limit, args.workers, args.inputs)
+            r = (run_planned(name, nodes, args.seed, args.time_limit, args.workers, args.inputs, args.wall)
+                 if args.wall else run_shape(name, nodes, args.seed, args.time_limit, args.workers, args.inputs))
             rows.append(r)
             note = "wall clock cut the budget" if r.get("cut") else (r.get("error") or [""])[0]
             proof = f"{r['wall']:.1f}" if r["status"] == "OPTIMAL" else "-"
