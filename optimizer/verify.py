@@ -29,6 +29,7 @@ from .policy import Policy
 from .profiles import Profiles
 from .registry import DEFAULT_PROFILE
 from .state import ClusterState, PodIndex
+from .verify_delta import LAST_DELTA, Basis, affected, changed_keys, in_state_order, latest, publish
 
 
 @dataclass(frozen=True)
@@ -153,6 +154,7 @@ class _Scored:
     state: ClusterState
     index: PodIndex
     terms: dict[str, int]
+    fresh: bool = True  # built by final_state (False: a basis's state with the changed pods moved)
 
 
 _SCORED: list[_Scored] = []  # the latest one only
@@ -166,11 +168,20 @@ def scored_terms(cluster: Cluster, placements: Mapping[str, str], policy: Policy
     of building it and its index again and scoring it again: at 5,000 nodes the optimizer scores the plan it
     returns (after Ctrl-C too) and the gate judged the same 77,000 pods' state from scratch right after."""
     with gc_paused():
-        state = final_state(cluster, placements)
-        index = PodIndex(state)
+        # a plan verified in full for this input (the search's starting plan, verified ahead) leaves its state:
+        # moving the pods that differ is cheaper than building 77,000 pods' state again (verify_delta)
+        basis = latest(cluster)
+        nodes = {n.name for n in cluster.nodes} if basis is not None else set()
+        taken = (basis.take_state(placements) if basis is not None and all(n in nodes for n in placements.values())
+                 else None)
+        if taken is not None:
+            state, index = taken
+        else:
+            state = final_state(cluster, placements)
+            index = PodIndex(state)
         terms = preference_terms(cluster, state, policy, index)
     with _SCORED_LOCK:
-        _SCORED[:] = [_Scored(cluster, dict(placements), policy, state, index, terms)]
+        _SCORED[:] = [_Scored(cluster, dict(placements), policy, state, index, terms, taken is None)]
     return dict(terms)
 
 
@@ -185,15 +196,30 @@ def _take_scored(cluster: Cluster, placements: Mapping[str, str], policy: Policy
 
 
 def verify(cluster: Cluster, placements: Mapping[str, str], multipliers: Policy | None = None,
-           profile: Profile | Profiles = DEFAULT_PROFILE, cancel: Event | None = None) -> Report:
+           profile: Profile | Profiles = DEFAULT_PROFILE, cancel: Event | None = None,
+           basis: Basis | None = None) -> Report:
     """Violations of the final state and its preference terms (see optimizer.objective). `cancel`: see
-    judge_all (raises Cancelled)."""
+    judge_all (raises Cancelled). `basis`: a plan of the same input verified in full with the same profile
+    (verify_basis); only the pods whose verdict the difference can affect are judged again (verify_delta),
+    with the same report."""
     with gc_paused():
-        return _verify(cluster, placements, multipliers, profile, cancel)
+        return _verify(cluster, placements, multipliers, profile, cancel, basis)[0]
+
+
+def verify_basis(cluster: Cluster, placements: Mapping[str, str], multipliers: Policy | None = None,
+                 profile: Profile | Profiles = DEFAULT_PROFILE, cancel: Event | None = None) -> tuple[Report, Basis]:
+    """`verify`, and the Basis it leaves for verifying later plans of the same input incrementally (its state
+    and index included: the latest basis made is also offered to scored_terms, verify_delta.latest)."""
+    with gc_paused():
+        report, basis = _verify(cluster, placements, multipliers, profile, cancel, None, keep=True)
+    assert basis is not None
+    publish(basis)
+    return report, basis
 
 
 def _verify(cluster: Cluster, placements: Mapping[str, str], multipliers: Policy | None,
-            profile: Profile | Profiles, cancel: Event | None) -> Report:
+            profile: Profile | Profiles, cancel: Event | None, basis: Basis | None = None,
+            keep: bool = False) -> tuple[Report, Basis | None]:
     pending = {p.key: p for p in cluster.pending}
     violations: list[Violation] = []
     for key in placements:
@@ -207,14 +233,27 @@ def _verify(cluster: Cluster, placements: Mapping[str, str], multipliers: Policy
     policy = multipliers or Policy()
     # the state the optimizer built and scored for this very plan, if it did (scored_terms), else built here
     scored = _take_scored(cluster, good, policy) if len(good) == len(placements) else None
+    fresh = True  # a state built by final_state: judge_all meets its pods in the order the report lists them
     if scored is not None:
-        state, index = scored.state, scored.index
+        state, index, fresh = scored.state, scored.index, scored.fresh
+    elif basis is not None and basis.cluster is cluster and (taken := basis.take_state(good)) is not None:
+        (state, index), fresh = taken, False  # the basis's own state, its changed pods moved
     else:
         state = final_state(cluster, good)
         index = PodIndex(state)  # one label index for the Filters and the preference terms
-    verdicts = judge_all(state, profile=profile, index=index, cancel=cancel)
+    redo = (affected(state, index, basis.placements, good, pending, profile)
+            if basis is not None and basis.cluster is cluster else None)
+    if redo is None:
+        verdicts = judge_all(state, profile=profile, index=index, cancel=cancel)
+        failing = {key: reasons for key, reasons in verdicts.items() if reasons}  # in the state's order
+    else:  # incremental: every other pod's verdict is the basis's (verify_delta)
+        judged = judge_all(state, [state.nodes[state.node_of[k]].pods[k] for k in redo], profile, index, cancel)
+        failing = {k: r for k, r in basis.failing.items() if k not in redo and k in state.node_of}  # type: ignore[union-attr]
+        failing.update((k, r) for k, r in judged.items() if r)
+        LAST_DELTA[:] = [(len(changed_keys(basis.placements, good)), len(redo), len(state.node_of))]  # type: ignore[union-attr]
+    if redo is not None or not fresh:
+        failing = {k: failing[k] for k in in_state_order(cluster, good, state, failing)}
     # An existing pod in violation: was it already, by the same plugin, before anything was placed?
-    failing = {key: reasons for key, reasons in verdicts.items() if reasons}  # in the state's order
     suspects = [state.nodes[state.node_of[key]].pods[key] for key in failing if key not in good]
     before: dict[str, list[Reason]] = {}
     if suspects:  # the input's own state is built only when it is asked (a valid plan has no suspects)
@@ -234,7 +273,10 @@ def _verify(cluster: Cluster, placements: Mapping[str, str], multipliers: Policy
         raise Cancelled
     # (sums over the pods: the same whatever order judge_all left them in within their nodes)
     terms = dict(scored.terms) if scored is not None else preference_terms(cluster, state, policy, index)
-    return Report(tuple(violations), terms, len(good), dict(sorted(by_priority.items(), reverse=True)))
+    report = Report(tuple(violations), terms, len(good), dict(sorted(by_priority.items(), reverse=True)))
+    if not keep:
+        return report, None
+    return report, Basis(cluster, dict(good), failing, policy, dict(terms), state, index)
 
 
 NODE_NOT_IN_INPUT = 'node "{node}" is not in the input'
