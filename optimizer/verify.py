@@ -24,12 +24,12 @@ from ..models.loader import gc_paused
 from ..models.objects import Cluster, Pod
 
 from .framework import Profile, Reads, Reason
-from .objective import preference_terms
+from .objective import preference_terms, raw_sums, schedule_anyway_excess, weigh
 from .policy import Policy
 from .profiles import Profiles
 from .registry import DEFAULT_PROFILE
 from .state import ClusterState, PodIndex
-from .verify_delta import LAST_DELTA, Basis, affected, changed_keys, in_state_order, latest, publish
+from .verify_delta import LAST_DELTA, Basis, affected, changed_keys, in_state_order, latest, owners_of, publish
 
 
 @dataclass(frozen=True)
@@ -172,14 +172,15 @@ def scored_terms(cluster: Cluster, placements: Mapping[str, str], policy: Policy
         # moving the pods that differ is cheaper than building 77,000 pods' state again (verify_delta)
         basis = latest(cluster)
         nodes = {n.name for n in cluster.nodes} if basis is not None else set()
-        taken = (basis.take_state(placements) if basis is not None and all(n in nodes for n in placements.values())
-                 else None)
+        taken = (basis.take_state(placements, policy)
+                 if basis is not None and all(n in nodes for n in placements.values()) else None)
         if taken is not None:
-            state, index = taken
+            state, index, delta_terms = taken
+            terms = delta_terms if delta_terms is not None else preference_terms(cluster, state, policy, index)
         else:
             state = final_state(cluster, placements)
             index = PodIndex(state)
-        terms = preference_terms(cluster, state, policy, index)
+            terms = preference_terms(cluster, state, policy, index)
     with _SCORED_LOCK:
         _SCORED[:] = [_Scored(cluster, dict(placements), policy, state, index, terms, taken is None)]
     return dict(terms)
@@ -237,11 +238,12 @@ def _verify(cluster: Cluster, placements: Mapping[str, str], multipliers: Policy
     if scored is not None:
         state, index, fresh = scored.state, scored.index, scored.fresh
     elif basis is not None and basis.cluster is cluster and (taken := basis.take_state(good)) is not None:
-        (state, index), fresh = taken, False  # the basis's own state, its changed pods moved
+        state, index, _ = taken
+        fresh = False  # the basis's own state, its changed pods moved
     else:
         state = final_state(cluster, good)
         index = PodIndex(state)  # one label index for the Filters and the preference terms
-    redo = (affected(state, index, basis.placements, good, pending, profile)
+    redo = (affected(state, index, basis, good, pending, profile)
             if basis is not None and basis.cluster is cluster else None)
     if redo is None:
         verdicts = judge_all(state, profile=profile, index=index, cancel=cancel)
@@ -272,11 +274,15 @@ def _verify(cluster: Cluster, placements: Mapping[str, str], multipliers: Policy
     if cancel is not None and cancel.is_set():
         raise Cancelled
     # (sums over the pods: the same whatever order judge_all left them in within their nodes)
-    terms = dict(scored.terms) if scored is not None else preference_terms(cluster, state, policy, index)
+    if keep:  # the sums a later plan's terms are computed from (verify_delta), and the pods that read others
+        raw = raw_sums(state, index)
+        terms = weigh(raw, schedule_anyway_excess(state, index), policy)  # = preference_terms
+    else:
+        terms = dict(scored.terms) if scored is not None else preference_terms(cluster, state, policy, index)
     report = Report(tuple(violations), terms, len(good), dict(sorted(by_priority.items(), reverse=True)))
     if not keep:
         return report, None
-    return report, Basis(cluster, dict(good), failing, policy, dict(terms), state, index)
+    return report, Basis(cluster, dict(good), failing, raw, owners_of(state), state, index)
 
 
 NODE_NOT_IN_INPUT = 'node "{node}" is not in the input'

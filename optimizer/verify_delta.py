@@ -28,7 +28,7 @@ them by moving the changed pods (`Basis.take_state`, once), instead of building 
 """
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 from threading import Lock
 
@@ -36,6 +36,7 @@ from ..models.objects import Cluster, Pod
 
 from .framework import Profile, Reads, Reason
 from .interpodaffinity import batch as affinity_batch
+from .objective import pod_terms, schedule_anyway_excess, weigh
 from .podtopologyspread import batch as spread_batch
 from .podtopologyspread.common import counts_toward, filter_constraints
 from .policy import Policy
@@ -43,23 +44,69 @@ from .profiles import Profiles
 from .state import ClusterState, NodeInfo, PodIndex
 
 
+Selectors = tuple[object, ...]
+
+
+@dataclass
+class Owners:
+    """The pods of a basis's final state whose verdict or preference share reads other pods, grouped by what
+    they read: (selectors, namespace or None, pod keys). A changed pod a group's selectors match affects them."""
+
+    required: list[tuple[Selectors, list[str]]]  # required pod (anti-)affinity terms' label selectors
+    spread: list[tuple[Selectors, str, list[str]]]  # DoNotSchedule constraints' selectors, the pods' namespace
+    preferred: list[tuple[Selectors, list[str]]]  # preferred pod (anti-)affinity terms' label selectors
+
+
+def owners_of(state: ClusterState) -> Owners:
+    required: dict[tuple[int, int], tuple[Selectors, list[str]]] = {}
+    preferred: dict[tuple[int, int], tuple[Selectors, list[str]]] = {}
+    spread: dict[tuple[int, str], tuple[Selectors, str, list[str]]] = {}
+    for name in state.nodes_with_affinity:
+        for pod in state.nodes[name].pods_with_affinity.values():
+            a = pod.affinity
+            if a.pod_required or a.anti_required:
+                sig = (id(a.pod_required), id(a.anti_required))
+                if sig not in required:
+                    required[sig] = (tuple(t.label_selector for t in a.pod_required + a.anti_required), [])
+                required[sig][1].append(pod.key)
+            if a.pod_preferred or a.anti_preferred:
+                sig = (id(a.pod_preferred), id(a.anti_preferred))
+                if sig not in preferred:
+                    preferred[sig] = (tuple(w.term.label_selector for w in a.pod_preferred + a.anti_preferred), [])
+                preferred[sig][1].append(pod.key)
+    for info in state.nodes.values():
+        for pod in info.pods.values():
+            if not pod.spread_constraints:
+                continue  # the system defaults add ScheduleAnyway constraints only: nothing Filter enforces
+            sig2 = (id(pod.spread_constraints), pod.namespace)
+            if sig2 not in spread:
+                spread[sig2] = (tuple(c.selector for c in filter_constraints(pod, state)), pod.namespace, [])
+            spread[sig2][2].append(pod.key)
+    return Owners(list(required.values()), list(spread.values()), list(preferred.values()))
+
+
 @dataclass
 class Basis:
-    """A plan verified in full: its valid placements, every failing verdict of its final state, and (until a
-    later plan takes them) that state and its label index."""
+    """A plan verified in full: its valid placements, every failing verdict of its final state, its unweighted
+    per-pod preference sums (objective.raw_sums), and (until a later plan takes them) that state and its label
+    index, with the pods that read other pods (Owners)."""
 
     cluster: Cluster
     placements: dict[str, str]  # pending pod key -> node, the pods on nodes of the input only
     failing: dict[str, list[Reason]]  # pod key -> its failing Filter verdicts ([] verdicts are not kept)
-    policy: Policy
-    terms: dict[str, int]
+    raw: tuple[int, int, int, int]
+    owners: Owners
     state: ClusterState | None = None
     index: PodIndex | None = None
     _lock: Lock = field(default_factory=Lock, repr=False)
 
-    def take_state(self, placements: Mapping[str, str]) -> tuple[ClusterState, PodIndex] | None:
+    def take_state(self, placements: Mapping[str, str], policy: Policy | None = None
+                   ) -> tuple[ClusterState, PodIndex, dict[str, int] | None] | None:
         """The final state and index of `placements` (pending pods on nodes of the input), made from the
-        basis's own by moving the pods that differ; None once taken (the basis's state is changed in place)."""
+        basis's own by moving the pods that differ; None once taken (the basis's state is changed in place).
+        With `policy`, also P's terms of that state (objective.preference_terms), from the basis's sums and the
+        shares of the pods the change can affect (before and after), with the ScheduleAnyway excess counted
+        afresh."""
         pending = {p.key: p for p in self.cluster.pending}
         changed = changed_keys(self.placements, placements)
         nodes = {n.name for n in self.cluster.nodes}
@@ -70,18 +117,47 @@ class Basis:
             self.state = self.index = None
         if state is None or index is None:
             return None
+        pods = [pending[k] for k in changed]
+        scoring = set()
+        if policy is not None:  # the pods whose share of P can change: moved ones, and those whose terms select one
+            labels = _label_sets(pods)
+            scoring = {k for sels, keys in self.owners.preferred if _selects_any(sels, labels) for k in keys}
+            scoring.update(changed)
+            old = _shares(state, index, scoring)
         for key in changed:
             if key in state.node_of:
                 state.remove(pending[key])
-        moved = {id(pending[k]) for k in changed}
-        _drop(index, moved, [pending[k] for k in changed])
+        _drop(index, {id(p) for p in pods}, pods)
         for key in changed:
             node = placements.get(key)
             if node is not None:
                 pod = pending[key]
                 state.add(pod, node)
                 index.add(pod, state.nodes[node])
-        return state, index
+        if policy is None:
+            return state, index, None
+        new = _shares(state, index, scoring)
+        raw = tuple(b - o + n for b, o, n in zip(self.raw, old, new))
+        return state, index, weigh(raw, schedule_anyway_excess(state, index), policy)  # type: ignore[arg-type]
+
+
+def _shares(state: ClusterState, index: PodIndex, keys: Iterable[str]) -> tuple[int, int, int, int]:
+    """Σ objective.pod_terms over the pods of `keys` that the state holds."""
+    memo: dict[Hashable, dict[str, int]] = {}
+    total = [0, 0, 0, 0]
+    for key in keys:
+        name = state.node_of.get(key)
+        if name is None:
+            continue
+        info = state.nodes[name]
+        for i, v in enumerate(pod_terms(info.pods[key], info, index, state, memo)):
+            total[i] += v
+    return total[0], total[1], total[2], total[3]
+
+
+def _label_sets(pods: list[Pod]) -> list[Mapping[str, str]]:
+    """The distinct label sets of `pods` (replicas share theirs)."""
+    return list({frozenset(p.labels.items()): p.labels for p in pods}.values())
 
 
 def _drop(index: PodIndex, ids: set[int], pods: list[Pod]) -> None:
@@ -112,10 +188,10 @@ def _plugins(profile: Profile | Profiles) -> list:  # type: ignore[type-arg]
     return [p for prof in profiles for p in prof.filters]
 
 
-def affected(state: ClusterState, index: PodIndex, before: Mapping[str, str], after: Mapping[str, str],
+def affected(state: ClusterState, index: PodIndex, basis: Basis, after: Mapping[str, str],
              pending: Mapping[str, Pod], profile: Profile | Profiles) -> set[str] | None:
     """Keys of the pods of `state` (the final state of `after`) whose verdict can differ from the one they had
-    in the final state of `before` (see the module docstring); None when a Filter reads the cluster in a way
+    in the basis's final state (see the module docstring); None when a Filter reads the cluster in a way
     these rules do not know (judge every pod)."""
     node_pods = affinity = spread = False
     for p in _plugins(profile):
@@ -129,6 +205,7 @@ def affected(state: ClusterState, index: PodIndex, before: Mapping[str, str], af
             spread = True
         else:
             return None
+    before = basis.placements
     changed = changed_keys(before, after)
     out: set[str] = {k for k in changed if k in after}  # moved and added pods, on their new node
     if not changed:
@@ -140,61 +217,33 @@ def affected(state: ClusterState, index: PodIndex, before: Mapping[str, str], af
             info = state.nodes.get(name)
             if info is not None:
                 out.update(info.pods)
-    # distinct label sets of the changed pods (replicas share theirs)
-    labels = list({frozenset(p.labels.items()): p.labels for p in pods}.values())
+    labels = _label_sets(pods)
+    held = state.node_of
     if affinity:
-        _affinity(state, index, pods, labels, out)
+        # a pod whose own required terms select a changed pod: its incoming counts (and first-pod rule) may change
+        for sels, keys in basis.owners.required:
+            if _selects_any(sels, labels):
+                out.update(k for k in keys if k in held)
+        # a pod a changed pod's required anti-affinity selects: its existing-anti-affinity counts may change
+        seen: set[int] = set()
+        for q in pods:
+            for t in q.affinity.anti_required:
+                if id(t) in seen:
+                    continue
+                seen.add(id(t))
+                for other, _info in index.candidates(t.label_selector, None):
+                    if t.label_selector is not None and t.label_selector.matches(other.labels):
+                        out.add(other.key)
     if spread:
-        _spread(state, pods, out)
+        # a pod whose DoNotSchedule constraints count a changed pod: its domain counts (and minimum) may change
+        for sels, ns, keys in basis.owners.spread:
+            if any(counts_toward(sel, ns, q) for sel in sels for q in pods):  # type: ignore[arg-type]
+                out.update(k for k in keys if k in held)
     return out
 
 
-def _selects_any(selector: object, labels: list[Mapping[str, str]]) -> bool:
-    return selector is not None and any(selector.matches(lab) for lab in labels)  # type: ignore[attr-defined]
-
-
-def _affinity(state: ClusterState, index: PodIndex, pods: list[Pod], labels: list[Mapping[str, str]],
-              out: set[str]) -> None:
-    # a pod whose own required terms select a changed pod: its incoming counts (and first-pod rule) may change
-    memo: dict[tuple[int, int], bool] = {}
-    for name in state.nodes_with_affinity:
-        for pod in state.nodes[name].pods_with_affinity.values():
-            a = pod.affinity
-            if not a.pod_required and not a.anti_required:
-                continue
-            sig = (id(a.pod_required), id(a.anti_required))
-            hit = memo.get(sig)
-            if hit is None:
-                hit = memo[sig] = any(_selects_any(t.label_selector, labels)
-                                      for t in a.pod_required + a.anti_required)
-            if hit:
-                out.add(pod.key)
-    # a pod a changed pod's required anti-affinity selects: its existing-anti-affinity counts may change
-    seen: set[int] = set()
-    for q in pods:
-        for t in q.affinity.anti_required:
-            if id(t) in seen:
-                continue
-            seen.add(id(t))
-            for other, _info in index.candidates(t.label_selector, None):
-                if t.label_selector is not None and t.label_selector.matches(other.labels):
-                    out.add(other.key)
-
-
-def _spread(state: ClusterState, pods: list[Pod], out: set[str]) -> None:
-    # a pod whose DoNotSchedule constraints count a changed pod: its domain counts (and minimum) may change
-    memo: dict[tuple[int, str], bool] = {}
-    for info in state.nodes.values():
-        for pod in info.pods.values():
-            if not pod.spread_constraints:
-                continue  # the system defaults add ScheduleAnyway constraints only: nothing Filter enforces
-            sig = (id(pod.spread_constraints), pod.namespace)
-            hit = memo.get(sig)
-            if hit is None:
-                hit = memo[sig] = any(counts_toward(c.selector, pod.namespace, q)
-                                      for c in filter_constraints(pod, state) for q in pods)
-            if hit:
-                out.add(pod.key)
+def _selects_any(selectors: Selectors, labels: list[Mapping[str, str]]) -> bool:
+    return any(sel is not None and sel.matches(lab) for sel in selectors for lab in labels)  # type: ignore[attr-defined]
 
 
 def in_state_order(cluster: Cluster, placements: Mapping[str, str], state: ClusterState,
@@ -209,14 +258,6 @@ def in_state_order(cluster: Cluster, placements: Mapping[str, str], state: Clust
     base = len(cluster.pods)
     pod_pos.update((k, base + i) for i, k in enumerate(placements))
     return sorted(keys, key=lambda k: (node_pos[state.node_of[k]], pod_pos[k]))
-
-
-def pods_in(state: ClusterState, keys: Iterable[str]) -> list[tuple[Pod, NodeInfo]]:
-    out = []
-    for key in keys:
-        info = state.nodes[state.node_of[key]]
-        out.append((info.pods[key], info))
-    return out
 
 
 LAST_DELTA: list[tuple[int, int, int]] = []  # the last incremental verification: (changed, judged, pods) for --verbose

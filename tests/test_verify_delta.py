@@ -97,7 +97,7 @@ def test_a_pod_whose_spread_counts_a_moved_pod_is_judged_again_wherever_it_runs(
     before = {"default/web-0": "n0", "default/web-1": "n1", "default/web-2": "n2"}
     after = {**before, "default/web-2": "n0"}
     _, basis = verify_basis(cluster, before)
-    redo = affected(basis.state, basis.index, before, after, {p.key: p for p in cluster.pending}, DEFAULT_PROFILE)  # type: ignore[arg-type]
+    redo = affected(basis.state, basis.index, basis, after, {p.key: p for p in cluster.pending}, DEFAULT_PROFILE)  # type: ignore[arg-type]
     assert redo is not None and {"default/web-0", "default/web-1", "default/web-2"} <= redo
     assert "default/db" not in redo
     report = verify(cluster, after, basis=basis)
@@ -114,7 +114,7 @@ def test_a_filter_the_rules_do_not_know_makes_the_gate_judge_every_pod() -> None
     plan = simulate(cluster, 0).placements
     _, basis = verify_basis(cluster, plan, None, profile)
     fewer = dict(list(plan.items())[1:])
-    assert affected(basis.state, basis.index, plan, fewer, {p.key: p for p in cluster.pending}, profile) is None  # type: ignore[arg-type]
+    assert affected(basis.state, basis.index, basis, fewer, {p.key: p for p in cluster.pending}, profile) is None  # type: ignore[arg-type]
     assert verify(cluster, fewer, None, profile, basis=basis) == verify(cluster, fewer, None, profile)
 
 
@@ -165,13 +165,13 @@ APPS = ("web", "db")
 @st.composite
 def affinity_clusters(draw: st.DrawFn) -> Cluster:
     """More nodes than pods touch, in few zones, and pods with required (anti-)affinity and hard spread on
-    zones: where a pod's verdict changes with a pod moved on another node."""
+    zones: where a pod's verdict or share of P changes with a pod moved on another node."""
     nodes = zoned(*draw(st.lists(st.sampled_from("ab"), min_size=3, max_size=7)))
     names = [n.name for n in nodes]
     pods = []
     for i in range(draw(st.integers(2, 7))):
         b = make_pod(f"p{i}").label("app", draw(st.sampled_from(APPS))).req(cpu="100m")
-        rule = draw(st.sampled_from(["affinity", "anti", "spread", None]))
+        rule = draw(st.sampled_from(["affinity", "anti", "spread", "pref-affinity", "pref-anti", None]))
         other = selector(app=draw(st.sampled_from(APPS)))
         key = draw(st.sampled_from([ZONE, ZONE, HOST]))
         if rule == "affinity":
@@ -180,6 +180,10 @@ def affinity_clusters(draw: st.DrawFn) -> Cluster:
             b.pod_anti_affinity(pod_term(key, other))
         elif rule == "spread":
             b.spread(spread(1, key, other, "DoNotSchedule"))
+        elif rule == "pref-affinity":
+            b.preferred_pod_affinity(draw(st.integers(1, 100)), pod_term(key, other))
+        elif rule == "pref-anti":
+            b.preferred_pod_anti_affinity(draw(st.integers(1, 100)), pod_term(key, other))
         if draw(st.booleans()):
             b.on(draw(st.sampled_from(names)))
         pods.append(b.build())
@@ -193,3 +197,26 @@ def test_required_pod_affinity_and_spread_across_nodes_judged_against_a_basis_ma
     before, after = plans(data, cluster)
     _, basis = verify_basis(cluster, before)
     same(cluster, verify(cluster, after, basis=basis), verify(cluster, after))
+
+
+@PROPERTY
+@given(affinity_clusters(), st.data())
+def test_preferences_across_nodes_scored_on_the_basis_state_match_a_fresh_state(cluster: Cluster,
+                                                                              data: st.DataObject) -> None:
+    before, after = plans(data, cluster)
+    _, basis = verify_basis(cluster, before)
+    policy = Policy(pod_affinity=data.draw(st.sampled_from([1, 2])))
+    terms = scored_terms(cluster, after, policy)
+    want = verify(cluster, after, policy)
+    assert terms == want.terms, describe(cluster)
+    same(cluster, verify(cluster, after, policy, basis=basis), want)
+
+
+def test_a_pod_whose_preferred_affinity_lost_its_partner_loses_its_share_on_a_node_nothing_touched() -> None:
+    web = make_pod("web").label("app", "web").preferred_pod_affinity(10, pod_term(ZONE, selector(app="db"))) \
+        .on("n0").build()
+    db = make_pod("db").label("app", "db").build()
+    cluster = cluster_of(zoned("a", "a", "b"), [web, db])
+    report, _ = verify_basis(cluster, {"default/db": "n1"})
+    assert report.terms["pod_affinity"] == 10
+    assert scored_terms(cluster, {"default/db": "n2"}, Policy())["pod_affinity"] == 0
