@@ -28,7 +28,7 @@ from .plan import Plan
 from .policy import Policy
 from .profiles import Profiles
 from .verify import Report, verify_basis
-from .verify_delta import Basis
+from .verify_delta import Basis, forget
 
 
 @dataclass
@@ -124,6 +124,7 @@ class Ahead:
         if entry is None:
             return None
         entry.done.wait()
+        forget(cluster)  # the caller holds it now; nothing else will ask for its state
         if entry.basis is not None:
             with self._lock:
                 self.based += 1

@@ -13,6 +13,11 @@ beyond the models/ layer and the rules' own predicates.
   pod's own contribution (its removal) before its own Filter runs on it;
 - every other plugin runs its own PreFilter and Filter with the pod taken off its node.
 The property tests check judge_all against judge on random clusters.
+
+A plan that differs from a plan verified in full (a Basis: the search's starting plan, verified ahead in the
+background) is judged on the pods the difference can affect only (optimizer.verify_delta, which reads the
+plugins' declarations and their own predicates, never the optimizer's encodings); tests/test_verify_delta.py
+checks that report against the full one on random plans and random changes.
 """
 from __future__ import annotations
 
@@ -243,8 +248,8 @@ def _verify(cluster: Cluster, placements: Mapping[str, str], multipliers: Policy
     else:
         state = final_state(cluster, good)
         index = PodIndex(state)  # one label index for the Filters and the preference terms
-    redo = (affected(state, index, basis, good, pending, profile)
-            if basis is not None and basis.cluster is cluster else None)
+    changed = changed_keys(basis.placements, good) if basis is not None and basis.cluster is cluster else []
+    redo = affected(state, index, basis, good, pending, profile, changed) if basis is not None and basis.cluster is cluster else None
     if redo is None:
         verdicts = judge_all(state, profile=profile, index=index, cancel=cancel)
         failing = {key: reasons for key, reasons in verdicts.items() if reasons}  # in the state's order
@@ -252,7 +257,7 @@ def _verify(cluster: Cluster, placements: Mapping[str, str], multipliers: Policy
         judged = judge_all(state, [state.nodes[state.node_of[k]].pods[k] for k in redo], profile, index, cancel)
         failing = {k: r for k, r in basis.failing.items() if k not in redo and k in state.node_of}  # type: ignore[union-attr]
         failing.update((k, r) for k, r in judged.items() if r)
-        LAST_DELTA[:] = [(len(changed_keys(basis.placements, good)), len(redo), len(state.node_of))]  # type: ignore[union-attr]
+        LAST_DELTA[:] = [(len(changed), len(redo), len(state.node_of))]
     if redo is not None or not fresh:
         failing = {k: failing[k] for k in in_state_order(cluster, good, state, failing)}
     # An existing pod in violation: was it already, by the same plugin, before anything was placed?

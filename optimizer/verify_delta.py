@@ -189,10 +189,11 @@ def _plugins(profile: Profile | Profiles) -> list:  # type: ignore[type-arg]
 
 
 def affected(state: ClusterState, index: PodIndex, basis: Basis, after: Mapping[str, str],
-             pending: Mapping[str, Pod], profile: Profile | Profiles) -> set[str] | None:
+             pending: Mapping[str, Pod], profile: Profile | Profiles,
+             changed: list[str] | None = None) -> set[str] | None:
     """Keys of the pods of `state` (the final state of `after`) whose verdict can differ from the one they had
     in the basis's final state (see the module docstring); None when a Filter reads the cluster in a way
-    these rules do not know (judge every pod)."""
+    these rules do not know (judge every pod). `changed`: changed_keys(basis.placements, after), if known."""
     node_pods = affinity = spread = False
     for p in _plugins(profile):
         if p.filter_reads is Reads.NODE:
@@ -206,7 +207,7 @@ def affected(state: ClusterState, index: PodIndex, basis: Basis, after: Mapping[
         else:
             return None
     before = basis.placements
-    changed = changed_keys(before, after)
+    changed = changed if changed is not None else changed_keys(before, after)
     out: set[str] = {k for k in changed if k in after}  # moved and added pods, on their new node
     if not changed:
         return out
