@@ -279,7 +279,8 @@ def plan_from_counts(problem: Problem, counts: dict[tuple[int, int], int],
     a search that kept its start, is then the very plan optimizer.ahead verified in the background."""
     per_class: dict[int, list[tuple[int, int]]] = defaultdict(list)
     for (c, n), k in counts.items():
-        per_class[c].append((n, k))
+        if k > 0:  # (the search's counts hold zeros too: no pod goes there, and no room is made there)
+            per_class[c].append((n, k))
     out: dict[str, str] = {}
     for c, nodes in per_class.items():
         pods = problem.classes[c].pods
