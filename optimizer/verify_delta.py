@@ -100,14 +100,15 @@ class Basis:
     index: PodIndex | None = None
     _lock: Lock = field(default_factory=Lock, repr=False)
 
-    def take_state(self, placements: Mapping[str, str], policy: Policy | None = None
+    def take_state(self, placements: Mapping[str, str], policy: Policy | None = None,
+                   pending: Mapping[str, Pod] | None = None
                    ) -> tuple[ClusterState, PodIndex, dict[str, int] | None] | None:
         """The final state and index of `placements` (pending pods on nodes of the input), made from the
         basis's own by moving the pods that differ; None once taken (the basis's state is changed in place).
         With `policy`, also P's terms of that state (objective.preference_terms), from the basis's sums and the
         shares of the pods the change can affect (before and after), with the ScheduleAnyway excess counted
         afresh."""
-        pending = {p.key: p for p in self.cluster.pending}
+        pending = {p.key: p for p in self.cluster.pending} if pending is None else pending
         changed = changed_keys(self.placements, placements)
         nodes = {n.name for n in self.cluster.nodes}
         if any(k not in pending or placements.get(k, next(iter(nodes), "")) not in nodes for k in changed):
