@@ -724,7 +724,12 @@ def _assemble(problem: Problem, cluster: Cluster, params: SolverParams, policy: 
     notes.extend(f"greedy warm start: {n}" for n in sorted(greedy_notes))
     pending = {}
     final = None
+    placed_in: dict[int, int] = defaultdict(int)  # class -> its pods placed (a class placed whole is skipped)
+    for (ci, _), k in counts.items():
+        placed_in[ci] += k
     for c in problem.classes:
+        if placed_in.get(c.index, 0) >= c.size:
+            continue  # (looking up its 50,000 pods' keys in the plan took 0.15 s after Ctrl-C at 5,000 nodes)
         left = [pod for pod in c.pods if pod.key not in placements]
         if not left:
             continue

@@ -34,7 +34,7 @@ from .policy import Policy
 from .profiles import Profiles
 from .registry import DEFAULT_PROFILE
 from .state import ClusterState, PodIndex
-from .verify_delta import LAST_DELTA, Basis, affected, changed_keys, in_state_order, latest, owners_of, publish
+from .verify_delta import LAST_DELTA, Basis, affected, in_state_order, latest, owners_of, publish
 
 
 @dataclass(frozen=True)
@@ -270,7 +270,7 @@ def _verify(cluster: Cluster, placements: Mapping[str, str], multipliers: Policy
     else:
         state = final_state(cluster, good)
         index = PodIndex(state)  # one label index for the Filters and the preference terms
-    changed = changed_keys(basis.placements, good) if basis is not None and basis.cluster is cluster else []
+    changed = basis.changed_for(good) if basis is not None and basis.cluster is cluster else []
     redo = affected(state, index, basis, good, pending, profile, changed) if basis is not None and basis.cluster is cluster else None
     if redo is None:
         verdicts = judge_all(state, profile=profile, index=index, cancel=cancel)
