@@ -425,11 +425,17 @@ def print_plan(cluster: Cluster, plan: Any, output: str, emit_kind: str, policy:
     from .optimizer.ahead import AHEAD
 
     profile = DEFAULT_PROFILE if profile is None else profile
-    taken = AHEAD.taken
+    taken, based = AHEAD.taken, AHEAD.based
     with timed(f"verify: {len(plan.placements)} placement(s) judged"):
         report = check(cluster, plan, policy, profile, kube=kube)
     if AHEAD.taken > taken:
         progress("verify: the report is the one made in the background while the search ran (the same plan)")
+    elif AHEAD.based > based:
+        from .optimizer.verify_delta import LAST_DELTA
+        if LAST_DELTA:
+            changed, judged, pods = LAST_DELTA[-1]
+            progress(f"verify: against the starting plan verified in the background: {changed} pod(s) changed, "
+                     f"{judged} of {pods} judged again")
     if emit_kind == "state":
         emit(dump(state_manifests(cluster, plan.placements), "json" if output == "json" else "yaml"))
     elif emit_kind == "evictions":

@@ -542,6 +542,8 @@ def _joint_linear(problem: Problem, comp: Component, policy: Policy,
         if g >= 0:
             by_group[g].append(j)
     for g, js in sorted(by_group.items()):
+        if interrupt.is_set():
+            raise _Stopped
         members = groups[g]
         resources = {PODS} | {r for j in js for r in checked(problem.classes[cols[j][0]].rep.requests)}
         for r in sorted(resources):
@@ -567,6 +569,8 @@ def _joint_linear(problem: Problem, comp: Component, policy: Policy,
         if g >= 0:
             by_class[c].append(j)
     for c, sc, cap in spread_rows:
+        if interrupt.is_set():
+            raise _Stopped
         per_domain: dict[int, list[int]] = defaultdict(list)
         for j in by_class[c]:
             at = np.unique(sc[groups[cols[j][1]]])

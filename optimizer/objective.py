@@ -24,7 +24,7 @@ from .interpodaffinity import term_matches
 from .policy import Policy
 from .nodeaffinity.scoring import preferred_score
 from .podtopologyspread.common import SpreadConstraint, counts_toward, node_eligible, own_constraints
-from .state import ClusterState, PodIndex
+from .state import ClusterState, NodeInfo, PodIndex
 from .tainttoleration import count_intolerable_prefer_no_schedule, prefer_no_schedule_tolerations
 
 TERMS = ("node_affinity", "pod_affinity", "pod_anti_affinity", "prefer_no_schedule", "schedule_anyway_skew")
@@ -67,7 +67,8 @@ def _term_hits(p: Pod, node_labels: Mapping[str, str], weighted_terms: tuple[Wei
 
 def _schedule_anyway_excess(state: ClusterState, index: PodIndex) -> int:
     groups: dict[tuple[object, ...], tuple[Pod, SpreadConstraint]] = {}
-    for pod, _info in sorted(state.all_pods(), key=lambda pi: pi[0].order):
+    # (only pods with constraints of their own can start a group: sorting every pod of the state cost 0.3 s)
+    for pod, _info in sorted(((p, i) for p, i in state.all_pods() if p.spread_constraints), key=lambda pi: pi[0].order):
         for c in own_constraints(pod, "ScheduleAnyway"):
             groups.setdefault((pod.namespace, c.topology_key, c.selector, c.max_skew), (pod, c))
     excess = 0
@@ -84,10 +85,39 @@ def _schedule_anyway_excess(state: ClusterState, index: PodIndex) -> int:
     return excess
 
 
+def pod_terms(pod: Pod, info: NodeInfo, index: PodIndex, state: ClusterState,
+              memo: dict[Hashable, dict[str, int]]) -> tuple[int, int, int, int]:
+    """One pod's unweighted share of P's per-pod terms (node_affinity, pod_affinity, pod_anti_affinity,
+    prefer_no_schedule) on its node of `state`; `memo`: one per state (matching pods per term and domain)."""
+    node = info.node
+    a = pod.affinity
+    return (preferred_score(pod, node),
+            _term_hits(pod, node.labels, a.pod_preferred, index, state, memo) if a.pod_preferred else 0,
+            _term_hits(pod, node.labels, a.anti_preferred, index, state, memo) if a.anti_preferred else 0,
+            count_intolerable_prefer_no_schedule(node, prefer_no_schedule_tolerations(pod)))
+
+
+def weigh(raw: tuple[int, int, int, int], excess: int, m: Policy) -> dict[str, int]:
+    """P's terms from the per-pod sums (pod_terms) and the ScheduleAnyway excess, multiplied and signed."""
+    node_aff, pod_aff, anti, pns = raw
+    return {
+        "node_affinity": m.node_affinity * node_aff,
+        "pod_affinity": m.pod_affinity * pod_aff,
+        "pod_anti_affinity": -m.pod_anti_affinity * anti,
+        "prefer_no_schedule": -m.prefer_no_schedule * pns,
+        "schedule_anyway_skew": -m.schedule_anyway_skew * excess,
+    }
+
+
 def preference_terms(cluster: Cluster, state: ClusterState, m: Policy, index: PodIndex | None = None) -> dict[str, int]:
     """Each term of P, multiplied and signed; they sum to P. `index`: the state's PodIndex if the caller has one."""
-    node_aff = pod_aff = anti = pns = 0
     index = index if index is not None else PodIndex(state)
+    return weigh(raw_sums(state, index), _schedule_anyway_excess(state, index), m)
+
+
+def raw_sums(state: ClusterState, index: PodIndex) -> tuple[int, int, int, int]:
+    """Σ pod_terms over every pod of the state."""
+    node_aff = pod_aff = anti = pns = 0
     memo: dict[Hashable, dict[str, int]] = {}
     for pod, info in state.all_pods():
         node = info.node
@@ -98,10 +128,9 @@ def preference_terms(cluster: Cluster, state: ClusterState, m: Policy, index: Po
         if a.anti_preferred:
             anti += _term_hits(pod, node.labels, a.anti_preferred, index, state, memo)
         pns += count_intolerable_prefer_no_schedule(node, prefer_no_schedule_tolerations(pod))
-    return {
-        "node_affinity": m.node_affinity * node_aff,
-        "pod_affinity": m.pod_affinity * pod_aff,
-        "pod_anti_affinity": -m.pod_anti_affinity * anti,
-        "prefer_no_schedule": -m.prefer_no_schedule * pns,
-        "schedule_anyway_skew": -m.schedule_anyway_skew * _schedule_anyway_excess(state, index),
-    }
+    return node_aff, pod_aff, anti, pns
+
+
+def schedule_anyway_excess(state: ClusterState, index: PodIndex | None = None) -> int:
+    """Σ over ScheduleAnyway groups of max(0, skew - maxSkew) (see the module docstring)."""
+    return _schedule_anyway_excess(state, index if index is not None else PodIndex(state))

@@ -89,7 +89,10 @@ def check(cluster: Cluster, plan: Plan, policy: Policy | None = None,
     placed before a later bind (placed_pod_rules), which the report lists; any other violation is a bug."""
     cluster = after_preemption(cluster, plan)
     # verified already, ahead of the gate (optimizer.ahead: the search's starting plan), or verified now
-    report = AHEAD.take(cluster, plan, policy, profile) or verify(cluster, plan.placements, policy, profile)
+    report = AHEAD.take(cluster, plan, policy, profile)
+    if report is None:  # judged against the plan verified ahead, if any: only what differs (verify_delta)
+        basis = None if plan.preemptions or plan.recreated else AHEAD.basis(cluster, policy, profile)
+        report = verify(cluster, plan.placements, policy, profile, basis=basis)
     if not report.ok:
         allowed = placed_pod_rules(profile) if kube else frozenset()
         bad = [v for v in report.violations if not v.preexisting and v.plugin not in allowed]

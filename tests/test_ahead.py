@@ -76,7 +76,34 @@ def test_ctrl_c_before_the_search_improves_prints_the_starting_plan_verified_ahe
     assert report == verify(cluster, plan.placements)
 
 
-def test_the_gate_asking_about_another_plan_gives_up_a_verification_still_running(cluster, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_the_gate_asking_about_another_input_gives_up_a_verification_still_running(cluster, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import threading
+
+    from podplan.optimizer import verify as verify_module
+    ahead = Ahead()
+    plan = greedy_plan(cluster, 0)
+    entered, release = threading.Event(), threading.Event()
+    real = verify_module.judge_all
+
+    def slow_judge_all(*args, **kwargs):  # type: ignore[no-untyped-def]
+        entered.set()
+        release.wait(5)  # the gate asks about another input while it is judged
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(verify_module, "judge_all", slow_judge_all)
+    ahead.start(cluster, plan, None, DEFAULT_PROFILE)
+    running = ahead._entries[0]
+    assert entered.wait(5)
+    other = replace(cluster)  # an equal but other input: no use as a basis
+    assert ahead.take(other, plan, None, DEFAULT_PROFILE) is None
+    assert ahead.basis(other, None, DEFAULT_PROFILE) is None  # the gate verifies this one itself
+    release.set()
+    assert running.done.wait(5)
+    assert running.cancel.is_set() and running.report is None  # given up, not finished
+
+
+def test_a_verification_still_running_for_another_plan_of_the_input_is_finished_and_becomes_the_basis(  # type: ignore[no-untyped-def]
+        cluster, monkeypatch) -> None:
     import threading
 
     from podplan.optimizer import verify as verify_module
@@ -94,11 +121,13 @@ def test_the_gate_asking_about_another_plan_gives_up_a_verification_still_runnin
     ahead.start(cluster, plan, None, DEFAULT_PROFILE)
     running = ahead._entries[0]
     assert entered.wait(5)
-    fewer = replace(plan, placements=dict(list(plan.placements.items())[1:]))
-    assert ahead.take(cluster, fewer, None, DEFAULT_PROFILE) is None  # the gate verifies this one itself
+    fewer = dict(list(plan.placements.items())[1:])
+    assert ahead.take(cluster, replace(plan, placements=fewer), None, DEFAULT_PROFILE) is None
     release.set()
-    assert running.done.wait(5)
-    assert running.cancel.is_set() and running.report is None  # given up, not finished
+    basis = ahead.basis(cluster, None, DEFAULT_PROFILE)  # waits for it
+    assert basis is not None and not running.cancel.is_set() and ahead.based == 1
+    monkeypatch.setattr(verify_module, "judge_all", real)
+    assert verify(cluster, fewer, basis=basis) == verify(cluster, fewer)
 
 
 def test_solve_says_when_the_printed_plan_was_verified_ahead(monkeypatch) -> None:  # type: ignore[no-untyped-def]
@@ -118,19 +147,22 @@ def test_solve_says_when_the_printed_plan_was_verified_ahead(monkeypatch) -> Non
     assert "verify: the report is the one made in the background while the search ran" in result.output
 
 
-def test_a_plan_the_search_moved_on_from_is_given_up_and_the_gate_verifies_itself(cluster) -> None:  # type: ignore[no-untyped-def]
+def test_a_plan_the_search_moved_on_from_is_verified_to_the_end_and_the_gate_judges_the_difference(cluster) -> None:  # type: ignore[no-untyped-def]
     ahead = Ahead()
     plan = greedy_plan(cluster, 0)
-    other = replace(cluster)  # an equal but other input keeps its own verification
     ahead.start(cluster, plan, None, DEFAULT_PROFILE)
-    ahead.start(other, plan, None, DEFAULT_PROFILE)
     ahead.supersede(cluster)
     assert ahead.superseded == 1
-    assert ahead.take(other, plan, None, DEFAULT_PROFILE) == verify(other, plan.placements, None, DEFAULT_PROFILE)
-    assert ahead.take(cluster, plan, None, DEFAULT_PROFILE) is None
+    key, node = next(iter(plan.placements.items()))
+    other_node = next(n.name for n in cluster.nodes if n.name != node)
+    moved = {**plan.placements, key: other_node}
+    assert ahead.take(cluster, replace(plan, placements=moved), None, DEFAULT_PROFILE) is None
+    basis = ahead.basis(cluster, None, DEFAULT_PROFILE)
+    assert basis is not None and basis.placements == plan.placements
+    assert verify(cluster, moved, basis=basis) == verify(cluster, moved)
 
 
-def test_the_search_gives_up_the_starting_plans_verification_once_it_moves_on(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_the_gate_verifies_the_plan_the_search_moved_on_to_against_its_starting_plan(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     from podplan.optimizer import solve as solve_module
 
     cluster = parse_documents(generate(20, 150, 1, "adversarial"))  # the packing repair changes greedy's plan
@@ -141,8 +173,9 @@ def test_the_search_gives_up_the_starting_plans_verification_once_it_moves_on(mo
     plan, greedy = optimal_plan(cluster, params, Policy(), deadline=Deadline.start(10.0))
     assert plan.placements != greedy.placements
     assert (ahead.started, ahead.superseded) == (1, 1)
-    assert check(cluster, plan).ok  # verified by the gate itself
-    assert ahead.taken == 0
+    report = check(cluster, plan, Policy())
+    assert report.ok and report == verify(cluster, plan.placements, Policy())
+    assert ahead.taken == 0 and ahead.based == 1
 
 
 @pytest.mark.parametrize("ctrl_c", [True, False], ids=["ctrl-c as the search starts", "a search that keeps it"])
