@@ -42,16 +42,12 @@ from .solve import solve
 from .verify import Report, verify
 from .ahead import AHEAD
 from .figures import restate
-from .timelimit import (CUT_PREFIX, CUT_REST, KEPT_PREFIX, MIN_SEARCH_SECONDS, SEARCH_PER_GREEDY, SEARCH_WALL_PER_SECOND,
+from .timelimit import (CUT_PREFIX, CUT_REST, KEPT_PREFIX, MIN_SEARCH_SECONDS, RESERVE_PER_POD, RESERVE_SHARE,
+                        SEARCH_PER_GREEDY, SEARCH_WALL_PER_SECOND,
                         greedy_kept_note, scaled_reserve)
 from .warmstart import placed_by_priority, preference, preference_led
 from .workestimate import greedy_seconds, preference_seconds
 
-# Kept for the verifier and the output, per pod of the input (measured: 10,000 pods verify and print in ≈ 2.5 s
-# on 2 busy cores; the verifier alone took 4.4 s of CPU for 10,000 pods at 1,000 nodes and 7 s of wall on a
-# shared machine), and never less than this share of the limit.
-RESERVE_PER_POD = 6e-4
-RESERVE_SHARE = 0.05
 
 
 @dataclass(frozen=True)

@@ -51,6 +51,14 @@ FORMULAS: dict[str, tuple[float, float, float, float]] = {
     "deschedule": (10.0, 4.0e-6, 10.0, 600.0),
 }
 
+# Kept for the verifier and the output, per pod of the input, on an idle machine (optimizer.pipeline.reserve scales it by this
+# machine's slowdown), and never less than this share of the limit. Measured at 5,000 nodes (77,248 pods): the
+# full verify gate 3.4 s on a quiet core, the gate judging only what the search changed 0.3-0.6 s, the plan's
+# JSON and the exit about 2 s; so 0.25 ms per pod (19 s there) keeps three times what they take. It was 0.6 ms
+# when the verifier judged every pod in 4.4 s of CPU at 1,000 nodes: 46 s of a 300 s limit at 5,000 nodes.
+RESERVE_PER_POD = 2.5e-4
+RESERVE_SHARE = 0.05
+
 # A search after greedy needs at least this long, and at least this multiple of greedy's planned time: building
 # the search's problem, the preference bound's LP and a first neighbourhood round (production 5,000 nodes on a
 # quiet core: problem 7-13 s, the LP 27 s, a round 10 s, where greedy is planned at 82 s; 1,000 nodes: 5 s
@@ -183,8 +191,9 @@ def auto_limit(command: str, nodes: int, pods: int, reading: float = 0.0, pendin
         greedy = greedy_seconds_for(nodes, pending)
         planned = greedy + preference_seconds_for(nodes, pending) + AUTO_SEARCHES * SEARCH_PER_GREEDY * greedy
         runs = 2 if command == "compare" else 1
-        # plus the output reserve as the pipeline plans it: 5 % of the limit, at least 0.6 ms per pod
-        search = min(ceiling, float(math.ceil(runs * max(planned / 0.95, planned + 6e-4 * pods))))
+        # plus the output reserve as the pipeline plans it: RESERVE_SHARE of the limit, at least RESERVE_PER_POD
+        search = min(ceiling, float(math.ceil(runs * max(planned / (1 - RESERVE_SHARE),
+                                                         planned + RESERVE_PER_POD * pods))))
         if search > work:
             work = search
             formula += (f"; raised to {search:g}s: greedy planned at {greedy:.1f}s for {pending} pending pods, "
