@@ -484,8 +484,9 @@ def _large(cluster: Cluster, base: Cluster, required: Sequence[Pod], below: dict
         placements = {k: v for k, v in est.placements.items() if k in keys}
         status = Status.GREEDY_FALLBACK
         notes.append("the search found no cheaper answer than the estimator's within the time limit")
-    notes.append("large input: the bound is the covering program's (whole pods on each existing node, new nodes "
-                 "pooled per offer; inter-pod rules left out)")
+    notes.append("large input: the bound is the larger of the pattern program's (every node a bin of whole pods) and "
+                 "the covering program's (whole pods on each existing node, new nodes pooled per offer); both leave "
+                 "inter-pod rules out")
     add = summary(new_nodes, node_types)
     cost = sum(a.price * a.count for a in add)
     bound = min(cost, lb / MICRO)
