@@ -56,6 +56,9 @@ from ..problem import build_problem
 from .bound import MICRO, resources_of
 from .estimator import Offer
 
+# of the column generation's time: when the exact knapsacks run once more whatever the greedy pricing finds, for a
+# Lagrangian bound before the time is out (a round at 200 nodes: 1-3 s on a loaded machine)
+FINAL_EXACT_AT = 0.6
 SCALE = 1_000_000  # knapsack values: pods' duals in millionths (rounded up, so the knapsack's bound stays an upper)
 
 
@@ -227,7 +230,7 @@ def _generate(d: _Data, offers: Sequence[Offer], type_rows: list, price: np.ndar
               sizes: np.ndarray, bins: list[list[int]], mult: np.ndarray, columns: _Columns, deadline: float,
               exact: bool, log=None) -> _LP:
     """Column generation on the program with `sizes` pods per group and `mult[b]` nodes of existing kind b, until
-    `deadline`. exact: end with the exact knapsacks and their Lagrangian bound (every tenth round too); else stop
+    `deadline`. exact: end with the exact knapsacks and their Lagrangian bound (and once when FINAL_EXACT_AT of the time is gone); else stop
     when the greedy pricing finds nothing."""
     from scipy.optimize import linprog
     from scipy.sparse import coo_matrix
@@ -241,7 +244,10 @@ def _generate(d: _Data, offers: Sequence[Offer], type_rows: list, price: np.ndar
     res = None
     value = math.inf
     converged = False
-    check_every = 10
+    # the exact knapsacks are the slow part (one per node kind and offer): they run when the greedy pricing finds
+    # nothing, and once when this share of the time is gone (its Lagrangian bound, then the program stops)
+    final_at = time.perf_counter() + FINAL_EXACT_AT * max(0.0, deadline - time.perf_counter())
+    forced = False
     while True:
         iterations += 1
         cols = columns.cols
@@ -283,9 +289,9 @@ def _generate(d: _Data, offers: Sequence[Offer], type_rows: list, price: np.ndar
         live = sizes > 0
         most_g_new = np.where(live[:, None], np.minimum(d.cap_new, sizes[:, None]), 0)
         added = 0
-        # the greedy pricing first (fast); the exact knapsacks when it finds nothing, and every few rounds
-        run_exact = exact and (iterations % check_every == 0)
-        if not run_exact:
+        # the greedy pricing first (fast); the exact knapsacks when it finds nothing, or at the last round
+        forced = exact and time.perf_counter() >= final_at
+        if not forced:
             for b, nodes in enumerate(bins):
                 if mult[b] <= 0:
                     continue
@@ -300,7 +306,8 @@ def _generate(d: _Data, offers: Sequence[Offer], type_rows: list, price: np.ndar
             if added == 0 and not exact:
                 converged = True
                 break
-        if added == 0 and exact:
+        if (added == 0 or forced) and exact:
+            added = 0
             lagr = value
             per = max(0.01, (deadline - time.perf_counter()) / max(1, 2 * (n_b + n_o)))
             cache: dict[bytes, tuple[float, dict[int, int]]] = {}
@@ -326,6 +333,8 @@ def _generate(d: _Data, offers: Sequence[Offer], type_rows: list, price: np.ndar
             if added == 0:
                 converged = True
                 break
+            if forced:
+                break  # out of time: the Lagrangian bound of this round stands
         if log:
             log(f"iter {iterations}: lp {value:.4f} best bound {best_lb:.4f} columns {len(columns.cols)} added "
                 f"{added} {deadline - time.perf_counter():.1f}s left")
