@@ -14,6 +14,7 @@ from podplan.models.objects import Cluster
 from podplan.optimizer.pipeline import Deadline
 from podplan.optimizer.provision import Impossible, offers_of, provision, verify_answer
 from podplan.optimizer.provision.bound import MICRO, cover_bound
+from podplan.optimizer.provision.patterns import pattern_bound
 from podplan.optimizer.registry import DEFAULT_PROFILE
 from podplan.optimizer.runner import SolverParams, Status
 from test_provision import H, Z, a_type, brute_cost, instances
@@ -30,6 +31,39 @@ def test_the_covering_bound_never_exceeds_the_exhaustive_optimum(instance: tuple
         if best is None:
             continue  # no set of new nodes places every pod: any bound is valid
         assert b.bound_micro <= round(best * MICRO), (relax, b.bound_micro, best)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(instances())
+def test_the_pattern_bound_never_exceeds_the_exhaustive_optimum_and_is_at_least_the_relaxation(
+        instance: tuple[Cluster, NodeTypes]) -> None:
+    cluster, types = instance
+    best = brute_cost(cluster, types)
+    offers = offers_of(types)
+    relaxed = cover_bound(cluster, offers, types, DEFAULT_PROFILE, 10.0, relax=True)
+    # with no answer known, and with the optimum as the known answer (it bounds the new nodes per offer)
+    for known in (None, None if best is None else round(best * MICRO)):
+        b = pattern_bound(cluster, offers, types, DEFAULT_PROFILE, 10.0, known)
+        if best is not None:
+            assert b.bound_micro <= round(best * MICRO), (known, b.bound_micro, best)
+        if b.converged and relaxed.bound_micro < 10 ** 18:
+            # each node's whole-pod fillings and each new node a bin: never weaker than the pooled relaxation
+            assert b.bound_micro >= relaxed.bound_micro - 10, (b.bound_micro, relaxed.bound_micro)
+
+
+def test_the_pattern_bound_counts_pods_that_cannot_share_a_new_node() -> None:
+    # two 600m pods and one 500m pod on 1-cpu nodes (the existing node is full): no two share a node, 3 nodes;
+    # pooled, their 1.7 cpu fit 2 nodes
+    nodes = (make_node("n0").label(H, "n0").label(Z, "a").alloc(cpu="100m", memory="8Gi", pods=110).build(),)
+    pending = tuple(make_pod(f"p{i}").label("app", "a").req(cpu=c).set(order=i).build()
+                    for i, c in enumerate(["600m", "600m", "500m"]))
+    types = NodeTypes((a_type("one", "1", 1.0),))
+    cluster = Cluster(nodes=nodes, pending=pending)
+    offers = offers_of(types)
+    assert cover_bound(cluster, offers, types, DEFAULT_PROFILE, 10.0).bound_micro < 3 * MICRO - 10
+    b = pattern_bound(cluster, offers, types, DEFAULT_PROFILE, 10.0)
+    assert b.converged and 3 * MICRO - 10 <= b.bound_micro <= 3 * MICRO
+    assert brute_cost(cluster, types) == 3.0
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -71,6 +71,10 @@ RESERVE_SHARE = 0.1  # of the limit, kept for verifying and printing the answer 
 # seconds per pod kept for the same, when more (verifying and printing 15,540 pods took 8-11 s at load 8)
 RESERVE_PER_POD = 0.75e-3
 MIP_SHARE = 0.3  # of the time left after the relaxation: the covering program as an integer program
+# of the bounds' time: the pattern program (column generation; converges in 5-10 s at 200 nodes), after the integer
+# covering program (the rest), when the bounds have at least PATTERN_MIN_SECONDS (else the covering program alone)
+PATTERN_SHARE = 0.6
+PATTERN_MIN_SECONDS = 10.0
 BOUND_MIN_SECONDS = 2.0  # a covering program (build and HiGHS) runs only with this much time left
 SEARCH_MIN_SECONDS = 3.0  # the large-input search (solve's model and CP-SAT) only with this much, at least
 JOINT_SHARE = 0.6  # of the time left after the estimator and the relaxation: the joint model (then the bound)
@@ -426,9 +430,25 @@ def _large(cluster: Cluster, base: Cluster, required: Sequence[Pod], below: dict
                 tries.insert(0, (dict(solved.placements), other, "solve places them, largest first"))
                 need = {0: second, 1: need[0]}
         if left() > BOUND_MIN_SECONDS and not interrupt.is_set():
-            # with the joint model's answer taken there is no other search left: the bound takes what is left
-            whole = cover_bound(base, offers, node_types, profile, max(0.5, left() * (MIP_SHARE if tries else 0.9)))
+            # the integer covering program (HiGHS's dual bound: 12.80 of its 12.82 after 6 s on 2/plain at load 4),
+            # then, when the share allows, the pattern program (each node a bin of whole pods:
+            # optimizer.provision.patterns; 6-10 s to converge at 200 nodes, and no bound before it nears that);
+            # with the joint model's answer taken there is no other search left: the bounds take what is left
+            from .patterns import pattern_bound
+
+            share = left() * (MIP_SHARE if tries else 0.9)
+            both = share >= PATTERN_MIN_SECONDS
+            bound_end = time.perf_counter() + share
+            whole = cover_bound(base, offers, node_types, profile, max(0.5, share * (1 - PATTERN_SHARE) if both
+                                                                        else share))
             lb = max(lb, whole.bound_micro)
+            if both and bound_end - time.perf_counter() > BOUND_MIN_SECONDS and not interrupt.is_set():
+                known = min([est_cost] + ([sum(o.type.price for o, _ in found.nodes)] if found is not None else []))
+                pat = pattern_bound(base, offers, node_types, profile, bound_end - time.perf_counter(),
+                                    round(known * MICRO) if math.isfinite(known) else None)
+                lb = max(lb, pat.bound_micro)
+                notes.append(f"pattern bound {pat.bound_micro / MICRO:g} ({'converged' if pat.converged else 'stopped'},"
+                             f" {pat.columns} fillings, {pat.seconds:.1f}s); covering program {whole.bound_micro / MICRO:g}")
         for t, (on_existing, fixed_cluster, how) in enumerate(tries):
             rest = fixed_cluster.pending
             if not rest:
@@ -469,8 +489,9 @@ def _large(cluster: Cluster, base: Cluster, required: Sequence[Pod], below: dict
         placements = {k: v for k, v in est.placements.items() if k in keys}
         status = Status.GREEDY_FALLBACK
         notes.append("the search found no cheaper answer than the estimator's within the time limit")
-    notes.append("large input: the bound is the covering program's (whole pods on each existing node, new nodes "
-                 "pooled per offer; inter-pod rules left out)")
+    notes.append("large input: the bound is the larger of the pattern program's (every node a bin of whole pods) and "
+                 "the covering program's (whole pods on each existing node, new nodes pooled per offer); both leave "
+                 "inter-pod rules out")
     add = summary(new_nodes, node_types)
     cost = sum(a.price * a.count for a in add)
     bound = min(cost, lb / MICRO)

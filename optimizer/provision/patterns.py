@@ -1,0 +1,390 @@
+"""provision's stronger lower bound: the covering program with every node a bin of its own (column generation).
+
+The covering program (optimizer.provision.bound) pools the new nodes of an offer (it forgets that a pod needs all
+its requests on one node), and its linear relaxation lets fractions of pods fill each existing node's room. Here
+every node is a bin filled by whole pods (Gilmore and Gomory's cutting-stock formulation, Dantzig-Wolfe on each
+node):
+
+    minimise   sum_(o,p) price_o * lam[o,p]
+    subject to sum_(b,q) a[q,g] * mu[b,q] + sum_(o,p) a[p,g] * lam[o,p] >= size_g   every pod placed
+               sum_q mu[b,q] <= |b|                                               each kind of existing node
+               the types' max and limits over sum_p lam[o,p]
+               lam, mu >= 0
+
+A filling ("pattern") p of offer o is any whole-pod filling of one empty node of the offer: a[p,g] <= ub[g,o]
+(solve's per-(class, node) bound: taints, node affinity, self anti-affinity per host...) and sum_g req[g,r] *
+a[p,g] <= alloc[o,r] for every resource r (cpu, memory, pods, extended ones). A filling q of an existing node's
+kind b (nodes with the same free room and the same bounds) likewise within that room. Groups g are solve's
+classes with one request vector and the same bounds (as in the covering program). Inter-pod affinity and topology
+spread are left out, so this stays a relaxation.
+
+There are too many fillings to list, so they are generated: the restricted program's duals pi_g (what one more pod
+of group g is worth) price each node's best filling, first greedily, then by a small integer knapsack per node kind
+and offer (CP-SAT, exact or with its proven bound); a filling worth more than its price (or than the kind's dual)
+joins the program.
+
+Why it is a valid bound at any point: every valid answer is a solution of the full program (each new node a
+filling of its offer, each existing node a filling of its kind), so the full program's optimum z* is a lower bound;
+and for the restricted program's optimum z_R with duals (pi, sigma, rho), Lagrangian duality gives
+
+    z* >= z_R + sum_b |b| * min(0, sigma_b - K_b(pi)) + sum_o N_o * min(0, price_o + rho_o - K_o(pi))
+
+where K is at most the knapsack's proven upper bound (values rounded up), rho_o the duals of the max/limits rows
+on offer o's columns, and N_o the most nodes of offer o an answer no dearer than a known one can use (floor(known
+/ price), the type's max; every pod otherwise). With no filling left to add this is z_R itself. The bound used is
+that Lagrangian value (the smaller of it and z_R at the end), less a relative 1e-6 for HiGHS's tolerances.
+
+Measured on the 200-node family (docs/capacity.md): it converges in 5-10 s and raises the covering program's
+bound by 1-2 % of the answer (2/plain 12.82 -> 13.02); the new nodes' packing barely matters there (the
+relaxation with pooled existing room but whole-node fillings of new nodes: 12.06 against 12.05).
+"""
+from __future__ import annotations
+
+import math
+import time
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
+from ortools.sat.python import cp_model
+
+from ...models.nodetypes import NodeTypes, new_node
+from ...models.objects import Cluster
+from ..framework import Profile
+from ..problem import build_problem
+from .bound import MICRO, resources_of
+from .estimator import Offer
+
+# of the column generation's time: when the exact knapsacks run once more whatever the greedy pricing finds, for a
+# Lagrangian bound before the time is out (a round at 200 nodes: 1-3 s on a loaded machine)
+FINAL_EXACT_AT = 0.6
+SCALE = 1_000_000  # knapsack values: pods' duals in millionths (rounded up, so the knapsack's bound stays an upper)
+
+
+@dataclass(frozen=True)
+class PatternBound:
+    bound_micro: int  # a valid lower bound on the cheapest new nodes, in millionths (0: none)
+    lp_value: float  # the restricted program's value at the end
+    converged: bool  # no pattern left to add (the bound is the full program's optimum)
+    columns: int
+    iterations: int
+    seconds: float
+
+
+@dataclass
+class _Data:
+    res_keys: list[str]
+    glist: list[list[int]]  # group -> class indices
+    size: np.ndarray  # group -> pods
+    req: np.ndarray  # group x resource (int)
+    free: np.ndarray  # existing node x resource (int)
+    alloc: np.ndarray  # offer x resource (int)
+    cap_ex: np.ndarray  # group x existing node: most pods (0: not there)
+    cap_new: np.ndarray  # group x offer: most pods on one new node
+
+
+def prepare(base: Cluster, offers: Sequence[Offer], profile: Profile) -> _Data:
+    n_ex = len(base.nodes)
+    probes = [new_node(o.type, f"probe-{i}", o.zone) for i, o in enumerate(offers)]
+    problem = build_problem(replace(base, nodes=tuple(base.nodes) + tuple(probes)), profile)
+    classes = problem.classes
+    res_keys = resources_of(base.pending)
+    ub = problem.ub.matrix
+    state = problem.state
+    free = np.zeros((n_ex, len(res_keys)), dtype=np.int64)
+    for n, node in enumerate(base.nodes):
+        info = state.nodes[node.name]
+        for k, r in enumerate(res_keys):
+            used = len(info.pods) if r == "pods" else info.requested.get(r, 0)
+            free[n, k] = max(0, node.allocatable.get(r, 0) - used)
+    alloc = np.array([[int(o.type.node.allocatable.get(r, 0)) for r in res_keys] for o in offers],
+                     dtype=np.int64).reshape(len(offers), len(res_keys))
+
+    def req_of(c) -> tuple[int, ...]:
+        return tuple(1 if r == "pods" else int(c.rep.requests.get(r, 0)) for r in res_keys)
+
+    def fit(room: np.ndarray, req: np.ndarray) -> np.ndarray:
+        pos = req > 0
+        return np.min(np.where(pos, room // np.where(pos, req, 1), 1 << 40), axis=1)
+
+    groups: dict[tuple, list[int]] = defaultdict(list)
+    rows: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
+    for c in classes:
+        req = np.array(req_of(c), dtype=np.int64)
+        row = ub[c.index].astype(np.int64)
+        ex = np.minimum(np.minimum(row[:n_ex], fit(free, req)), c.size)
+        new = np.minimum(np.minimum(row[n_ex:], fit(alloc, req)), c.size)
+        # a bound at least the class's size says "unbounded" for the class: merged with other sizes as such
+        key = (tuple(req), np.where(ex >= c.size, -1, ex).tobytes(), np.where(new >= c.size, -1, new).tobytes())
+        groups[key].append(c.index)
+        rows.setdefault(key, (row[:n_ex], row[n_ex:]))
+    glist = list(groups.values())
+    keys = list(groups)
+    size = np.array([sum(classes[c].size for c in m) for m in glist], dtype=np.int64)
+    req = np.array([k[0] for k in keys], dtype=np.int64).reshape(len(glist), len(res_keys))
+    cap_ex = np.zeros((len(glist), n_ex), dtype=np.int64)
+    cap_new = np.zeros((len(glist), len(offers)), dtype=np.int64)
+    for g, (k, members) in enumerate(zip(keys, glist)):
+        ex = np.frombuffer(k[1], dtype=np.int64)
+        new = np.frombuffer(k[2], dtype=np.int64)
+        cap_ex[g] = np.where(ex < 0, size[g], np.minimum(ex * len(members), size[g]))
+        cap_new[g] = np.where(new < 0, size[g], np.minimum(new * len(members), size[g]))
+        cap_ex[g] = np.minimum(cap_ex[g], fit(free, req[g]))
+        cap_new[g] = np.minimum(cap_new[g], fit(alloc, req[g]))
+    return _Data(res_keys, glist, size, req, free, alloc, cap_ex, cap_new)
+
+
+def _knapsack_bound(values: np.ndarray, most: np.ndarray, req: np.ndarray, room: np.ndarray, seconds: float
+                    ) -> tuple[float, dict[int, int]]:
+    """max sum_g values[g] * a[g] over whole pods a[g] <= most[g] within `room`: (an upper bound on it, the best
+    filling found). Values are rounded up to millionths, so the bound holds for the exact values."""
+    gs = [g for g in range(len(values)) if most[g] > 0 and values[g] > 0]
+    if not gs:
+        return 0.0, {}
+    m = cp_model.CpModel()
+    xs = {g: m.new_int_var(0, int(most[g]), f"a[{g}]") for g in gs}
+    for r in range(len(room)):
+        terms = [(int(req[g, r]), xs[g]) for g in gs if req[g, r] > 0]
+        if terms and sum(q * int(most[g]) for (q, _), g in zip(terms, [g for g in gs if req[g, r] > 0])) > room[r]:
+            m.add(sum(q * x for q, x in terms) <= int(room[r]))
+    coef = {g: int(math.ceil(values[g] * SCALE)) for g in gs}
+    m.maximize(sum(coef[g] * xs[g] for g in gs))
+    solver = cp_model.CpSolver()
+    solver.parameters.num_workers = 1
+    solver.parameters.max_time_in_seconds = max(0.01, seconds)
+    solver.parameters.catch_sigint_signal = False
+    st = solver.solve(m)
+    if st not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        return float(sum(coef[g] * int(most[g]) for g in gs)) / SCALE, {}
+    upper = solver.objective_value if st == cp_model.OPTIMAL else solver.best_objective_bound
+    return float(upper) / SCALE, {g: int(solver.value(xs[g])) for g in gs if solver.value(xs[g]) > 0}
+
+
+def _greedy_fill(values: np.ndarray, most: np.ndarray, req: np.ndarray, room: np.ndarray) -> dict[int, int]:
+    """A good filling fast (the pricing heuristic): groups by value per share of the room, as many as fit."""
+    share = (req / np.maximum(room, 1)).sum(axis=1)
+    order = np.argsort(-(values / np.maximum(share, 1e-12)))
+    left = room.astype(np.int64).copy()
+    out: dict[int, int] = {}
+    for g in order:
+        if values[g] <= 0 or most[g] <= 0:
+            continue
+        q = req[g]
+        pos = q > 0
+        k = int(min(most[g], np.min(np.where(pos, left // np.where(pos, q, 1), 1 << 40))))
+        if k > 0:
+            out[int(g)] = k
+            left -= k * q
+    return out
+
+
+def _type_rows(offers: Sequence[Offer], node_types: NodeTypes) -> list[tuple[np.ndarray, float]]:
+    """The types' max and limits and the overall limits: per row, a coefficient per offer and its right-hand side."""
+    out: list[tuple[np.ndarray, float]] = []
+    for t in node_types.types:
+        mine = np.array([1.0 if o.type is t else 0.0 for o in offers])
+        if not mine.any():
+            continue
+        if t.max is not None:
+            out.append((mine, float(t.max)))
+        for r, lim in t.limits.items():
+            if lim > 0:
+                out.append((mine * t.capacity.get(r, 0) / lim, 1.0))
+    for r, lim in node_types.limits.items():
+        if lim > 0:
+            out.append((np.array([o.type.capacity.get(r, 0) / lim for o in offers]), 1.0))
+    return out
+
+
+@dataclass
+class _Columns:
+    """The columns generated so far: ("new", offer, a) and ("ex", bin kind, a), a = pods per group."""
+    n_g: int
+    cols: list[tuple[str, int, np.ndarray]]
+    seen: set
+
+    def add(self, kind: str, i: int, fill: dict[int, int]) -> bool:
+        a = np.zeros(self.n_g, dtype=np.int64)
+        for g, k in fill.items():
+            a[g] = k
+        key = (kind, i, a.tobytes())
+        if key in self.seen or not a.any():
+            return False
+        self.seen.add(key)
+        self.cols.append((kind, i, a))
+        return True
+
+
+@dataclass(frozen=True)
+class _LP:
+    value: float  # the restricted program's optimum
+    lower: float  # a valid lower bound on the full program's optimum (-inf: none proven)
+    converged: bool  # no column left to add (the exact knapsacks' fillings beat no price)
+    x: np.ndarray | None  # per column (then the slacks)
+    slack: float  # pods no column places at the optimum (> 0: the program is infeasible)
+    iterations: int
+
+
+def _generate(d: _Data, offers: Sequence[Offer], type_rows: list, price: np.ndarray, most_nodes: np.ndarray,
+              sizes: np.ndarray, bins: list[list[int]], mult: np.ndarray, columns: _Columns, deadline: float,
+              exact: bool, log=None) -> _LP:
+    """Column generation on the program with `sizes` pods per group and `mult[b]` nodes of existing kind b, until
+    `deadline`. exact: end with the exact knapsacks and their Lagrangian bound (and once when FINAL_EXACT_AT of the time is gone); else stop
+    when the greedy pricing finds nothing."""
+    from scipy.optimize import linprog
+    from scipy.sparse import coo_matrix
+
+    n_g, n_b, n_o = d.size.shape[0], len(bins), len(offers)
+    n_rows = n_g + n_b + len(type_rows)
+    rhs = np.concatenate([-sizes.astype(float), mult.astype(float), np.array([b for _, b in type_rows])])
+    slack_cost = float(price.max() * max(1.0, float(d.size.sum())) + 1.0)
+    best_lb = -math.inf
+    iterations = 0
+    res = None
+    value = math.inf
+    converged = False
+    # the exact knapsacks are the slow part (one per node kind and offer): they run when the greedy pricing finds
+    # nothing, and once when this share of the time is gone (its Lagrangian bound, then the program stops)
+    final_at = time.perf_counter() + FINAL_EXACT_AT * max(0.0, deadline - time.perf_counter())
+    forced = False
+    while True:
+        iterations += 1
+        cols = columns.cols
+        rows_: list[int] = []
+        cs_: list[int] = []
+        vals_: list[float] = []
+        cost = np.zeros(len(cols) + n_g)
+        upper = np.full(len(cols) + n_g, np.inf)
+        for j, (kind, i, a) in enumerate(cols):
+            nz = np.flatnonzero(a)
+            rows_.extend(nz.tolist()); cs_.extend([j] * len(nz)); vals_.extend((-a[nz]).astype(float).tolist())
+            if kind == "ex":
+                # (no column bound: the bin kind's row bounds it, and its dual is what the Lagrangian bound reads;
+                # a column bound would take that dual and leave the row's at 0)
+                rows_.append(n_g + i); cs_.append(j); vals_.append(1.0)
+            else:
+                cost[j] = price[i]
+                for t, (coef, _) in enumerate(type_rows):
+                    if coef[i] != 0:
+                        rows_.append(n_g + n_b + t); cs_.append(j); vals_.append(float(coef[i]))
+        for g in range(n_g):
+            rows_.append(g); cs_.append(len(cols) + g); vals_.append(-1.0)
+            cost[len(cols) + g] = slack_cost
+        a_ub = coo_matrix((vals_, (rows_, cs_)), shape=(n_rows, len(cost))).tocsr()
+        left = deadline - time.perf_counter()
+        if left <= 0.02:
+            break
+        res = linprog(cost, A_ub=a_ub, b_ub=rhs, bounds=np.stack([np.zeros(len(cost)), upper], axis=1),
+                      method="highs", options={"time_limit": max(0.02, left), "disp": False})
+        if res.status != 0:
+            res = None
+            break
+        value = float(res.fun)
+        duals = -np.asarray(res.ineqlin.marginals, dtype=float)  # >= 0 for <= rows of a minimisation
+        pi = np.maximum(duals[:n_g], 0.0)
+        sigma = np.maximum(duals[n_g:n_g + n_b], 0.0)
+        rho = np.maximum(duals[n_g + n_b:], 0.0)
+        extra = np.array([sum(rho[t] * coef[o] for t, (coef, _) in enumerate(type_rows)) for o in range(n_o)])
+        live = sizes > 0
+        most_g_new = np.where(live[:, None], np.minimum(d.cap_new, sizes[:, None]), 0)
+        added = 0
+        # the greedy pricing first (fast); the exact knapsacks when it finds nothing, or at the last round
+        forced = exact and time.perf_counter() >= final_at
+        if not forced:
+            for b, nodes in enumerate(bins):
+                if mult[b] <= 0:
+                    continue
+                n = nodes[0]
+                fill = _greedy_fill(pi, np.minimum(d.cap_ex[:, n], sizes), d.req, d.free[n])
+                if fill and sum(pi[g] * k for g, k in fill.items()) > sigma[b] + 1e-9:
+                    added += columns.add("ex", b, fill)
+            for o in range(n_o):
+                fill = _greedy_fill(pi, most_g_new[:, o], d.req, d.alloc[o])
+                if fill and sum(pi[g] * k for g, k in fill.items()) > price[o] + extra[o] + 1e-9:
+                    added += columns.add("new", o, fill)
+            if added == 0 and not exact:
+                converged = True
+                break
+        if (added == 0 or forced) and exact:
+            added = 0
+            lagr = value
+            per = max(0.01, (deadline - time.perf_counter()) / max(1, 2 * (n_b + n_o)))
+            cache: dict[bytes, tuple[float, dict[int, int]]] = {}
+            for b, nodes in enumerate(bins):
+                if mult[b] <= 0:
+                    continue
+                n = nodes[0]
+                upper_k, fill = _knapsack_bound(pi, np.minimum(d.cap_ex[:, n], sizes), d.req, d.free[n], per)
+                lagr += float(mult[b]) * min(0.0, sigma[b] - upper_k)
+                if fill and sum(pi[g] * k for g, k in fill.items()) > sigma[b] + 1e-9:
+                    added += columns.add("ex", b, fill)
+            for o in range(n_o):
+                key = d.alloc[o].tobytes() + most_g_new[:, o].tobytes()
+                if key not in cache:
+                    cache[key] = _knapsack_bound(pi, most_g_new[:, o], d.req, d.alloc[o], per)
+                upper_k, fill = cache[key]
+                rc = price[o] + extra[o] - upper_k
+                if rc < 0:
+                    lagr += float(most_nodes[o]) * rc
+                if fill and sum(pi[g] * k for g, k in fill.items()) > price[o] + extra[o] + 1e-9:
+                    added += columns.add("new", o, fill)
+            best_lb = max(best_lb, lagr)
+            if added == 0:
+                converged = True
+                break
+            if forced:
+                break  # out of time: the Lagrangian bound of this round stands
+        if log:
+            log(f"iter {iterations}: lp {value:.4f} best bound {best_lb:.4f} columns {len(columns.cols)} added "
+                f"{added} {deadline - time.perf_counter():.1f}s left")
+    x = None if res is None else np.asarray(res.x)
+    slack = 0.0 if x is None else float(x[len(x) - n_g:].sum())  # columns added after the solve come later
+    lower = best_lb
+    if converged and exact:
+        lower = min(best_lb, value)  # the two agree up to the knapsacks' rounding; the smaller is safe
+    return _LP(value, lower, converged, x, slack, iterations)
+
+
+def _setup(d: _Data, offers: Sequence[Offer], node_types: NodeTypes, known_micro: int | None):
+    n_g, n_ex, n_o = len(d.glist), d.free.shape[0], len(offers)
+    price = np.array([o.type.price for o in offers], dtype=float)
+    most_nodes = np.full(n_o, float(d.size.sum()))
+    for i, o in enumerate(offers):
+        if known_micro is not None and o.type.price > 0:
+            most_nodes[i] = min(most_nodes[i], math.floor(known_micro / MICRO / o.type.price + 1e-9))
+        if o.type.max is not None:
+            most_nodes[i] = min(most_nodes[i], o.type.max)
+    # existing nodes with the same room and the same bounds are one bin kind with a multiplicity
+    kinds: dict[bytes, list[int]] = defaultdict(list)
+    for n in range(n_ex):
+        if d.cap_ex[:, n].any():
+            kinds[d.free[n].tobytes() + d.cap_ex[:, n].tobytes()].append(n)
+    bins = list(kinds.values())
+    columns = _Columns(n_g, [], set())
+    for g in range(n_g):  # the start: each group alone on each offer, each bin kind filled by the pods' sizes
+        for o in np.flatnonzero(d.cap_new[g]):
+            columns.add("new", int(o), {g: int(d.cap_new[g, o])})
+    for b, nodes in enumerate(bins):
+        columns.add("ex", b, _greedy_fill(np.ones(n_g), d.cap_ex[:, nodes[0]], d.req, d.free[nodes[0]]))
+    return price, most_nodes, bins, columns
+
+
+def pattern_bound(base: Cluster, offers: Sequence[Offer], node_types: NodeTypes, profile: Profile, limit: float,
+                  known_micro: int | None = None, data: _Data | None = None, log=None) -> PatternBound:
+    """Column generation on the pattern program of `base` (its pending pods: the required ones) within `limit`
+    seconds. known_micro: the cost of a known answer (it bounds how many nodes of an offer can help).
+"""
+    started = time.perf_counter()
+    d = data or prepare(base, offers, profile)
+    deadline = started + limit
+    price, most_nodes, bins, columns = _setup(d, offers, node_types, known_micro)
+    type_rows = _type_rows(offers, node_types)
+    mult = np.array([len(b) for b in bins], dtype=np.int64)
+    lp = _generate(d, offers, type_rows, price, most_nodes, d.size.astype(np.int64), bins, mult, columns, deadline,
+                   True, log)
+    # a program no filling completes (slack used) proves nothing here: the covering program says infeasible
+    lb = max(0.0, lp.lower) if lp.slack < 1e-6 else 0.0
+    bound_micro = max(0, int(math.floor(lb * MICRO * (1 - 1e-6) - 1)))
+    return PatternBound(bound_micro, lp.value, lp.converged, len(columns.cols), lp.iterations,
+                        time.perf_counter() - started)
