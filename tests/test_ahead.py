@@ -76,24 +76,31 @@ def test_ctrl_c_before_the_search_improves_prints_the_starting_plan_verified_ahe
     assert report == verify(cluster, plan.placements)
 
 
-def test_the_gate_asking_about_another_input_gives_up_a_verification_still_running(cluster, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def verifying_slowly(cluster, monkeypatch):  # type: ignore[no-untyped-def]
+    """An Ahead verifying greedy's plan of `cluster` in the background, its judging held once entered until the
+    test releases it: (ahead, plan, the running entry, release)."""
     import threading
 
     from podplan.optimizer import verify as verify_module
-    ahead = Ahead()
-    plan = greedy_plan(cluster, 0)
     entered, release = threading.Event(), threading.Event()
     real = verify_module.judge_all
 
     def slow_judge_all(*args, **kwargs):  # type: ignore[no-untyped-def]
         entered.set()
-        release.wait(5)  # the gate asks about another input while it is judged
+        release.wait(5)
         return real(*args, **kwargs)
 
     monkeypatch.setattr(verify_module, "judge_all", slow_judge_all)
+    ahead = Ahead()
+    plan = greedy_plan(cluster, 0)
     ahead.start(cluster, plan, None, DEFAULT_PROFILE)
     running = ahead._entries[0]
     assert entered.wait(5)
+    return ahead, plan, running, release
+
+
+def test_the_gate_asking_about_another_input_gives_up_a_verification_still_running(cluster, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    ahead, plan, running, release = verifying_slowly(cluster, monkeypatch)
     other = replace(cluster)  # an equal but other input: no use as a basis
     assert ahead.take(other, plan, None, DEFAULT_PROFILE) is None
     assert ahead.basis(other, None, DEFAULT_PROFILE) is None  # the gate verifies this one itself
@@ -104,29 +111,13 @@ def test_the_gate_asking_about_another_input_gives_up_a_verification_still_runni
 
 def test_a_verification_still_running_for_another_plan_of_the_input_is_finished_and_becomes_the_basis(  # type: ignore[no-untyped-def]
         cluster, monkeypatch) -> None:
-    import threading
-
-    from podplan.optimizer import verify as verify_module
-    ahead = Ahead()
-    plan = greedy_plan(cluster, 0)
-    entered, release = threading.Event(), threading.Event()
-    real = verify_module.judge_all
-
-    def slow_judge_all(*args, **kwargs):  # type: ignore[no-untyped-def]
-        entered.set()
-        release.wait(5)  # the search improves on the plan while it is judged
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(verify_module, "judge_all", slow_judge_all)
-    ahead.start(cluster, plan, None, DEFAULT_PROFILE)
-    running = ahead._entries[0]
-    assert entered.wait(5)
+    ahead, plan, running, release = verifying_slowly(cluster, monkeypatch)
     fewer = dict(list(plan.placements.items())[1:])
     assert ahead.take(cluster, replace(plan, placements=fewer), None, DEFAULT_PROFILE) is None
     release.set()
     basis = ahead.basis(cluster, None, DEFAULT_PROFILE)  # waits for it
     assert basis is not None and not running.cancel.is_set() and ahead.based == 1
-    monkeypatch.setattr(verify_module, "judge_all", real)
+    monkeypatch.undo()  # the verifier judges at its own pace again
     assert verify(cluster, fewer, basis=basis) == verify(cluster, fewer)
 
 

@@ -32,6 +32,7 @@ import time
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 
@@ -60,6 +61,18 @@ def resources_of(pods: Sequence) -> list[str]:
     for p in pods:
         keys.update(k for k, v in p.requests.items() if v > 0)
     return sorted(keys) + ["pods"]
+
+
+def existing_free(base: Cluster, state: Any, res_keys: Sequence[str]) -> np.ndarray:
+    """Free room per existing node of `base` and resource of `res_keys` ("pods": slots) after the pods that
+    `state` (a problem's ClusterState) binds there, never below 0."""
+    free = np.zeros((len(base.nodes), len(res_keys)), dtype=np.int64)
+    for n, node in enumerate(base.nodes):
+        info = state.nodes[node.name]
+        for k, r in enumerate(res_keys):
+            used = len(info.pods) if r == "pods" else info.requested.get(r, 0)
+            free[n, k] = max(0, node.allocatable.get(r, 0) - used)
+    return free
 
 
 def cover_bound(base: Cluster, offers: Sequence[Offer], node_types: NodeTypes, profile: Profile, limit: float,

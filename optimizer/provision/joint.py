@@ -47,7 +47,7 @@ from ..framework import Profile
 from ..nodeaffinity.filtering import required_matches
 from ..problem import PodClass, build_problem
 from ..runner import NEVER, Interrupt, SolverParams, Status, run
-from .bound import MICRO, resources_of
+from .bound import MICRO, existing_free, resources_of
 from .estimator import Estimate, Offer, fresh_name, offer_name
 from .search import add_type_limits
 
@@ -176,12 +176,7 @@ def joint_search(base: Cluster, offers: Sequence[Offer], node_types: NodeTypes, 
     existing_names = {n.name: i for i, n in enumerate(base.nodes)}
     res_keys = resources_of(base.pending)
     state = problem.state
-    free = np.zeros((n_ex, len(res_keys)), dtype=np.int64)
-    for n, node in enumerate(base.nodes):
-        info = state.nodes[node.name]
-        for k, r in enumerate(res_keys):
-            used = len(info.pods) if r == "pods" else info.requested.get(r, 0)
-            free[n, k] = max(0, node.allocatable.get(r, 0) - used)
+    free = existing_free(base, state, res_keys)
     alloc = np.array([[int(o.type.node.allocatable.get(r, 0)) for r in res_keys] for o in offers], dtype=np.int64)
 
     def req_of(c: PodClass) -> tuple[int, ...]:

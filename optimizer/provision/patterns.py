@@ -53,7 +53,7 @@ from ...models.nodetypes import NodeTypes, new_node
 from ...models.objects import Cluster
 from ..framework import Profile
 from ..problem import build_problem
-from .bound import MICRO, resources_of
+from .bound import MICRO, existing_free, resources_of
 from .estimator import Offer
 
 # of the column generation's time: when the exact knapsacks run once more whatever the greedy pricing finds, for a
@@ -92,12 +92,7 @@ def prepare(base: Cluster, offers: Sequence[Offer], profile: Profile) -> _Data:
     res_keys = resources_of(base.pending)
     ub = problem.ub.matrix
     state = problem.state
-    free = np.zeros((n_ex, len(res_keys)), dtype=np.int64)
-    for n, node in enumerate(base.nodes):
-        info = state.nodes[node.name]
-        for k, r in enumerate(res_keys):
-            used = len(info.pods) if r == "pods" else info.requested.get(r, 0)
-            free[n, k] = max(0, node.allocatable.get(r, 0) - used)
+    free = existing_free(base, state, res_keys)
     alloc = np.array([[int(o.type.node.allocatable.get(r, 0)) for r in res_keys] for o in offers],
                      dtype=np.int64).reshape(len(offers), len(res_keys))
 
