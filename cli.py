@@ -22,7 +22,7 @@ from .models.errors import PlanInvalidError, PodplanError
 from .models.loader import cluster_of, read_paths
 from .models.objects import Cluster, Pod
 from .models.parse import Doc
-from .optimizer.interrupt import Interrupt
+from .optimizer.interrupt import Interrupt, keyboard_interrupts
 from .optimizer.names import REBALANCE_EMITS, REBALANCE_GOALS
 from .optimizer.timelimit import begin_command, command_started
 
@@ -964,7 +964,9 @@ def whatif(files: Sequence[str], scenarios_file: str, fleet: Sequence[str], engi
     settings = Settings(time_limit=time_limit, workers=workers, seed=seed, gang=gang, scheduler_config=config)
     bar = Progress(len(tasks), lines=bool(_root().get("verbose")))
     try:
-        outcome = run(bases, tasks, settings, engine=engine, parallel=parallel, ray_address=ray_address, on_row=bar)
+        with keyboard_interrupts():
+            outcome = run(bases, tasks, settings, engine=engine, parallel=parallel, ray_address=ray_address,
+                          on_row=bar)
     finally:
         bar.close()
     rows = [outcome.rows[t.position] for t in tasks if t.position in outcome.rows]

@@ -59,3 +59,19 @@ class Interrupt:
 
 
 NEVER = Interrupt()  # for callers that cannot be interrupted (tests, library use)
+
+
+@contextmanager
+def keyboard_interrupts() -> Iterator[None]:
+    """SIGINT raises KeyboardInterrupt while the block runs (main thread only), also in a process started with
+    SIGINT ignored (a parent may leave it so: a test runner, a script's background job), as Interrupt.install
+    routes it for the other commands: for a command that takes Ctrl-C as an exception (whatif's engines)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
