@@ -24,13 +24,19 @@ GANG = "Gang"
 
 
 def existing_terms(problem: Problem, policy: Policy) -> dict[str, int]:
-    """P's contribution of existing pods that no pending pod can change (added once, outside components)."""
-    out: dict[str, int] = defaultdict(int)
-    for enc in problem.profile.encodings:
-        if enc.existing_terms is not None:
-            for k, v in enc.existing_terms(problem, policy).items():
-                out[k] += v
-    return dict(out)
+    """P's contribution of existing pods that no pending pod can change (added once, outside components);
+    computed once per problem and policy (0.3 s at 5,000 nodes, asked for by the plan's terms, its bound and
+    the comparison with greedy, each only when it needs it). A copy: callers may change it."""
+    key = ("model.existing_terms", policy)
+    found = problem.cache.get(key)
+    if found is None:
+        out: dict[str, int] = defaultdict(int)
+        for enc in problem.profile.encodings:
+            if enc.existing_terms is not None:
+                for k, v in enc.existing_terms(problem, policy).items():
+                    out[k] += v
+        found = problem.cache[key] = dict(out)
+    return dict(found)  # type: ignore[call-overload]
 
 
 @dataclass
