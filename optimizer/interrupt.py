@@ -8,7 +8,7 @@ import signal
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ortools.sat.python import cp_model
@@ -48,14 +48,8 @@ class Interrupt:
     @contextmanager
     def install(self) -> Iterator["Interrupt"]:
         """SIGINT sets this flag while the block runs (main thread only; elsewhere a no-op)."""
-        if threading.current_thread() is not threading.main_thread():
+        with _sigint(lambda signum, frame: self.stop()):
             yield self
-            return
-        previous = signal.signal(signal.SIGINT, lambda signum, frame: self.stop())
-        try:
-            yield self
-        finally:
-            signal.signal(signal.SIGINT, previous)
 
 
 NEVER = Interrupt()  # for callers that cannot be interrupted (tests, library use)
@@ -66,10 +60,19 @@ def keyboard_interrupts() -> Iterator[None]:
     """SIGINT raises KeyboardInterrupt while the block runs (main thread only), also in a process started with
     SIGINT ignored (a parent may leave it so: a test runner, a script's background job), as Interrupt.install
     routes it for the other commands: for a command that takes Ctrl-C as an exception (whatif's engines)."""
+    with _sigint(signal.default_int_handler):
+        yield
+
+
+@contextmanager
+def _sigint(handler: Any) -> Iterator[None]:
+    """SIGINT goes to `handler` while the block runs, whatever it was before (ignored included); the handler
+    before is put back after. Signals reach the main thread only: elsewhere a no-op. A handler set outside
+    Python (signal.signal reports None for it) is left as the block leaves it."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    previous = signal.signal(signal.SIGINT, handler)
     try:
         yield
     finally:
