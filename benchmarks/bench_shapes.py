@@ -41,6 +41,7 @@ from bench_solve import podplan, timed  # noqa: E402
 
 from podplan.models.generate import dump_yaml  # noqa: E402
 from podplan.models.loader import load_paths  # noqa: E402
+from podplan.models.objects import Cluster  # noqa: E402
 from podplan.models.shapes import BENCH_5000, HELD_OUT, SHAPES, TUNE, shape_instance  # noqa: E402
 from podplan.optimizer.pipeline import greedy_plan  # noqa: E402
 
@@ -65,16 +66,23 @@ def quantile(values: list[float], q: float) -> float:
     return ordered[max(0, min(len(ordered) - 1, -(-int(q * 100) * len(ordered) // 100) - 1))]
 
 
-def run_shape(name: str, nodes: int, seed: int, time_limit: float, workers: int, inputs: Path) -> dict[str, Any]:
+def shape_row(name: str, nodes: int, seed: int, time_limit: float,
+              inputs: Path) -> tuple[Path, Cluster, dict[str, Any]]:
+    """The input of a shape (written once), read, and its row's first cells: what it is, and greedy's count
+    in-process."""
     path = write_input(name, nodes, seed, inputs)
     cluster = load_paths([str(path)])
     greedy = greedy_plan(cluster, seed)
+    return path, cluster, {"shape": name, "set": "tune" if name in TUNE else "held-out", "nodes": nodes,
+                  "pending": len(cluster.pending), "greedy": len(greedy.placements), "limit": time_limit}
+
+
+def run_shape(name: str, nodes: int, seed: int, time_limit: float, workers: int, inputs: Path) -> dict[str, Any]:
+    path, _, row = shape_row(name, nodes, seed, time_limit, inputs)
     out = inputs / f"shape-{name}-{nodes}-seed{seed}.plan.json"
     wall, rss, code, err = timed([podplan(), "solve", str(path), "--time-limit", str(time_limit), "--seed", str(seed),
                                   "--workers", str(workers), "-o", "json"], out, kill_after=3 * time_limit + 120)
-    row: dict[str, Any] = {"shape": name, "set": "tune" if name in TUNE else "held-out", "nodes": nodes,
-                           "pending": len(cluster.pending), "greedy": len(greedy.placements), "limit": time_limit,
-                           "wall": wall, "rss": rss, "exit": code}
+    row.update(wall=wall, rss=rss, exit=code)
     try:
         doc = json.loads(out.read_text())
     except (OSError, json.JSONDecodeError):
@@ -94,19 +102,16 @@ def run_planned(name: str, nodes: int, seed: int, time_limit: float, workers: in
     from podplan.optimizer.pipeline import Deadline, check, optimal_plan
     from podplan.optimizer.runner import SolverParams
 
-    path = write_input(name, nodes, seed, inputs)
-    cluster = load_paths([str(path)])
-    greedy = greedy_plan(cluster, seed)
+    _, cluster, row = shape_row(name, nodes, seed, time_limit, inputs)
     t0 = time.perf_counter()
     params = SolverParams(time_limit=wall_cap, workers=workers, seed=seed, budget=time_limit)
     plan, _ = optimal_plan(cluster, params, deadline=Deadline.start(wall_cap))
     check(cluster, plan)
-    return {"shape": name, "set": "tune" if name in TUNE else "held-out", "nodes": nodes,
-            "pending": len(cluster.pending), "greedy": len(greedy.placements), "limit": time_limit,
-            "wall": time.perf_counter() - t0, "rss": None, "exit": 0, "status": str(plan.status),
-            "placed": len(plan.placements), "gap": plan.gap, "preference": plan.gaps.get("preference", {}).get("value"),
-            "bound": plan.gaps.get("preference", {}).get("bound"),
-            "cut": any("cut the deterministic search short" in n for n in plan.notes)}
+    row.update(wall=time.perf_counter() - t0, rss=None, exit=0, status=str(plan.status), placed=len(plan.placements),
+               gap=plan.gap, preference=plan.gaps.get("preference", {}).get("value"),
+               bound=plan.gaps.get("preference", {}).get("bound"),
+               cut=any("cut the deterministic search short" in n for n in plan.notes))
+    return row
 
 
 def pct(v: float | None) -> str:

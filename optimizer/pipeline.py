@@ -49,7 +49,6 @@ from .warmstart import placed_by_priority, preference, preference_led
 from .workestimate import greedy_seconds, preference_seconds
 
 
-
 @dataclass(frozen=True)
 class Deadline:
     """The command's time budget, from its start."""
