@@ -120,14 +120,8 @@ def raw_sums(state: ClusterState, index: PodIndex) -> tuple[int, int, int, int]:
     node_aff = pod_aff = anti = pns = 0
     memo: dict[Hashable, dict[str, int]] = {}
     for pod, info in state.all_pods():
-        node = info.node
-        node_aff += preferred_score(pod, node)
-        a = pod.affinity
-        if a.pod_preferred:
-            pod_aff += _term_hits(pod, node.labels, a.pod_preferred, index, state, memo)
-        if a.anti_preferred:
-            anti += _term_hits(pod, node.labels, a.anti_preferred, index, state, memo)
-        pns += count_intolerable_prefer_no_schedule(node, prefer_no_schedule_tolerations(pod))
+        n, p, a, t = pod_terms(pod, info, index, state, memo)
+        node_aff, pod_aff, anti, pns = node_aff + n, pod_aff + p, anti + a, pns + t
     return node_aff, pod_aff, anti, pns
 
 
