@@ -38,7 +38,7 @@ from ..models.objects import Cluster, Pod
 
 from .ahead import AHEAD
 from .blockers import carrier, dynamic_reason
-from .bound import node_groups, placed_bound, preference_bound, preference_bound_unless
+from .bound import node_groups, placed_bound, preference_bound_unless
 from .context import TERM_KINDS, Explain
 from .framework import Profile, Reason
 from .model import Built, build, existing_terms, term_vars
@@ -383,8 +383,9 @@ def _solve(cluster: Cluster, params: SolverParams, policy: Policy | None, greedy
             _relaxation_bounds(problem, comp, r, policy, params, deadline + search_time * params.reserve / 2, state)
         elif r.placed_bound is None and not _proven(r):
             # CP-SAT proved placed but not P: the relaxation's P bound may be the tighter one
-            r.pref_relaxed = preference_bound(problem, comp, policy,
-                                              _places_all(r.placed_by_priority, _pods_by_priority(problem, r.classes)))
+            r.pref_relaxed = preference_bound_unless(
+                problem, comp, policy, _places_all(r.placed_by_priority, _pods_by_priority(problem, r.classes)),
+                state.interrupt)
     ordered = [results[comp.index] for comp in problem.components]
     return _assemble(problem, cluster, params, policy, greedy_plan, ordered, started, state)
 
@@ -451,7 +452,8 @@ def _relaxation_bounds(problem: Problem, comp: Component, r: ComponentResult, po
     else:
         limit = max(0.05, min(10.0, deadline - _now()))
         r.placed_bound, _ = placed_bound(problem, comp, limit, params.workers, state.interrupt)
-    r.pref_bound = preference_bound(problem, comp, policy, all_placed)
+    # None on Ctrl-C during the LP: the bound is then unknown, as for every part after Ctrl-C
+    r.pref_bound = preference_bound_unless(problem, comp, policy, all_placed, state.interrupt)
     state.timings["bound"] += time.perf_counter() - t0
 
 

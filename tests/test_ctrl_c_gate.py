@@ -2,6 +2,9 @@
 a bound stopped half-way is given up and not remembered."""
 from __future__ import annotations
 
+import threading
+import time
+
 import pytest
 
 from podplan.models.generate import generate
@@ -69,3 +72,40 @@ def test_ctrl_c_while_the_preference_lp_is_built_gives_it_up_and_remembers_nothi
     # nothing half-done was kept: the bound asked again is the whole one
     assert bound_module.preference_bound(problem, comp, Policy(), True) == fresh
     assert bound_module.preference_bound_unless(problem, comp, Policy(), True, Interrupt()) == fresh
+
+
+def test_ctrl_c_while_the_lp_itself_runs_returns_at_once_without_waiting_for_it(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """HiGHS runs in C for seconds at scale (18 s at 5,000 nodes): Ctrl-C must not wait for it to end."""
+    import scipy.optimize
+
+    cluster = parse_documents(generate(12, 60, 1, "production"))
+    problem = build_problem(cluster, DEFAULT_PROFILE)
+    comp = max(problem.components, key=lambda c: len(c.classes))
+    interrupt = Interrupt()
+    release = threading.Event()
+    real = scipy.optimize.linprog
+
+    def lp_in_c(*a, **k):  # type: ignore[no-untyped-def]
+        threading.Timer(0.2, interrupt.stop).start()  # the user presses Ctrl-C 0.2 s into the LP
+        release.wait(30)  # a long call that lets go of the GIL, as HiGHS does
+        return real(*a, **k)
+
+    monkeypatch.setattr(scipy.optimize, "linprog", lp_in_c)
+    started = time.monotonic()
+    try:
+        assert bound_module.preference_bound_unless(problem, comp, Policy(), True, interrupt) is None
+        assert time.monotonic() - started < 10
+    finally:
+        release.set()
+
+
+def test_unless_set_hands_back_the_call_s_value_or_its_exception() -> None:
+    interrupt = Interrupt()
+    assert interrupt.unless_set(lambda: 42) == (True, 42)
+    with pytest.raises(ZeroDivisionError):
+        interrupt.unless_set(lambda: 1 / 0)
+    interrupt.stop()
+    release = threading.Event()
+    assert interrupt.unless_set(lambda: release.wait(30)) == (False, None)
+    release.set()
