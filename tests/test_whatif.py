@@ -391,8 +391,9 @@ def test_ctrl_c_on_the_command_prints_the_finished_rows_and_exits_130(cluster_fi
 
     scen = write_scenarios(tmp_path / "s.yaml", [{"name": f"s{i}"} for i in range(40)])
     exe = Path(sys.executable).parent / "podplan"
-    # a parent may start the command with SIGINT ignored (a test runner whose earlier tests left it so, a
-    # script's background job): the command takes Ctrl-C all the same, as every other command does
+    # a parent may start the command with SIGINT ignored (a non-interactive shell does so for every job it
+    # starts with `&`, and the ignoring is inherited: a test suite run that way): the command takes Ctrl-C all
+    # the same, as every other command does
     ignore = (lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)) if ignored else None
     proc = subprocess.Popen([str(exe), "--verbose", "whatif", str(cluster_file), "--scenarios", str(scen),
                              "--parallel", "1", "--time-limit", "5"], stdout=subprocess.PIPE,
