@@ -316,12 +316,16 @@ def resolve_limit(command: str, given_seconds: float | None, cluster: Cluster, s
     return limit
 
 
-def with_limit_note(plan: Any, limit: Any, note: Callable[[str], Any] = str) -> Any:
-    """The plan with the time limit it ran with as its first note (-o table and -o json show notes); `note`
-    makes the note (rebalance's notes are optimizer.rebalance.plan.Note)."""
+def with_limit_note(plan: Any, limit: Any, started: float, note: Callable[[str], Any] = str) -> Any:
+    """The plan with the time limit it ran with as its first note (-o table and -o json show notes), and a
+    last one when the plan was ready after the limit (`started`: the command's start); `note` makes the notes
+    (rebalance's notes are optimizer.rebalance.plan.Note)."""
     from dataclasses import replace
 
-    return replace(plan, notes=(note(limit.note()), *plan.notes))
+    from .optimizer.timelimit import overrun_note
+
+    late = overrun_note(started, limit.seconds)
+    return replace(plan, notes=(note(limit.note()), *plan.notes, *((note(late),) if late else ())))
 
 
 def solver_options(time_limit: float, time_help: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
@@ -567,7 +571,7 @@ def solve(ctx: click.Context, files: Sequence[str], output: str, emit_kind: str,
                 if note.startswith("warm start:"):
                     progress(note)
     progress(f"search: {plan.status}, {len(plan.placements)} placed: {plan.wall_seconds:.2f}s")
-    plan = with_limit_note(plan, limit)
+    plan = with_limit_note(plan, limit, started)
     # with --preempt the final state has no victims and holds their controllers' new pods
     print_plan(after_preemption(cluster, plan), held.into(plan), output, emit_kind, policy, profile,
                evictions_from=cluster)
@@ -865,7 +869,7 @@ def rebalance(ctx: click.Context, files: Sequence[str], goal: str | None, drain:
     with params.interrupt.install() as interrupt:
         plan = run(cluster, params, deadline=deadline.at)
     verify_final(cluster, plan, profile)
-    plan = with_limit_note(plan, limit, note=Note)
+    plan = with_limit_note(plan, limit, started, note=Note)
     if emit_kind == "evictions":
         emit(evictions_text(plan, output or "yaml"))
     elif emit_kind == "script":

@@ -26,6 +26,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -73,6 +74,7 @@ def main() -> None:
     print("| nodes | command | limit s | wall s | peak MiB | exit | status | placed | checked against simulate | ok |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     failures = 0
+    details: list[str] = []  # the notes of each row that broke a promise: why it did is in them
     with tempfile.TemporaryDirectory() as tmp:
         for n in args.nodes:
             path = Path(tmp) / f"g{n}.yaml"
@@ -80,9 +82,12 @@ def main() -> None:
                            stdout=path.open("w"), check=True)
 
             def row(cmd: str, limit: Any, wall: float, rss: float, code: int, status: str, placed: Any,
-                    check: str, ok: bool) -> None:
+                    check: str, ok: bool, notes: Sequence[str] = ()) -> None:
                 nonlocal failures
                 failures += not ok
+                if not ok:
+                    details.append(f"{n:,} nodes, {cmd} {limit} ({wall:.1f} s, load {load()}):\n"
+                                   + "".join(f"  - {note}\n" for note in notes))
                 print(f"| {n:,} | {cmd} | {limit} | {wall:.1f} | {rss:,.0f} | {code} | {status} | {placed} | "
                       f"{check} | {'yes' if ok else 'NO'} |", flush=True)
 
@@ -123,7 +128,7 @@ def main() -> None:
                 row("solve", f"{lim} {stated:g}" if lim == "auto" else lim, wall, rss, code, doc["status"],
                     doc["objective"]["placed"], "per priority >= simulate" + (f": fewer {worse}" if worse else "")
                     + ("; greedy ran past the limit, said in the notes" if said else ""),
-                    not worse and code in (0, 1) and (wall <= SLACK * stated or said))
+                    not worse and code in (0, 1) and (wall <= SLACK * stated or said), doc["notes"])
 
             state = Path(tmp) / f"g{n}-state.yaml"
             podplan("simulate", str(path), "--emit", "state", out=state)
@@ -136,8 +141,10 @@ def main() -> None:
                 moves = doc.get("moves", "-")
                 row(f"rebalance --goal {goal}", f"auto {stated:g}" if stated else "auto ?", wall, rss, code, answer,
                     f"{moves} moves", "a plan or a reason within limit + 10 %",
-                    code in (0, 1) and stated is not None and wall <= SLACK * stated)
+                    code in (0, 1) and stated is not None and wall <= SLACK * stated, doc.get("notes", []))
     print(f"\nload after {load()}; {failures} check(s) failed")
+    for d in details:
+        print(f"\n{d}", end="")
 
 
 if __name__ == "__main__":

@@ -107,6 +107,18 @@ def command_started() -> float:
     return _BASELINE[os.getpid()][0] if os.getpid() in _BASELINE else time.perf_counter()
 
 
+def overrun_note(started: float, limit: float) -> str | None:
+    """Plain words for a command whose plan is ready after its --time-limit (None when it is not): the wall
+    clock's, so said in a note rather than planned. Python's start-up and reading alone can take longer than
+    a short limit on a busy machine; the plan is printed all the same (kube-scheduler's plan is always complete)."""
+    ready = time.perf_counter() - started
+    if ready <= limit:
+        return None
+    return (f"past the time limit: the plan was ready {ready:.1f}s after the command started, {ready - limit:.1f}s "
+            f"past its {limit:g}s limit (this machine ran the command {slowdown():.1f}x slower than a core of its "
+            "own); it is printed all the same")
+
+
 def slowdown() -> float:
     """Wall seconds per CPU second of this process since the command began (begin_command), between 1 and
     MAX_SLOWDOWN; 1 when no command began in this process (a library call, a forked worker). Multi-threaded

@@ -108,6 +108,11 @@ def test_solve_runs_with_auto_by_default_and_says_so_in_the_table_and_the_json(g
 # -------------------------------------------------------------------------------- greedy is the floor
 
 
+def test_a_plan_ready_within_its_limit_has_no_note_past_the_limit(generated: Path) -> None:
+    doc = doc_of(run("solve", str(generated), "-o", "json", "--time-limit", "120"))
+    assert not any(n.startswith("past the time limit") for n in doc["notes"])
+
+
 def test_solve_never_places_fewer_pods_per_priority_than_simulate_even_with_a_tiny_limit(generated: Path) -> None:
     simulated = per_priority(doc_of(run("simulate", str(generated), "-o", "json", "--no-preemption")))
     for limit in ("0.1", "0.5", "2"):
@@ -129,6 +134,11 @@ def test_greedy_slower_than_the_limit_prints_greedys_complete_plan_and_the_limit
     note = next(n for n in doc["notes"] if n.startswith(KEPT_PREFIX))
     assert f"kube-scheduler's greedy took {slow_greedy:.0f}." in note.replace(f"{slow_greedy:.0f}.", f"{slow_greedy:.0f}.")
     assert "past the end of the 20s time limit" in note
+    # and the plan says it was ready after the limit, by the wall clock, and printed all the same
+    late = doc["notes"][-1]
+    assert late.startswith("past the time limit: the plan was ready ") and "past its 20s limit" in late
+    ready = float(late.split("ready ", 1)[1].split("s", 1)[0])
+    assert ready > 20  # greedy "took" 30 s
     needed = float(note.rsplit("--time-limit ", 1)[1].split()[0])
     assert needed > slow_greedy  # a search needs more than greedy alone took
     # the figures are greedy's plan's: every pod placed means no placed gap
