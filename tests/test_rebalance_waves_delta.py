@@ -80,3 +80,42 @@ def test_the_fast_delta_check_gives_the_references_verdict(case: tuple[Cluster, 
     new = [v for v in report.violations
            if v.pod in dict(wave) or v.plugin not in initial_bad.get(v.pod, set())]
     assert fast == (not new)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(cluster_and_wave())
+def test_the_pre_check_skipping_watchers_a_move_inside_their_domains_cannot_change_gives_the_same_verdict(
+        case: tuple[Cluster, list[tuple[str, str]]]) -> None:
+    """A wave's pre-check (is the state valid around these arrivals?) judges only the watchers whose terms count
+    the moved pod per domain of a key on which its two nodes differ: the verdict is the one judging them all."""
+    cluster, wave = case
+    pods = {p.key: p for p in cluster.pods}
+    initial_bad = violations_by_pod(state_of(cluster, {}))
+    w = _Waves(cluster, RebalanceParams(), {p.key: pod_ready(p) for p in cluster.pods}, initial_bad)
+    moves = [Move(pods[k], pods[k].node_name, n) for k, n in wave]
+    arrivals = [(w._apply(w.state, m), m.target) for m in moves]
+    touched = [(m.pod, m.source, m.target) for m in moves]
+    keys = {m.key for m in moves}
+    fast, _ = w._ok_after(w.state, arrivals, touched, keys)
+    w._sees_move = lambda *a: True  # type: ignore[method-assign]  # every watcher judged
+    every, _ = w._ok_after(w.state, arrivals, touched, keys)
+    assert (fast == "") == (every == "")
+
+
+def test_a_move_inside_a_zone_is_unseen_by_a_zone_term_and_seen_by_a_hostname_term_or_a_filtered_spread() -> None:
+    nodes = [make_node(n).labels({ZONE: z, HOST: n}).alloc(cpu="8", memory="8Gi", pods=110).build()
+             for n, z in (("a1", "a"), ("a2", "a"), ("b1", "b"))]
+    web = make_pod("web-0").label("app", "web").on("a1").build()
+    zone_anti = make_pod("z").pod_anti_affinity(pod_term(ZONE, selector(app="web"))).on("b1").build()
+    host_anti = make_pod("h").pod_anti_affinity(pod_term(HOST, selector(app="web"))).on("b1").build()
+    zone_spread = make_pod("s").label("app", "web").spread(spread(1, ZONE, selector(app="web"))).on("b1").build()
+    # nodeAffinityPolicy Honor with a node selector: a node inside the zone may not count the pod at all
+    filtered = make_pod("f").label("app", "web").spread(spread(1, ZONE, selector(app="web"))) \
+        .node_selector(disk="ssd").on("b1").build()
+    cluster = cluster_of(nodes, [web, zone_anti, host_anti, zone_spread, filtered])
+    w = _Waves(cluster, RebalanceParams(), {p.key: True for p in cluster.pods}, {})
+    inside, across = ("a1", "a2"), ("a1", "b1")
+    assert not w._sees_move(zone_anti, web, *inside) and w._sees_move(zone_anti, web, *across)
+    assert w._sees_move(host_anti, web, *inside)
+    assert not w._sees_move(zone_spread, web, *inside) and w._sees_move(zone_spread, web, *across)
+    assert w._sees_move(filtered, web, *inside)

@@ -66,6 +66,20 @@ def _sees(holder: Pod, pod: Pod) -> bool:
     return any(s.matches(pod.labels) for s in _selectors(holder))
 
 
+def _counting_terms(holder: Pod) -> tuple[tuple[Any, str, bool], ...]:
+    """(selector, topology key, counted on every node) of `holder`'s required (anti-)affinity terms and
+    DoNotSchedule spread constraints. A spread constraint counts a pod only on the nodes its policies admit
+    (nodeAffinityPolicy Honor: the holder's node selector and required node affinity; nodeTaintsPolicy Honor:
+    its tolerations), so it is counted on every node only when those policies cannot leave a node out."""
+    a = holder.affinity
+    terms = [(t.label_selector, t.topology_key, True) for t in a.pod_required + a.anti_required]
+    filtered_nodes = bool(holder.node_selector) or a.node_required is not None
+    terms += [(c.label_selector, c.topology_key,
+               not (c.node_affinity_policy == "Honor" and filtered_nodes) and c.node_taints_policy != "Honor")
+              for c in holder.spread_constraints if c.when_unsatisfiable == "DoNotSchedule"]
+    return tuple((sel, key, everywhere) for sel, key, everywhere in terms if sel is not None)
+
+
 def _over_allocatable(info: Any) -> bool:
     """Do the node's pods together exceed its allocatable (pod count or any requested resource)?"""
     alloc = info.node.allocatable
@@ -142,8 +156,8 @@ class _Waves:
         state.remove(new)
         state.add(m.pod, m.source)
 
-    def _ok_after(self, state: ClusterState, arrivals: Sequence[tuple[Pod, str]], touched: Sequence[Pod],
-                  wave_keys: set[str]) -> tuple[str, tuple[str, str, str]]:
+    def _ok_after(self, state: ClusterState, arrivals: Sequence[tuple[Pod, str]],
+                  touched: Sequence[tuple[Pod, str, str]], wave_keys: set[str]) -> tuple[str, tuple[str, str, str]]:
         """("", ...) when the state is valid around these arrivals, else the first reason (for the blocked text)
         and the culprit: ("arrival", pod key, plugin) for a replacement rejected on its node, ("holder", pod key,
         plugin) for a pod whose verdict the moves break."""
@@ -153,8 +167,8 @@ class _Waves:
                 return f"{node}: {reasons[0].plugin}: {reasons[0].reason}", ("arrival", new.key, reasons[0].plugin)
         verdicts: dict[tuple[Any, ...], list[Any]] = {}  # identical pods on one node get one verdict
         watching: dict[str, Pod] = {}
-        for t in touched:
-            watching.update((h.key, h) for h in self.watchers(t))
+        for t, source, target in touched:
+            watching.update((h.key, h) for h in self.watchers(t) if self._sees_move(h, t, source, target))
         for h in watching.values():
             key = h.key
             placed = _placed(state, key)
@@ -173,6 +187,17 @@ class _Waves:
 
     def watchers(self, pod: Pod) -> list[Pod]:
         return self.watch.watchers(pod)
+
+    def _sees_move(self, holder: Pod, pod: Pod, source: str, target: str) -> bool:
+        """Can `pod` moving from `source` to `target` change `holder`'s verdict through a term that selects it?
+        Not when every such term counts pods per domain of a key on which the two nodes agree (a move inside a
+        zone leaves every zone's count as it was), on every node. Only the wave's pre-check asks: `verified`
+        judges every watcher of the wave's moves all the same."""
+        if source == target:
+            return False
+        src, dst = self.state.nodes[source].node.labels, self.state.nodes[target].node.labels
+        return any(sel.matches(pod.labels) and (src.get(key) != dst.get(key) or not everywhere)
+                   for sel, key, everywhere in _counting_terms(holder))
 
     def verified(self, wave: Sequence[Move], since: int = 0) -> bool:
         """The verifier on the state after `wave`: replacements must pass every Filter, the other pods may only
@@ -303,7 +328,8 @@ class _Waves:
                                               f"wave ({b.cause()})")
             return False, ("", "", "")
         arrivals = [(self._apply(state, m), m.target) for m in group]
-        why, culprit = self._ok_after(state, arrivals, [m.pod for m in group], keys | {m.key for m in group})
+        why, culprit = self._ok_after(state, arrivals, [(m.pod, m.source, m.target) for m in group],
+                                      keys | {m.key for m in group})
         if why:
             for m, (new, _) in reversed(list(zip(group, arrivals))):
                 self._undo(state, m, new)
