@@ -74,32 +74,38 @@ def placed_bound(problem: Problem, comp: Component, time_limit: float, workers: 
     y: dict[tuple[int, int], Any] = {}
     per_group: dict[int, list[int]] = defaultdict(list)
     placed: dict[int, Any] = {}
-    for c in classes:
-        cls = problem.classes[c]
-        row = problem.ub.matrix[c]
+    # every class's room per node group at once (8,000 classes x 24 groups: 192,000 sums one by one took 0.8 s)
+    rows = problem.ub.matrix[np.asarray(classes, dtype=np.int64)]
+    sizes = np.array([problem.classes[c].size for c in classes], dtype=np.int64)
+    caps = np.minimum(np.stack([rows[:, members].sum(axis=1) for members in groups], axis=1), sizes[:, None]) \
+        if groups else np.zeros((len(classes), 0), dtype=np.int64)
+    for k, c in enumerate(classes):
         terms = []
-        for g, members in enumerate(groups):
-            cap = int(min(cls.size, row[members].sum()))
-            if cap > 0:
-                v = m.new_int_var(0, cap, "")
-                y[(c, g)] = v
-                per_group[g].append(c)
-                terms.append(v)
-        pv = m.new_int_var(0, cls.size, "")
+        for g in np.flatnonzero(caps[k] > 0).tolist():
+            v = m.new_int_var(0, int(caps[k, g]), "")
+            y[(c, g)] = v
+            per_group[g].append(c)
+            terms.append(v)
+        pv = m.new_int_var(0, int(sizes[k]), "")
         m.add(pv == cp_model.LinearExpr.sum(terms))
         placed[c] = pv
+    # each class's checked requests, read once (not once per group it may use)
+    wants = {c: {r: problem.classes[c].rep.requests[r] for r in checked(problem.classes[c].rep.requests)}
+             for c in classes}
+    size_of = dict(zip(classes, sizes.tolist()))
     for g, members in enumerate(groups):
         cs = per_group[g]
         if not cs:
             continue
-        resources = {PODS} | {r for c in cs for r in checked(problem.classes[c].rep.requests)}
-        for r in sorted(resources):
+        users_of: dict[str, list[tuple[int, int]]] = {PODS: [(c, 1) for c in cs]}
+        for c in cs:
+            for r, q in wants[c].items():
+                if r != PODS:
+                    users_of.setdefault(r, []).append((c, q))
+        for r in sorted(users_of):
+            users = users_of[r]
             room = int(np.maximum(free_vector(problem, r)[members], 0).sum())
-            if r == PODS:
-                users = [(c, 1) for c in cs]
-            else:
-                users = [(c, problem.classes[c].rep.requests[r]) for c in cs if problem.classes[c].rep.requests.get(r, 0) > 0]
-            if sum(q * problem.classes[c].size for c, q in users) > room:
+            if sum(q * size_of[c] for c, q in users) > room:
                 m.add(cp_model.LinearExpr.weighted_sum([y[(c, g)] for c, _ in users], [q for _, q in users]) <= room)
     size_cuts(m, problem, groups, per_group, y)  # per-node packing (optimizer.packing)
     for gang, members in problem.gang_classes.items():
