@@ -181,6 +181,17 @@ class Clock:
         if what not in self.cuts:
             self.cuts.append(what)
 
+    @contextmanager
+    def holding(self, seconds: float) -> Iterator[None]:
+        """The wall deadline `seconds` earlier while the block runs: wall time kept for work that follows it
+        (the placed bound built after a search that may leave pods pending). Only a run the wall clock cuts
+        sees it; the deterministic budget is as it was."""
+        self.wall_deadline -= seconds
+        try:
+            yield
+        finally:
+            self.wall_deadline += seconds
+
 
 _CLOCK: contextvars.ContextVar[Clock | None] = contextvars.ContextVar("podplan_clock", default=None)
 

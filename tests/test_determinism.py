@@ -6,6 +6,8 @@ The wall clock stays a cap: these tests give it room (time_limit) and the determ
 small, so that a loaded machine cannot cut the search short; a cut is said in the notes, checked here too."""
 from __future__ import annotations
 
+import time
+
 import json
 import re
 from dataclasses import replace
@@ -237,3 +239,17 @@ def test_the_auto_limit_always_leaves_a_planned_search(nodes: int, running: int,
     plan = planned(sized, SolverParams(time_limit=limit.seconds, budget=limit.budget))  # type: ignore[arg-type]
     assert plan.search and plan.preference, (limit.note(), plan)
     assert limit.budget == limit.seconds - 5.0  # the decisions never depend on the time reading took
+
+
+def test_wall_time_held_for_the_bound_ends_the_clock_s_wall_earlier_only_inside_the_block() -> None:
+    """A search that leaves pods pending keeps the placed bound's wall time: inside the block the wall clock
+    runs out that much earlier (a cut, said in the notes); the deterministic budget is untouched."""
+    from podplan.optimizer.runner import Clock
+
+    clk = Clock(time.perf_counter() + 5.0)
+    clk.charge(1.0)
+    with clk.holding(10.0):
+        assert clk.wall_over("the search")
+        assert clk.now() == clk.origin + 1.0
+    assert not clk.wall_over("the bound") and clk.wall_left() > 4.0
+    assert clk.cuts == ["the search"]
