@@ -416,6 +416,7 @@ def _more_time(problem: Problem, policy: Policy, params: SolverParams, results: 
                       key=lambda i: sizes[i])
         if not todo or deadline - _now() < 1.0:
             return
+        searched = False  # a part whose search has nothing left to try (no class owed more) charges no time
         for j, i in enumerate(todo):
             now = _now()
             if deadline - now < 1.0 or state.interrupt.is_set():
@@ -433,11 +434,12 @@ def _more_time(problem: Problem, policy: Policy, params: SolverParams, results: 
             else:
                 new = _solve_large(problem, comp, policy, params, old.counts, share, state, started)
             state.timings["search"] += time.perf_counter() - t0
+            searched |= bool(new.levels or new.rounds)
             if _lex_key(problem, new) >= _lex_key(problem, old) and (new.levels or new.rounds):
                 new.greedy_levels, new.greedy_pref, new.greedy_note = old.greedy_levels, old.greedy_pref, old.greedy_note
                 results[i] = new
-        if all(_proven(results[i]) for i in todo):
-            return
+        if all(_proven(results[i]) for i in todo) or not searched:
+            return  # (without a search the deterministic clock stands still: the loop never ended)
 
 
 def _kept(problem: Problem, comp: Component, gc: dict[tuple[int, int], int] | None, why: str) -> ComponentResult:

@@ -39,6 +39,7 @@ from .gangs import Gangs
 from .greedy import simulate
 from .interpodaffinity import PLUGIN as INTER_POD_AFFINITY
 from .interpodaffinity import term_matches
+from .marginal import marginal_plugins
 from .nodeaffinity import PLUGIN as NODE_AFFINITY
 from .objective import preference_terms
 from .plan import Plan
@@ -48,6 +49,8 @@ from .policy import Policy
 from .runner import NEVER, Interrupt
 from .tainttoleration import PLUGIN as TAINT_TOLERATION
 from .verify import final_state
+
+DEFAULT_PLUGINS = {INTER_POD_AFFINITY.name: INTER_POD_AFFINITY, NODE_AFFINITY.name: NODE_AFFINITY}
 
 # The preference Score plugins' weight in the pass (kube-scheduler's largest allowed weight); the resource
 # scores keep theirs (1), so they only break ties between nodes that pay the same preferences.
@@ -69,7 +72,13 @@ def preference_profile(profile: Profile, policy: Policy) -> Profile:
     for plugin in profile.scorers:
         if paid.get(plugin.name) and profile.weight(plugin) > 0:
             weights[plugin.name] = PREFERENCE_WEIGHT
-    return dataclasses.replace(profile, weights=tuple(sorted(weights.items())), percentage_of_nodes_to_score=100)
+    # pod (anti-)affinity and node affinity scored in P's units (optimizer.marginal), where the profile runs
+    # kube-scheduler's own plugins (a plugin configured with args keeps its scores)
+    marginal = marginal_plugins(policy)
+    plugins = tuple(marginal[p.name] if p.name in marginal and p is DEFAULT_PLUGINS.get(p.name) and
+                    profile.weight(p) > 0 else p for p in profile.plugins)
+    return dataclasses.replace(profile, plugins=plugins, weights=tuple(sorted(weights.items())),
+                               percentage_of_nodes_to_score=100)
 
 
 def tier(pod: Pod, policy: Policy, target: bool = False) -> int:
