@@ -56,6 +56,12 @@ LOCAL, ZONE, REST = "local", "zone", "rest"
 # machine); enough for two fills (zone pods moved within their zones, and kept: each won on one shape of the
 # 200-node family), the rest for CP-SAT
 ROUNDING_SHARE = 0.45
+# the improvement rounds after the first answer (_improve): each frees a few existing nodes and new nodes around
+# the least loaded new node and lets CP-SAT re-place their pods, the rest of the answer fixed
+IMPROVE_MIN_SECONDS = 1.0  # a round only with this much of the joint model's time left
+IMPROVE_ROUND_SECONDS = 1.5  # one round's CP-SAT run, at most
+IMPROVE_EXISTING = 16  # existing nodes freed per round: half the roomiest, half at random
+IMPROVE_NEW = 4  # opened new nodes freed per round, the target among them
 
 
 @dataclass(frozen=True)
@@ -66,6 +72,7 @@ class Joint:
     status: Status  # the CP-SAT run's
     kinds: dict[str, int] = field(default_factory=dict)  # pods per kind (local, zone, rest)
     seconds: float = 0.0
+    improved: tuple[int, float, float] = (0, 0.0, 0.0)  # improvement rounds run, the cost before and after them
 
 
 def _term_namespaces(term, owner: Pod) -> frozenset[str] | None:
@@ -476,17 +483,26 @@ def joint_search(base: Cluster, offers: Sequence[Offer], node_types: NodeTypes, 
         if res.values is not None:
             vals = res.values
             hint(m, {k: vals[v.index] for k, v in x_ex.items()}, {k: vals[v.index] for k, v in x_new.items()})
-    if not interrupt.is_set():
-        whole = run(m, params, max(0.1, limit - (time.perf_counter() - started)), interrupt=interrupt)
-
-        def value(r) -> float:
-            return sum(price[s] * r.values[y.index] for s, y in opened.items()) if r.values is not None else np.inf
-
-        if res is None or value(whole) <= value(res):
-            res = whole
-    if res is None or res.values is None:
+    values = None if res is None else res.values
+    status = None if res is None else res.status
+    if values is None and not interrupt.is_set():
+        # (half of what is left: the rest for the improvement rounds, or, when it finds nothing, the older search)
+        whole = run(m, params, max(0.1, (limit - (time.perf_counter() - started)) * 0.5), interrupt=interrupt)
+        values, status = whole.values, whole.status
+    if values is None:
         return None
-    vals = res.values
+    rounds = (0, 0.0, 0.0)
+    # the improvement rounds end early enough for the caller's search of the rest pods (on solve's model)
+    improve_end = started + limit - (max(3.0, 0.3 * limit) if rest else 0.0)
+    if not interrupt.is_set() and improve_end - time.perf_counter() > IMPROVE_MIN_SECONDS:
+        better, n_rounds = _improve(m, params, values, x_ex, x_new, opened, slot_list, by_offer, price, greq, free,
+                                    alloc, res_keys, improve_end, interrupt)
+        before = sum(price[s] * values[y.index] for s, y in opened.items()) / MICRO
+        rounds = (n_rounds, before, before)
+        if better is not None:
+            values, status = better, Status.FEASIBLE
+            rounds = (n_rounds, before, sum(price[s] * values[y.index] for s, y in opened.items()) / MICRO)
+    vals = values
     seq: dict[int, int] = defaultdict(int)
     rename: dict[int, str] = {}
     taken = set(existing_names)
@@ -505,8 +521,106 @@ def joint_search(base: Cluster, offers: Sequence[Offer], node_types: NodeTypes, 
         for _ in range(vals[v.index]):
             placements[queue[gi].pop(0).key] = rename[s]
     kinds = {k: sum(c.size for c in classes if kind[c.index] == k) for k in (LOCAL, ZONE, REST)}
-    return Joint(nodes, placements, rest, res.status, kinds, time.perf_counter() - started)
+    return Joint(nodes, placements, rest, status, kinds, time.perf_counter() - started, rounds)
 
+
+def _improve(m: cp_model.CpModel, params: SolverParams, values: list[int], x_ex: dict, x_new: dict, opened: dict,
+             slot_list: list[tuple[int, int]], by_offer: dict[int, list[int]], price: dict[int, int],
+             greq: list[tuple[int, ...]], free: np.ndarray, alloc: np.ndarray, res_keys: Sequence[str], end: float,
+             interrupt: Interrupt) -> tuple[list[int] | None, int]:
+    """Large-neighbourhood rounds on the joint model from an answer (`values`, by variable index): each round
+    targets the least loaded new node, frees it, a few other new nodes (and the next unopened slot of every
+    cheaper offer, so that a cheaper type can take over), and existing nodes (the roomiest and some at random), fixes
+    every other count at the answer's, and lets CP-SAT minimise the cost first and the target's load second:
+    rounds that cannot close the target yet move its pods into the room they find, and a later round closes it.
+    Every constraint of the model holds in every round (the fixed part is a solution's). The values improved (None
+    when no round made the answer cheaper) and the rounds run."""
+    rng = np.random.default_rng(params.seed)
+    vals = list(values)
+    weigh = [k for k, r in enumerate(res_keys) if r != "pods"]
+    slot_offer = {s: i for s, (i, _) in enumerate(slot_list)}
+    by_node: dict[int, list[tuple[int, cp_model.IntVar]]] = defaultdict(list)
+    for (gi, n), v in x_ex.items():
+        by_node[n].append((gi, v))
+    by_slot: dict[int, list[tuple[int, cp_model.IntVar]]] = defaultdict(list)
+    for (gi, s), v in x_new.items():
+        by_slot[s].append((gi, v))
+    every = [v.index for v in x_ex.values()] + [v.index for v in x_new.values()] + [y.index for y in opened.values()]
+
+    def cost(vs: list[int]) -> int:
+        return sum(price[s] * vs[y.index] for s, y in opened.items())
+
+    def load(s: int, vs: list[int]) -> float:
+        o = slot_offer[s]
+        return sum(greq[gi][k] / max(1, alloc[o, k]) * vs[v.index] for gi, v in by_slot[s] for k in weigh)
+
+    start_cost = cost(vals)
+    misses = 0
+    rounds = 0
+    nodes = sorted(by_node)
+    while end - time.perf_counter() > IMPROVE_MIN_SECONDS and not interrupt.is_set():
+        open_slots = [s for s, y in opened.items() if vals[y.index]]
+        if not open_slots:
+            break
+        loads = {s: load(s, vals) for s in open_slots}
+        order = sorted(open_slots, key=lambda s: (loads[s], s))
+        t = order[misses % min(len(order), 3)]
+        o = slot_offer[t]
+        last = max(s for s in by_offer[o] if vals[opened[s].index])
+        if last != t:  # identical slots: the target's pods move to its offer's last opened slot, the one that may close
+            mine = {gi: v for gi, v in by_slot[t]}
+            theirs = {gi: v for gi, v in by_slot[last]}
+            for gi in set(mine) & set(theirs):  # (the same groups: one offer's slots have the same bounds)
+                a, b = mine[gi], theirs[gi]
+                vals[a.index], vals[b.index] = vals[b.index], vals[a.index]
+            t = last
+        # existing nodes: half the roomiest, half at random
+        # (room: the share of a target node that fits in it, the scarcer resource deciding)
+        room = {n: min((free[n, k] - sum(greq[gi][k] * vals[v.index] for gi, v in by_node[n])) / max(1, alloc[o, k])
+                       for k in weigh) for n in nodes}
+        roomy = sorted(nodes, key=lambda n: (-room[n], n))[:IMPROVE_EXISTING // 2]
+        rest_nodes = [n for n in nodes if n not in set(roomy)]
+        pick = list(roomy) + ([int(n) for n in rng.choice(rest_nodes, size=min(len(rest_nodes), IMPROVE_EXISTING -
+                                                                                   len(roomy)), replace=False)]
+                              if rest_nodes else [])
+        others = [s for s in order if s != t]
+        slots = {t} | set(others[:IMPROVE_NEW - 1]) if not others else \
+            {t} | {int(s) for s in rng.choice(others[:3 * IMPROVE_NEW], size=min(len(others), IMPROVE_NEW - 1),
+                                               replace=False)}
+        fresh = set()
+        for i, ss in by_offer.items():  # the next unopened slot of each cheaper offer (one as dear: the pods only move)
+            nxt = [s for s in ss if not vals[opened[s].index]]
+            if nxt and price[nxt[0]] < price[t]:
+                fresh.add(nxt[0])
+        slots |= fresh
+        rounds += 1
+        freed = {v.index for n in pick for _, v in by_node[n]} | {v.index for s in slots for _, v in by_slot[s]} | \
+            {opened[s].index for s in slots}
+        sub = m.clone()
+        proto = sub.proto
+        for idx in every:
+            if idx not in freed:
+                dom = proto.variables[idx].domain
+                dom[0] = vals[idx]
+                dom[1] = vals[idx]
+        sub.clear_hints()
+        for idx in sorted(freed):
+            sub.add_hint(sub.get_int_var_from_proto_index(idx), vals[idx])
+        # the load to drain: the target's and the fresh slots' (else the pods only move to a fresh slot of the offer)
+        target = sum(int(round(1000 * sum(greq[gi][k] / max(1, alloc[slot_offer[s], k]) for k in weigh))) *
+                     sub.get_int_var_from_proto_index(v.index) for s in {t} | fresh for gi, v in by_slot[s])
+        spend = sum(price[s] * sub.get_int_var_from_proto_index(opened[s].index) for s in slots)
+        sub.minimize(spend * 10_000 + target)
+        got = run(sub, params, min(IMPROVE_ROUND_SECONDS, end - time.perf_counter() - 0.5), interrupt=interrupt)
+        if got.values is None:
+            misses += 1
+            continue
+        before_cost, before_load = cost(vals), loads[t] if t in loads else load(t, vals)
+        for idx in freed:
+            vals[idx] = got.values[idx]
+        after_cost, after_load = cost(vals), load(t, vals)
+        misses = 0 if after_cost < before_cost or after_load < before_load - 1e-9 else misses + 1
+    return (vals if cost(vals) < start_cost else None), rounds
 
 
 def _rounded(glist, size, greq, free, alloc, cap_ex, cap_new, top, offers, slots, by_offer, price, limit, local,
@@ -605,6 +719,7 @@ def _rounded(glist, size, greq, free, alloc, cap_ex, cap_new, top, offers, slots
         # each existing node filled by a knapsack over the groups' values (whole pods, its own room), node by node
         opened: list[int] = []  # slot ids in opening order
         room: dict[int, np.ndarray] = {}
+        solved: dict[tuple, dict[int, int]] = {}
         cn: dict[tuple[int, int], int] = {}
         for (gi, n), k in (keep_ce.items() if quota is None else ()):
             ce[(gi, n)] = k
@@ -623,8 +738,13 @@ def _rounded(glist, size, greq, free, alloc, cap_ex, cap_new, top, offers, slots
             cand = [gi for gi in groups_on[n] if todo[gi] > 0 and value[gi] > 1e-9 and allowed(gi, node_zone[n]) > 0]
             if not cand:
                 continue
-            fill = _knapsack(cand, [min(top[(gi, n)], todo[gi], allowed(gi, node_zone[n])) for gi in cand],
-                             [value[gi] for gi in cand], [greq[gi] for gi in cand], left_ex[n])
+            most = [min(top[(gi, n)], todo[gi], allowed(gi, node_zone[n])) for gi in cand]
+            # nodes with the same room and the same most pods per group (identical nodes, pods still plenty) have
+            # the same best fill: solved once (at 200 nodes, 20 kinds of room: most knapsacks repeat)
+            key = (tuple(cand), tuple(most), left_ex[n].tobytes())
+            if key not in solved:
+                solved[key] = _knapsack(cand, most, [value[gi] for gi in cand], [greq[gi] for gi in cand], left_ex[n])
+            fill = solved[key]
             for gi, k in fill.items():
                 if k > 0:
                     ce[(gi, n)] = ce.get((gi, n), 0) + k
