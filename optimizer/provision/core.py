@@ -70,11 +70,11 @@ SOLVE_EXISTING_SHARE = 0.5  # solve's placement on the existing nodes runs only 
 RESERVE_SHARE = 0.1  # of the limit, kept for verifying and printing the answer (and a loaded machine's slack)
 # seconds per pod kept for the same, when more (verifying and printing 15,540 pods took 8-11 s at load 8)
 RESERVE_PER_POD = 0.75e-3
-BOUNDS_SHARE = 0.35  # of the time left after the relaxation: the bounds, before the searches
+BOUNDS_SHARE = 0.4  # of the time left after the relaxation: the bounds, before the searches
 # of the bounds' time: the pattern program (column generation; converges in 6-14 s at 200 nodes), before the integer
 # covering program (the rest, and what the pattern program leaves when it converges early), when the bounds have at
 # least PATTERN_MIN_SECONDS (else the covering program alone)
-PATTERN_SHARE = 0.75
+PATTERN_SHARE = 0.8
 PATTERN_MIN_SECONDS = 10.0
 BOUND_MIN_SECONDS = 2.0  # a covering program (build and HiGHS) runs only with this much time left
 SEARCH_MIN_SECONDS = 3.0  # the large-input search (solve's model and CP-SAT) only with this much, at least

@@ -53,11 +53,13 @@ from .search import add_type_limits
 
 LOCAL, ZONE, REST = "local", "zone", "rest"
 # of the joint model's time: its start (the relaxation and the knapsack fills, 3-7 s each at 200 nodes on a loaded
-# machine); enough for two fills (zone pods moved within their zones, and kept: each won on one shape of the
-# 200-node family), the rest for CP-SAT
-ROUNDING_SHARE = 0.45
+# machine); two fills run (zone pods moved within their zones, and kept: each won on one shape of the 200-node
+# family), the third (values by cpu and memory shares) only within this share: it lost on every row measured since
+# the improvement rounds came (2/plain 15.3 against 14.62, 1/spread 18.2 against 15.1), which take the rest
+ROUNDING_SHARE = 0.3
 # the improvement rounds after the first answer (_improve): each frees a few existing nodes and new nodes around
 # the least loaded new node and lets CP-SAT re-place their pods, the rest of the answer fixed
+KNAPSACK_SECONDS = 0.1  # one existing node's knapsack fill, at most (most end in 5-15 ms)
 IMPROVE_MIN_SECONDS = 1.0  # a round only with this much of the joint model's time left
 IMPROVE_ROUND_SECONDS = 1.5  # one round's CP-SAT run, at most
 IMPROVE_EXISTING = 16  # existing nodes freed per round: half the roomiest, half at random
@@ -491,6 +493,22 @@ def joint_search(base: Cluster, offers: Sequence[Offer], node_types: NodeTypes, 
         values, status = whole.values, whole.status
     if values is None:
         return None
+    if best is not None and best[0] < sum(price[s] * values[y.index] for s, y in opened.items()):
+        # a hint cheaper than CP-SAT's answer (the estimator's, where the relaxation's fill left more to buy): the
+        # improvement rounds start from it when it places every modelled pod on the model's slots
+        placed = defaultdict(int)
+        for (gi, _), k in list(best[1].items()) + list(best[2].items()):
+            placed[gi] += k
+        if all(placed[gi] == size[gi] for gi in range(len(glist))):
+            start = [0] * len(m.proto.variables)
+            for k, v in x_ex.items():
+                start[v.index] = best[1].get(k, 0)
+            for k, v in x_new.items():
+                start[v.index] = best[2].get(k, 0)
+            used = {s for (_, s), k in best[2].items() if k > 0}
+            for s, y in opened.items():
+                start[y.index] = int(s in used)
+            values, status = start, Status.FEASIBLE
     rounds = (0, 0.0, 0.0)
     # the improvement rounds end early enough for the caller's search of the rest pods (on solve's model)
     improve_end = started + limit - (max(3.0, 0.3 * limit) if rest else 0.0)
@@ -719,7 +737,7 @@ def _rounded(glist, size, greq, free, alloc, cap_ex, cap_new, top, offers, slots
         # each existing node filled by a knapsack over the groups' values (whole pods, its own room), node by node
         opened: list[int] = []  # slot ids in opening order
         room: dict[int, np.ndarray] = {}
-        solved: dict[tuple, dict[int, int]] = {}
+        solved: dict[bytes, list[tuple[dict[int, int], dict[int, int]]]] = {}
         cn: dict[tuple[int, int], int] = {}
         for (gi, n), k in (keep_ce.items() if quota is None else ()):
             ce[(gi, n)] = k
@@ -738,13 +756,19 @@ def _rounded(glist, size, greq, free, alloc, cap_ex, cap_new, top, offers, slots
             cand = [gi for gi in groups_on[n] if todo[gi] > 0 and value[gi] > 1e-9 and allowed(gi, node_zone[n]) > 0]
             if not cand:
                 continue
-            most = [min(top[(gi, n)], todo[gi], allowed(gi, node_zone[n])) for gi in cand]
-            # nodes with the same room and the same most pods per group (identical nodes, pods still plenty) have
-            # the same best fill: solved once (at 200 nodes, 20 kinds of room: most knapsacks repeat)
-            key = (tuple(cand), tuple(most), left_ex[n].tobytes())
-            if key not in solved:
-                solved[key] = _knapsack(cand, most, [value[gi] for gi in cand], [greq[gi] for gi in cand], left_ex[n])
-            fill = solved[key]
+            most = {gi: min(top[(gi, n)], todo[gi], allowed(gi, node_zone[n])) for gi in cand}
+            # the same room's best fill under looser bounds is still the best when it keeps within these (at 200
+            # nodes, 20 kinds of room: most knapsacks repeat, with fewer pods left of a group or two)
+            fill = None
+            for wider, best_fill in solved.get(left_ex[n].tobytes(), ()):
+                if all(k <= wider.get(gi, 0) for gi, k in most.items()) and \
+                        all(k <= most.get(gi, 0) for gi, k in best_fill.items() if k > 0):
+                    fill = best_fill
+                    break
+            if fill is None:
+                fill = _knapsack(cand, [most[gi] for gi in cand], [value[gi] for gi in cand], [greq[gi] for gi in cand],
+                                 left_ex[n])
+                solved.setdefault(left_ex[n].tobytes(), []).append((most, fill))
             for gi, k in fill.items():
                 if k > 0:
                     ce[(gi, n)] = ce.get((gi, n), 0) + k
@@ -845,17 +869,25 @@ def _knapsack(groups: list[int], most: list[int], value: list[float], req: list[
               ) -> dict[int, int]:
     """Whole pods of `groups` (at most `most` each, worth `value` each) that fit `room` (every resource), worth the
     most: one node's share of the existing room. CP-SAT, one worker, short (the answer is a starting point)."""
+    live = [i for i, k in enumerate(most) if k > 0 and value[i] > 0]  # (the others take no pod)
+    if not live:
+        return {}
     m = cp_model.CpModel()
-    xs = [m.new_int_var(0, int(k), f"x[{g}]") for g, k in zip(groups, most)]
+    xs = [m.new_int_var(0, int(most[i]), f"x[{groups[i]}]") for i in live]
     for r in range(len(room)):
-        terms = [(q[r], x) for q, x in zip(req, xs) if q[r] > 0]
-        if terms:
-            m.add(sum(q * x for q, x in terms) <= int(room[r]))
-    m.maximize(sum(int(round(v * 1e6)) * x for v, x in zip(value, xs)))
+        terms = [(int(req[i][r]), x) for i, x in zip(live, xs) if req[i][r] > 0]
+        if terms and sum(q * int(most[i]) for (q, _), i in zip(terms, [i for i in live if req[i][r] > 0])) > room[r]:
+            m.add(cp_model.LinearExpr.weighted_sum([x for _, x in terms], [q for q, _ in terms]) <= int(room[r]))
+    m.maximize(cp_model.LinearExpr.weighted_sum(xs, [int(round(value[i] * 1e6)) for i in live]))
     solver = cp_model.CpSolver()
     solver.parameters.num_workers = 1
     solver.parameters.max_deterministic_time = 0.5
     solver.parameters.catch_sigint_signal = False
+    # no symmetry detection nor probing: a third of the time on these small knapsacks (11 against 30 ms on 63
+    # groups, the same optimum), solved hundreds of times; without probing a rare one searches long: a wall cap
+    solver.parameters.symmetry_level = 0
+    solver.parameters.cp_model_probing_level = 0
+    solver.parameters.max_time_in_seconds = KNAPSACK_SECONDS
     if solver.solve(m) not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return {}
-    return {g: int(solver.value(x)) for g, x in zip(groups, xs)}
+    return {groups[i]: int(solver.value(x)) for i, x in zip(live, xs)}
