@@ -650,6 +650,7 @@ def _rounded(glist, size, greq, free, alloc, cap_ex, cap_new, top, offers, slots
     from scipy.sparse import coo_matrix
 
     deadline = time.perf_counter() + limit
+    hard_deadline = deadline + limit  # no knapsack after it (a loaded machine: an attempt started near the deadline)
     n_g, n_o, n_r = len(glist), len(offers), free.shape[1]
     cols: list[tuple] = []  # ("y", o) | ("x", g, n) | ("z", g, o)
     for o in range(n_o):
@@ -765,6 +766,8 @@ def _rounded(glist, size, greq, free, alloc, cap_ex, cap_new, top, offers, slots
                         all(k <= most.get(gi, 0) for gi, k in best_fill.items() if k > 0):
                     fill = best_fill
                     break
+            if fill is None and time.perf_counter() > hard_deadline:
+                fill = {}  # out of the fills' time: the first fit below places the pods left
             if fill is None:
                 fill = _knapsack(cand, [most[gi] for gi in cand], [value[gi] for gi in cand], [greq[gi] for gi in cand],
                                  left_ex[n])
