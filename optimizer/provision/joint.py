@@ -64,6 +64,9 @@ IMPROVE_MIN_SECONDS = 1.0  # a round only with this much of the joint model's ti
 IMPROVE_ROUND_SECONDS = 1.5  # one round's CP-SAT run, at most
 IMPROVE_EXISTING = 16  # existing nodes freed per round: half the roomiest, half at random
 IMPROVE_NEW = 4  # opened new nodes freed per round, the target among them
+# rounds in a row that neither made the answer cheaper nor drained a target (each of the three least loaded new
+# nodes tried twice): the rounds stop, and the time goes to the older search when the answer is not cheaper
+IMPROVE_GIVE_UP = 6
 
 
 @dataclass(frozen=True)
@@ -576,7 +579,7 @@ def _improve(m: cp_model.CpModel, params: SolverParams, values: list[int], x_ex:
     misses = 0
     rounds = 0
     nodes = sorted(by_node)
-    while end - time.perf_counter() > IMPROVE_MIN_SECONDS and not interrupt.is_set():
+    while end - time.perf_counter() > IMPROVE_MIN_SECONDS and not interrupt.is_set() and misses < IMPROVE_GIVE_UP:
         open_slots = [s for s, y in opened.items() if vals[y.index]]
         if not open_slots:
             break
