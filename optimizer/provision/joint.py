@@ -65,7 +65,8 @@ IMPROVE_ROUND_SECONDS = 1.5  # one round's CP-SAT run, at most
 IMPROVE_EXISTING = 16  # existing nodes freed per round: half the roomiest, half at random
 IMPROVE_NEW = 4  # opened new nodes freed per round, the target among them
 # rounds in a row that neither made the answer cheaper nor drained a target (each of the three least loaded new
-# nodes tried twice): the rounds stop, and the time goes to the older search when the answer is not cheaper
+# nodes tried twice): then targets at random, or, when the answer is not cheaper than the estimator's, the rounds
+# stop and the time goes to the older search
 IMPROVE_GIVE_UP = 6
 
 
@@ -516,8 +517,9 @@ def joint_search(base: Cluster, offers: Sequence[Offer], node_types: NodeTypes, 
     # the improvement rounds end early enough for the caller's search of the rest pods (on solve's model)
     improve_end = started + limit - (max(3.0, 0.3 * limit) if rest else 0.0)
     if not interrupt.is_set() and improve_end - time.perf_counter() > IMPROVE_MIN_SECONDS:
+        est_micro = sum(round(o.type.price * MICRO) * k for o, k in est.add)
         better, n_rounds = _improve(m, params, values, x_ex, x_new, opened, slot_list, by_offer, price, greq, free,
-                                    alloc, res_keys, improve_end, interrupt)
+                                    alloc, res_keys, improve_end, interrupt, est_micro if not est.pending else 0)
         before = sum(price[s] * values[y.index] for s, y in opened.items()) / MICRO
         rounds = (n_rounds, before, before)
         if better is not None:
@@ -548,14 +550,16 @@ def joint_search(base: Cluster, offers: Sequence[Offer], node_types: NodeTypes, 
 def _improve(m: cp_model.CpModel, params: SolverParams, values: list[int], x_ex: dict, x_new: dict, opened: dict,
              slot_list: list[tuple[int, int]], by_offer: dict[int, list[int]], price: dict[int, int],
              greq: list[tuple[int, ...]], free: np.ndarray, alloc: np.ndarray, res_keys: Sequence[str], end: float,
-             interrupt: Interrupt) -> tuple[list[int] | None, int]:
+             interrupt: Interrupt, give_up_above: int = 0) -> tuple[list[int] | None, int]:
     """Large-neighbourhood rounds on the joint model from an answer (`values`, by variable index): each round
     targets the least loaded new node, frees it, a few other new nodes (and the next unopened slot of every
     cheaper offer, so that a cheaper type can take over), and existing nodes (the roomiest and some at random), fixes
     every other count at the answer's, and lets CP-SAT minimise the cost first and the target's load second:
     rounds that cannot close the target yet move its pods into the room they find, and a later round closes it.
-    Every constraint of the model holds in every round (the fixed part is a solution's). The values improved (None
-    when no round made the answer cheaper) and the rounds run."""
+    Every constraint of the model holds in every round (the fixed part is a solution's). After IMPROVE_GIVE_UP
+    rounds in a row without progress the targets are drawn at random, and the rounds stop when the answer costs
+    `give_up_above` or more (the estimator's price: the caller's older search then has the time). The values
+    improved (None when no round made the answer cheaper) and the rounds run."""
     rng = np.random.default_rng(params.seed)
     vals = list(values)
     weigh = [k for k, r in enumerate(res_keys) if r != "pods"]
@@ -579,13 +583,16 @@ def _improve(m: cp_model.CpModel, params: SolverParams, values: list[int], x_ex:
     misses = 0
     rounds = 0
     nodes = sorted(by_node)
-    while end - time.perf_counter() > IMPROVE_MIN_SECONDS and not interrupt.is_set() and misses < IMPROVE_GIVE_UP:
+    while end - time.perf_counter() > IMPROVE_MIN_SECONDS and not interrupt.is_set():
+        if misses >= IMPROVE_GIVE_UP and cost(vals) >= give_up_above:
+            break  # stuck, and not cheaper than the estimator: the older search has the time left
         open_slots = [s for s, y in opened.items() if vals[y.index]]
         if not open_slots:
             break
         loads = {s: load(s, vals) for s in open_slots}
         order = sorted(open_slots, key=lambda s: (loads[s], s))
-        t = order[misses % min(len(order), 3)]
+        # the least loaded (the three in turn while rounds fail), any at random once they are stuck
+        t = order[misses % min(len(order), 3)] if misses < IMPROVE_GIVE_UP else int(rng.choice(order))
         o = slot_offer[t]
         last = max(s for s in by_offer[o] if vals[opened[s].index])
         if last != t:  # identical slots: the target's pods move to its offer's last opened slot, the one that may close
@@ -617,6 +624,7 @@ def _improve(m: cp_model.CpModel, params: SolverParams, values: list[int], x_ex:
         rounds += 1
         freed = {v.index for n in pick for _, v in by_node[n]} | {v.index for s in slots for _, v in by_slot[s]} | \
             {opened[s].index for s in slots}
+        before_cost, before_load = cost(vals), load(t, vals)  # (t's contents as swapped above)
         sub = m.clone()
         proto = sub.proto
         for idx in every:
@@ -636,7 +644,6 @@ def _improve(m: cp_model.CpModel, params: SolverParams, values: list[int], x_ex:
         if got.values is None:
             misses += 1
             continue
-        before_cost, before_load = cost(vals), loads[t] if t in loads else load(t, vals)
         for idx in freed:
             vals[idx] = got.values[idx]
         after_cost, after_load = cost(vals), load(t, vals)
