@@ -175,3 +175,75 @@ def test_the_joint_model_keeps_the_large_pods_on_the_existing_room_and_buys_for_
     assert a.cost == pytest.approx(1.0)
     assert any(n.startswith("joint model:") for n in a.notes)
     assert a.cost < a.estimator.cost()
+
+
+def _bin_model(free: list[int], sizes: list[int], reqs: list[int], slots: int, alloc: int, start: dict):
+    """A joint-shaped model on one resource: existing nodes with `free` room, groups of `sizes` pods of `reqs`
+    each, `slots` new slots of one offer (price 1) of `alloc`; `start`: slot -> pods per group (the answer the
+    rounds start from, every pod on new slots)."""
+    from ortools.sat.python import cp_model
+
+    m = cp_model.CpModel()
+    x_ex = {(g, n): m.new_int_var(0, sizes[g], f"x[{g},n{n}]") for g in range(len(sizes)) for n in range(len(free))}
+    x_new = {(g, s): m.new_int_var(0, sizes[g], f"x[{g},s{s}]") for g in range(len(sizes)) for s in range(slots)}
+    opened = {s: m.new_bool_var(f"open[s{s}]") for s in range(slots)}
+    for g in range(len(sizes)):
+        m.add(sum(v for (h, _), v in list(x_ex.items()) + list(x_new.items()) if h == g) == sizes[g])
+    for n in range(len(free)):
+        m.add(sum(reqs[g] * x_ex[(g, n)] for g in range(len(sizes))) <= free[n])
+    for s in range(slots):
+        m.add(sum(reqs[g] * x_new[(g, s)] for g in range(len(sizes))) <= alloc * opened[s])
+        m.add(sum(x_new[(g, s)] for g in range(len(sizes))) >= opened[s])
+    for a, b in zip(range(slots), range(1, slots)):
+        m.add(opened[a] >= opened[b])
+    m.minimize(sum(1_000_000 * y for y in opened.values()))
+    values = [0] * len(m.proto.variables)
+    for s, fill in start.items():
+        values[opened[s].index] = 1
+        for g, k in fill.items():
+            values[x_new[(g, s)].index] = k
+    return m, values, x_ex, x_new, opened
+
+
+def test_improvement_rounds_close_new_nodes_whose_pods_fit_the_existing_room():
+    """Every pod starts on three new nodes although two existing nodes have room for two nodes' worth: the rounds
+    move pods into that room and close the new nodes it frees; every constraint holds at the end."""
+    import time
+
+    import numpy as np
+
+    from podplan.optimizer.provision.joint import _improve
+    from podplan.optimizer.runner import NEVER
+
+    sizes, reqs = [4, 4], [3, 1]  # 4 pods of 3 cpu, 4 of 1 cpu: 16 cpu
+    start = {0: {0: 2}, 1: {0: 2, 1: 1}, 2: {1: 3}}  # 6 + 7 + 3 cpu on three nodes of 8
+    m, values, x_ex, x_new, opened = _bin_model([8, 8], sizes, reqs, 3, 8, start)
+    greq = [(r, 1) for r in reqs]
+    free = np.array([[8, 100], [8, 100]])
+    alloc = np.array([[8, 110]])
+    better, rounds = _improve(m, PARAMS, values, x_ex, x_new, opened, [(0, k) for k in range(3)], {0: [0, 1, 2]},
+                              {s: 1_000_000 for s in range(3)}, greq, free, alloc, ["cpu", "pods"],
+                              time.perf_counter() + 8, NEVER)
+    assert rounds >= 1 and better is not None
+    assert sum(better[y.index] for y in opened.values()) == 0  # 16 cpu fit the 16 of existing room exactly
+    for g, size in enumerate(sizes):
+        assert sum(better[v.index] for (h, _), v in list(x_ex.items()) + list(x_new.items()) if h == g) == size
+    for n in range(2):
+        assert sum(reqs[g] * better[x_ex[(g, n)].index] for g in range(2)) <= 8
+
+
+def test_improvement_rounds_keep_an_answer_they_cannot_improve():
+    """One new node holds what the existing room cannot: no round makes it cheaper, and None says so."""
+    import time
+
+    import numpy as np
+
+    from podplan.optimizer.provision.joint import _improve
+    from podplan.optimizer.runner import NEVER
+
+    sizes, reqs = [3], [3]  # 9 cpu, 2 of existing room (no pod fits there)
+    m, values, x_ex, x_new, opened = _bin_model([2], sizes, reqs, 2, 9, {0: {0: 3}})
+    better, rounds = _improve(m, PARAMS, values, x_ex, x_new, opened, [(0, 0), (0, 1)], {0: [0, 1]},
+                              {0: 1_000_000, 1: 1_000_000}, [(3, 1)], np.array([[2, 100]]), np.array([[9, 110]]),
+                              ["cpu", "pods"], time.perf_counter() + 3, NEVER)
+    assert better is None and rounds >= 1

@@ -70,14 +70,17 @@ SOLVE_EXISTING_SHARE = 0.5  # solve's placement on the existing nodes runs only 
 RESERVE_SHARE = 0.1  # of the limit, kept for verifying and printing the answer (and a loaded machine's slack)
 # seconds per pod kept for the same, when more (verifying and printing 15,540 pods took 8-11 s at load 8)
 RESERVE_PER_POD = 0.75e-3
-MIP_SHARE = 0.3  # of the time left after the relaxation: the covering program as an integer program
-# of the bounds' time: the pattern program (column generation; converges in 5-10 s at 200 nodes), after the integer
-# covering program (the rest), when the bounds have at least PATTERN_MIN_SECONDS (else the covering program alone)
-PATTERN_SHARE = 0.6
+BOUNDS_SHARE = 0.4  # of the time left after the relaxation: the bounds, before the searches
+# of the bounds' time: the pattern program (column generation; converges in 6-14 s at 200 nodes), before the integer
+# covering program (the rest, and what the pattern program leaves when it converges early), when the bounds have at
+# least PATTERN_MIN_SECONDS (else the covering program alone)
+PATTERN_SHARE = 0.8
 PATTERN_MIN_SECONDS = 10.0
 BOUND_MIN_SECONDS = 2.0  # a covering program (build and HiGHS) runs only with this much time left
 SEARCH_MIN_SECONDS = 3.0  # the large-input search (solve's model and CP-SAT) only with this much, at least
-JOINT_SHARE = 0.6  # of the time left after the estimator and the relaxation: the joint model (then the bound)
+# of the time left after the bounds: the joint model (its improvement rounds use what its first answer leaves; when
+# it finds none, the older search has the rest)
+JOINT_SHARE = 0.95
 
 
 class Impossible(Exception):
@@ -403,6 +406,31 @@ def _large(cluster: Cluster, base: Cluster, required: Sequence[Pod], below: dict
             kept = tuple(replace(p, node_name=on[p.key]) for p in required if p.key in on)
             return replace(base, pods=base.pods + kept, pending=tuple(p for p in required if p.key not in on))
 
+        if left() > BOUND_MIN_SECONDS and not interrupt.is_set():
+            # the bounds first, with a share of the time: the pattern program (each node a bin of whole pods:
+            # optimizer.provision.patterns; 6-14 s to converge at 200 nodes, and no bound before it nears that), then
+            # the integer covering program with what is left of the share (HiGHS's dual bound: 12.80 of its 12.82
+            # after 6 s on 2/plain at load 4; alone when the share is short). Before the searches, so that the
+            # joint model's improvement rounds can use every second left after them, and cut by the bound.
+            from .patterns import pattern_bound
+
+            share = left() * BOUNDS_SHARE
+            both = share >= PATTERN_MIN_SECONDS
+            bound_end = time.perf_counter() + share
+            pat = None
+            if both:
+                pat = pattern_bound(base, offers, node_types, profile, share * PATTERN_SHARE,
+                                    round(est_cost * MICRO) if math.isfinite(est_cost) else None)
+                lb = max(lb, pat.bound_micro)
+            if bound_end - time.perf_counter() > BOUND_MIN_SECONDS and not interrupt.is_set():
+                whole = cover_bound(base, offers, node_types, profile, bound_end - time.perf_counter())
+                lb = max(lb, whole.bound_micro)
+                covering = f"covering program {whole.bound_micro / MICRO:g}"
+            else:
+                covering = "no time left for the integer covering program"
+            if pat is not None:
+                notes.append(f"pattern bound {pat.bound_micro / MICRO:g} ({'converged' if pat.converged else 'stopped'},"
+                             f" {pat.columns} fillings, {pat.seconds:.1f}s); {covering}")
         # first the joint model (optimizer.provision.joint): which pods the existing nodes keep and what is bought,
         # decided together; verified here, and the older placements below only when it found nothing cheaper
         joint = _joint(cluster, base, offers, node_types, est, relaxed_counts or {}, lb, profile, policy, params,
@@ -429,26 +457,6 @@ def _large(cluster: Cluster, base: Cluster, required: Sequence[Pod], below: dict
                 check(base, solved, policy, profile)
                 tries.insert(0, (dict(solved.placements), other, "solve places them, largest first"))
                 need = {0: second, 1: need[0]}
-        if left() > BOUND_MIN_SECONDS and not interrupt.is_set():
-            # the integer covering program (HiGHS's dual bound: 12.80 of its 12.82 after 6 s on 2/plain at load 4),
-            # then, when the share allows, the pattern program (each node a bin of whole pods:
-            # optimizer.provision.patterns; 6-10 s to converge at 200 nodes, and no bound before it nears that);
-            # with the joint model's answer taken there is no other search left: the bounds take what is left
-            from .patterns import pattern_bound
-
-            share = left() * (MIP_SHARE if tries else 0.9)
-            both = share >= PATTERN_MIN_SECONDS
-            bound_end = time.perf_counter() + share
-            whole = cover_bound(base, offers, node_types, profile, max(0.5, share * (1 - PATTERN_SHARE) if both
-                                                                        else share))
-            lb = max(lb, whole.bound_micro)
-            if both and bound_end - time.perf_counter() > BOUND_MIN_SECONDS and not interrupt.is_set():
-                known = min([est_cost] + ([sum(o.type.price for o, _ in found.nodes)] if found is not None else []))
-                pat = pattern_bound(base, offers, node_types, profile, bound_end - time.perf_counter(),
-                                    round(known * MICRO) if math.isfinite(known) else None)
-                lb = max(lb, pat.bound_micro)
-                notes.append(f"pattern bound {pat.bound_micro / MICRO:g} ({'converged' if pat.converged else 'stopped'},"
-                             f" {pat.columns} fillings, {pat.seconds:.1f}s); covering program {whole.bound_micro / MICRO:g}")
         for t, (on_existing, fixed_cluster, how) in enumerate(tries):
             rest = fixed_cluster.pending
             if not rest:
@@ -547,7 +555,9 @@ def _joint(cluster: Cluster, base: Cluster, offers: Sequence[Offer], node_types:
         return None
     notes.append(f"joint model: {got.kinds.get('local', 0)} pods with per-node rules, {got.kinds.get('zone', 0)} "
                  f"with zone rules, {got.kinds.get('rest', 0)} left to kube-scheduler's placement or solve's model; "
-                 f"{cost:g} ({got.status}) in {time.perf_counter() - started:.1f}s")
+                 f"{cost:g} ({got.status}) in {time.perf_counter() - started:.1f}s"
+                 + (f"; {got.improved[0]} improvement rounds: {got.improved[1]:g} -> {got.improved[2]:g}"
+                    if got.improved[0] else ""))
     return Found(nodes, placements, Status.FEASIBLE)
 
 

@@ -53,9 +53,21 @@ from .search import add_type_limits
 
 LOCAL, ZONE, REST = "local", "zone", "rest"
 # of the joint model's time: its start (the relaxation and the knapsack fills, 3-7 s each at 200 nodes on a loaded
-# machine); enough for two fills (zone pods moved within their zones, and kept: each won on one shape of the
-# 200-node family), the rest for CP-SAT
-ROUNDING_SHARE = 0.45
+# machine); two fills run (zone pods moved within their zones, and kept: each won on one shape of the 200-node
+# family), the third (values by cpu and memory shares) only within this share: it lost on every row measured since
+# the improvement rounds came (2/plain 15.3 against 14.62, 1/spread 18.2 against 15.1), which take the rest
+ROUNDING_SHARE = 0.3
+# the improvement rounds after the first answer (_improve): each frees a few existing nodes and new nodes around
+# the least loaded new node and lets CP-SAT re-place their pods, the rest of the answer fixed
+KNAPSACK_SECONDS = 0.1  # one existing node's knapsack fill, at most (most end in 5-15 ms)
+IMPROVE_MIN_SECONDS = 1.0  # a round only with this much of the joint model's time left
+IMPROVE_ROUND_SECONDS = 1.5  # one round's CP-SAT run, at most
+IMPROVE_EXISTING = 16  # existing nodes freed per round: half the roomiest, half at random
+IMPROVE_NEW = 4  # opened new nodes freed per round, the target among them
+# rounds in a row that neither made the answer cheaper nor drained a target (each of the three least loaded new
+# nodes tried twice): then targets at random, or, when the answer is not cheaper than the estimator's, the rounds
+# stop and the time goes to the older search
+IMPROVE_GIVE_UP = 6
 
 
 @dataclass(frozen=True)
@@ -66,6 +78,7 @@ class Joint:
     status: Status  # the CP-SAT run's
     kinds: dict[str, int] = field(default_factory=dict)  # pods per kind (local, zone, rest)
     seconds: float = 0.0
+    improved: tuple[int, float, float] = (0, 0.0, 0.0)  # improvement rounds run, the cost before and after them
 
 
 def _term_namespaces(term, owner: Pod) -> frozenset[str] | None:
@@ -476,17 +489,43 @@ def joint_search(base: Cluster, offers: Sequence[Offer], node_types: NodeTypes, 
         if res.values is not None:
             vals = res.values
             hint(m, {k: vals[v.index] for k, v in x_ex.items()}, {k: vals[v.index] for k, v in x_new.items()})
-    if not interrupt.is_set():
-        whole = run(m, params, max(0.1, limit - (time.perf_counter() - started)), interrupt=interrupt)
-
-        def value(r) -> float:
-            return sum(price[s] * r.values[y.index] for s, y in opened.items()) if r.values is not None else np.inf
-
-        if res is None or value(whole) <= value(res):
-            res = whole
-    if res is None or res.values is None:
+    values = None if res is None else res.values
+    status = None if res is None else res.status
+    if values is None and not interrupt.is_set():
+        # (half of what is left: the rest for the improvement rounds, or, when it finds nothing, the older search)
+        whole = run(m, params, max(0.1, (limit - (time.perf_counter() - started)) * 0.5), interrupt=interrupt)
+        values, status = whole.values, whole.status
+    if values is None:
         return None
-    vals = res.values
+    if best is not None and best[0] < sum(price[s] * values[y.index] for s, y in opened.items()):
+        # a hint cheaper than CP-SAT's answer (the estimator's, where the relaxation's fill left more to buy): the
+        # improvement rounds start from it when it places every modelled pod on the model's slots
+        placed = defaultdict(int)
+        for (gi, _), k in list(best[1].items()) + list(best[2].items()):
+            placed[gi] += k
+        if all(placed[gi] == size[gi] for gi in range(len(glist))):
+            start = [0] * len(m.proto.variables)
+            for k, v in x_ex.items():
+                start[v.index] = best[1].get(k, 0)
+            for k, v in x_new.items():
+                start[v.index] = best[2].get(k, 0)
+            used = {s for (_, s), k in best[2].items() if k > 0}
+            for s, y in opened.items():
+                start[y.index] = int(s in used)
+            values, status = start, Status.FEASIBLE
+    rounds = (0, 0.0, 0.0)
+    # the improvement rounds end early enough for the caller's search of the rest pods (on solve's model)
+    improve_end = started + limit - (max(3.0, 0.3 * limit) if rest else 0.0)
+    if not interrupt.is_set() and improve_end - time.perf_counter() > IMPROVE_MIN_SECONDS:
+        est_micro = sum(round(o.type.price * MICRO) * k for o, k in est.add)
+        better, n_rounds = _improve(m, params, values, x_ex, x_new, opened, slot_list, by_offer, price, greq, free,
+                                    alloc, res_keys, improve_end, interrupt, est_micro if not est.pending else 0)
+        before = sum(price[s] * values[y.index] for s, y in opened.items()) / MICRO
+        rounds = (n_rounds, before, before)
+        if better is not None:
+            values, status = better, Status.FEASIBLE
+            rounds = (n_rounds, before, sum(price[s] * values[y.index] for s, y in opened.items()) / MICRO)
+    vals = values
     seq: dict[int, int] = defaultdict(int)
     rename: dict[int, str] = {}
     taken = set(existing_names)
@@ -505,8 +544,111 @@ def joint_search(base: Cluster, offers: Sequence[Offer], node_types: NodeTypes, 
         for _ in range(vals[v.index]):
             placements[queue[gi].pop(0).key] = rename[s]
     kinds = {k: sum(c.size for c in classes if kind[c.index] == k) for k in (LOCAL, ZONE, REST)}
-    return Joint(nodes, placements, rest, res.status, kinds, time.perf_counter() - started)
+    return Joint(nodes, placements, rest, status, kinds, time.perf_counter() - started, rounds)
 
+
+def _improve(m: cp_model.CpModel, params: SolverParams, values: list[int], x_ex: dict, x_new: dict, opened: dict,
+             slot_list: list[tuple[int, int]], by_offer: dict[int, list[int]], price: dict[int, int],
+             greq: list[tuple[int, ...]], free: np.ndarray, alloc: np.ndarray, res_keys: Sequence[str], end: float,
+             interrupt: Interrupt, give_up_above: int = 0) -> tuple[list[int] | None, int]:
+    """Large-neighbourhood rounds on the joint model from an answer (`values`, by variable index): each round
+    targets the least loaded new node, frees it, a few other new nodes (and the next unopened slot of every
+    cheaper offer, so that a cheaper type can take over), and existing nodes (the roomiest and some at random), fixes
+    every other count at the answer's, and lets CP-SAT minimise the cost first and the target's load second:
+    rounds that cannot close the target yet move its pods into the room they find, and a later round closes it.
+    Every constraint of the model holds in every round (the fixed part is a solution's). After IMPROVE_GIVE_UP
+    rounds in a row without progress the targets are drawn at random, and the rounds stop when the answer costs
+    `give_up_above` or more (the estimator's price: the caller's older search then has the time). The values
+    improved (None when no round made the answer cheaper) and the rounds run."""
+    rng = np.random.default_rng(params.seed)
+    vals = list(values)
+    weigh = [k for k, r in enumerate(res_keys) if r != "pods"]
+    slot_offer = {s: i for s, (i, _) in enumerate(slot_list)}
+    by_node: dict[int, list[tuple[int, cp_model.IntVar]]] = defaultdict(list)
+    for (gi, n), v in x_ex.items():
+        by_node[n].append((gi, v))
+    by_slot: dict[int, list[tuple[int, cp_model.IntVar]]] = defaultdict(list)
+    for (gi, s), v in x_new.items():
+        by_slot[s].append((gi, v))
+    every = [v.index for v in x_ex.values()] + [v.index for v in x_new.values()] + [y.index for y in opened.values()]
+
+    def cost(vs: list[int]) -> int:
+        return sum(price[s] * vs[y.index] for s, y in opened.items())
+
+    def load(s: int, vs: list[int]) -> float:
+        o = slot_offer[s]
+        return sum(greq[gi][k] / max(1, alloc[o, k]) * vs[v.index] for gi, v in by_slot[s] for k in weigh)
+
+    start_cost = cost(vals)
+    misses = 0
+    rounds = 0
+    nodes = sorted(by_node)
+    while end - time.perf_counter() > IMPROVE_MIN_SECONDS and not interrupt.is_set():
+        if misses >= IMPROVE_GIVE_UP and cost(vals) >= give_up_above:
+            break  # stuck, and not cheaper than the estimator: the older search has the time left
+        open_slots = [s for s, y in opened.items() if vals[y.index]]
+        if not open_slots:
+            break
+        loads = {s: load(s, vals) for s in open_slots}
+        order = sorted(open_slots, key=lambda s: (loads[s], s))
+        # the least loaded (the three in turn while rounds fail), any at random once they are stuck
+        t = order[misses % min(len(order), 3)] if misses < IMPROVE_GIVE_UP else int(rng.choice(order))
+        o = slot_offer[t]
+        last = max(s for s in by_offer[o] if vals[opened[s].index])
+        if last != t:  # identical slots: the target's pods move to its offer's last opened slot, the one that may close
+            mine = {gi: v for gi, v in by_slot[t]}
+            theirs = {gi: v for gi, v in by_slot[last]}
+            for gi in set(mine) & set(theirs):  # (the same groups: one offer's slots have the same bounds)
+                a, b = mine[gi], theirs[gi]
+                vals[a.index], vals[b.index] = vals[b.index], vals[a.index]
+            t = last
+        # existing nodes: half the roomiest, half at random
+        # (room: the share of a target node that fits in it, the scarcer resource deciding)
+        room = {n: min((free[n, k] - sum(greq[gi][k] * vals[v.index] for gi, v in by_node[n])) / max(1, alloc[o, k])
+                       for k in weigh) for n in nodes}
+        roomy = sorted(nodes, key=lambda n: (-room[n], n))[:IMPROVE_EXISTING // 2]
+        rest_nodes = [n for n in nodes if n not in set(roomy)]
+        pick = list(roomy) + ([int(n) for n in rng.choice(rest_nodes, size=min(len(rest_nodes), IMPROVE_EXISTING -
+                                                                                   len(roomy)), replace=False)]
+                              if rest_nodes else [])
+        others = [s for s in order if s != t]
+        slots = {t} | set(others[:IMPROVE_NEW - 1]) if not others else \
+            {t} | {int(s) for s in rng.choice(others[:3 * IMPROVE_NEW], size=min(len(others), IMPROVE_NEW - 1),
+                                               replace=False)}
+        fresh = set()
+        for i, ss in by_offer.items():  # the next unopened slot of each cheaper offer (one as dear: the pods only move)
+            nxt = [s for s in ss if not vals[opened[s].index]]
+            if nxt and price[nxt[0]] < price[t]:
+                fresh.add(nxt[0])
+        slots |= fresh
+        rounds += 1
+        freed = {v.index for n in pick for _, v in by_node[n]} | {v.index for s in slots for _, v in by_slot[s]} | \
+            {opened[s].index for s in slots}
+        before_cost, before_load = cost(vals), load(t, vals)  # (t's contents as swapped above)
+        sub = m.clone()
+        proto = sub.proto
+        for idx in every:
+            if idx not in freed:
+                dom = proto.variables[idx].domain
+                dom[0] = vals[idx]
+                dom[1] = vals[idx]
+        sub.clear_hints()
+        for idx in sorted(freed):
+            sub.add_hint(sub.get_int_var_from_proto_index(idx), vals[idx])
+        # the load to drain: the target's and the fresh slots' (else the pods only move to a fresh slot of the offer)
+        target = sum(int(round(1000 * sum(greq[gi][k] / max(1, alloc[slot_offer[s], k]) for k in weigh))) *
+                     sub.get_int_var_from_proto_index(v.index) for s in {t} | fresh for gi, v in by_slot[s])
+        spend = sum(price[s] * sub.get_int_var_from_proto_index(opened[s].index) for s in slots)
+        sub.minimize(spend * 10_000 + target)
+        got = run(sub, params, min(IMPROVE_ROUND_SECONDS, end - time.perf_counter() - 0.5), interrupt=interrupt)
+        if got.values is None:
+            misses += 1
+            continue
+        for idx in freed:
+            vals[idx] = got.values[idx]
+        after_cost, after_load = cost(vals), load(t, vals)
+        misses = 0 if after_cost < before_cost or after_load < before_load - 1e-9 else misses + 1
+    return (vals if cost(vals) < start_cost else None), rounds
 
 
 def _rounded(glist, size, greq, free, alloc, cap_ex, cap_new, top, offers, slots, by_offer, price, limit, local,
@@ -518,6 +660,7 @@ def _rounded(glist, size, greq, free, alloc, cap_ex, cap_new, top, offers, slots
     from scipy.sparse import coo_matrix
 
     deadline = time.perf_counter() + limit
+    hard_deadline = deadline + limit  # no knapsack after it (a loaded machine: an attempt started near the deadline)
     n_g, n_o, n_r = len(glist), len(offers), free.shape[1]
     cols: list[tuple] = []  # ("y", o) | ("x", g, n) | ("z", g, o)
     for o in range(n_o):
@@ -605,6 +748,7 @@ def _rounded(glist, size, greq, free, alloc, cap_ex, cap_new, top, offers, slots
         # each existing node filled by a knapsack over the groups' values (whole pods, its own room), node by node
         opened: list[int] = []  # slot ids in opening order
         room: dict[int, np.ndarray] = {}
+        solved: dict[bytes, list[tuple[dict[int, int], dict[int, int]]]] = {}
         cn: dict[tuple[int, int], int] = {}
         for (gi, n), k in (keep_ce.items() if quota is None else ()):
             ce[(gi, n)] = k
@@ -623,8 +767,21 @@ def _rounded(glist, size, greq, free, alloc, cap_ex, cap_new, top, offers, slots
             cand = [gi for gi in groups_on[n] if todo[gi] > 0 and value[gi] > 1e-9 and allowed(gi, node_zone[n]) > 0]
             if not cand:
                 continue
-            fill = _knapsack(cand, [min(top[(gi, n)], todo[gi], allowed(gi, node_zone[n])) for gi in cand],
-                             [value[gi] for gi in cand], [greq[gi] for gi in cand], left_ex[n])
+            most = {gi: min(top[(gi, n)], todo[gi], allowed(gi, node_zone[n])) for gi in cand}
+            # the same room's best fill under looser bounds is still the best when it keeps within these (at 200
+            # nodes, 20 kinds of room: most knapsacks repeat, with fewer pods left of a group or two)
+            fill = None
+            for wider, best_fill in solved.get(left_ex[n].tobytes(), ()):
+                if all(k <= wider.get(gi, 0) for gi, k in most.items()) and \
+                        all(k <= most.get(gi, 0) for gi, k in best_fill.items() if k > 0):
+                    fill = best_fill
+                    break
+            if fill is None and time.perf_counter() > hard_deadline:
+                fill = {}  # out of the fills' time: the first fit below places the pods left
+            if fill is None:
+                fill = _knapsack(cand, [most[gi] for gi in cand], [value[gi] for gi in cand], [greq[gi] for gi in cand],
+                                 left_ex[n])
+                solved.setdefault(left_ex[n].tobytes(), []).append((most, fill))
             for gi, k in fill.items():
                 if k > 0:
                     ce[(gi, n)] = ce.get((gi, n), 0) + k
@@ -725,17 +882,25 @@ def _knapsack(groups: list[int], most: list[int], value: list[float], req: list[
               ) -> dict[int, int]:
     """Whole pods of `groups` (at most `most` each, worth `value` each) that fit `room` (every resource), worth the
     most: one node's share of the existing room. CP-SAT, one worker, short (the answer is a starting point)."""
+    live = [i for i, k in enumerate(most) if k > 0 and value[i] > 0]  # (the others take no pod)
+    if not live:
+        return {}
     m = cp_model.CpModel()
-    xs = [m.new_int_var(0, int(k), f"x[{g}]") for g, k in zip(groups, most)]
+    xs = [m.new_int_var(0, int(most[i]), f"x[{groups[i]}]") for i in live]
     for r in range(len(room)):
-        terms = [(q[r], x) for q, x in zip(req, xs) if q[r] > 0]
-        if terms:
-            m.add(sum(q * x for q, x in terms) <= int(room[r]))
-    m.maximize(sum(int(round(v * 1e6)) * x for v, x in zip(value, xs)))
+        terms = [(int(req[i][r]), x) for i, x in zip(live, xs) if req[i][r] > 0]
+        if terms and sum(q * int(most[i]) for (q, _), i in zip(terms, [i for i in live if req[i][r] > 0])) > room[r]:
+            m.add(cp_model.LinearExpr.weighted_sum([x for _, x in terms], [q for q, _ in terms]) <= int(room[r]))
+    m.maximize(cp_model.LinearExpr.weighted_sum(xs, [int(round(value[i] * 1e6)) for i in live]))
     solver = cp_model.CpSolver()
     solver.parameters.num_workers = 1
     solver.parameters.max_deterministic_time = 0.5
     solver.parameters.catch_sigint_signal = False
+    # no symmetry detection nor probing: a third of the time on these small knapsacks (11 against 30 ms on 63
+    # groups, the same optimum), solved hundreds of times; without probing a rare one searches long: a wall cap
+    solver.parameters.symmetry_level = 0
+    solver.parameters.cp_model_probing_level = 0
+    solver.parameters.max_time_in_seconds = KNAPSACK_SECONDS
     if solver.solve(m) not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return {}
-    return {g: int(solver.value(x)) for g, x in zip(groups, xs)}
+    return {groups[i]: int(solver.value(x)) for i, x in zip(live, xs)}
