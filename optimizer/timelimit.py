@@ -76,6 +76,13 @@ MAX_SLOWDOWN = 4.0
 MIN_MEASURED_SECONDS = 1.0  # too short to say anything: 1.0
 
 
+# A process older than this many seconds, and more than EXEC_GUARD_RATIO times the CPU seconds it has used, was
+# started before it became podplan (see _process_age). Python's start-up at load 6-9 on 2 cores took 5-8 s of wall
+# time for 1-2 s of CPU.
+EXEC_GUARD_SECONDS = 20.0
+EXEC_GUARD_RATIO = 10.0
+
+
 def _process_age() -> float:
     """Seconds since this process started, when it is the podplan command itself (Python's start-up and imports
     took 5-8 s of wall time on the loaded 2-core machine, and --time-limit is a promise for the whole command);
@@ -89,9 +96,21 @@ def _process_age() -> float:
             ticks = int(f.read().rsplit(")", 1)[1].split()[19])  # field 22: start time, clock ticks after boot
         with open("/proc/uptime", encoding="ascii") as f:
             uptime = float(f.read().split()[0])
-        return max(0.0, uptime - ticks / os.sysconf("SC_CLK_TCK"))
+        age = max(0.0, uptime - ticks / os.sysconf("SC_CLK_TCK"))
     except (OSError, ValueError, IndexError):
         return 0.0
+    # The start time is the process's, not the program's: a shell exec's the last command of `bash -c 'a && b'`
+    # in its own process, so the README's `python3 -m venv ... && pip install ... && podplan solve ...` began
+    # 77 s before podplan did (its auto limit counted the install as reading, and greedy's plan was kept). Python's
+    # start-up and imports are CPU work: an age far beyond the CPU this process has used is time spent before it
+    # became podplan, and the command then counts from now.
+    return program_age(age, time.process_time())
+
+
+def program_age(process_age: float, cpu_seconds: float) -> float:
+    """How long this process has been the podplan program: its age, unless that is far beyond the CPU it has
+    used (then it became podplan later, by an exec, and the command counts from now: 0)."""
+    return process_age if process_age <= max(EXEC_GUARD_SECONDS, EXEC_GUARD_RATIO * cpu_seconds) else 0.0
 
 
 def begin_command() -> None:

@@ -297,3 +297,16 @@ print(idle[0], idle[1], slowdown(), reserve(cluster, 60))
     assert slow_factor >= min(4.0, busy_factor + 3.5 / 1.5 * 0.9)
     assert slow_reserve > busy_reserve or busy_reserve >= 30
     assert slow_reserve <= 30  # at most half the limit
+
+
+@pytest.mark.parametrize("age, cpu, counted", [
+    (1.2, 0.9, 1.2),     # a quiet start: Python's start-up and imports count
+    (8.0, 1.5, 8.0),     # a loaded machine: 5-8 s of wall time for the same imports still count
+    (77.0, 0.6, 0.0),    # `bash -c '... && pip install ... && podplan solve'`: the shell's 77 s are not podplan's
+    (30.0, 4.0, 30.0),   # a long start that did CPU work all along
+], ids=["a quiet start counts", "a loaded start counts", "a shell that exec'd podplan last does not count",
+        "a long start with the CPU work to show for it counts"])
+def test_the_limit_counts_from_when_the_process_became_podplan(age: float, cpu: float, counted: float) -> None:
+    from podplan.optimizer.timelimit import program_age
+
+    assert program_age(age, cpu) == counted
