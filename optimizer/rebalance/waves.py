@@ -55,10 +55,7 @@ ORDER_LIMIT = 30  # waves up to which replacements with fewer feasible nodes are
 
 def _selectors(holder: Pod) -> tuple[Any, ...]:
     """The selectors of `holder`'s required (anti-)affinity terms and DoNotSchedule spread constraints."""
-    a = holder.affinity
-    sels = [t.label_selector for t in a.pod_required + a.anti_required]
-    sels += [c.label_selector for c in holder.spread_constraints if c.when_unsatisfiable == "DoNotSchedule"]
-    return tuple(s for s in sels if s is not None)
+    return tuple(sel for sel, _, _ in _counting_terms(holder))
 
 
 def _sees(holder: Pod, pod: Pod) -> bool:
