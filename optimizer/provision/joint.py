@@ -497,7 +497,7 @@ def joint_search(base: Cluster, offers: Sequence[Offer], node_types: NodeTypes, 
         values, status = whole.values, whole.status
     if values is None:
         return None
-    if best is not None and best[0] < sum(price[s] * values[y.index] for s, y in opened.items()):
+    if best is not None and best[0] < _cost(values, opened, price):
         # a hint cheaper than CP-SAT's answer (the estimator's, where the relaxation's fill left more to buy): the
         # improvement rounds start from it when it places every modelled pod on the model's slots
         placed = defaultdict(int)
@@ -520,11 +520,11 @@ def joint_search(base: Cluster, offers: Sequence[Offer], node_types: NodeTypes, 
         est_micro = sum(round(o.type.price * MICRO) * k for o, k in est.add)
         better, n_rounds = _improve(m, params, values, x_ex, x_new, opened, slot_list, by_offer, price, greq, free,
                                     alloc, res_keys, improve_end, interrupt, est_micro if not est.pending else 0)
-        before = sum(price[s] * values[y.index] for s, y in opened.items()) / MICRO
+        before = _cost(values, opened, price) / MICRO
         rounds = (n_rounds, before, before)
         if better is not None:
             values, status = better, Status.FEASIBLE
-            rounds = (n_rounds, before, sum(price[s] * values[y.index] for s, y in opened.items()) / MICRO)
+            rounds = (n_rounds, before, _cost(values, opened, price) / MICRO)
     vals = values
     seq: dict[int, int] = defaultdict(int)
     rename: dict[int, str] = {}
@@ -545,6 +545,11 @@ def joint_search(base: Cluster, offers: Sequence[Offer], node_types: NodeTypes, 
             placements[queue[gi].pop(0).key] = rename[s]
     kinds = {k: sum(c.size for c in classes if kind[c.index] == k) for k in (LOCAL, ZONE, REST)}
     return Joint(nodes, placements, rest, status, kinds, time.perf_counter() - started, rounds)
+
+
+def _cost(values: Sequence[int], opened: dict, price: dict[int, int]) -> int:
+    """The price (in MICRO units) of the new nodes an answer (`values`, by variable index) opens."""
+    return sum(price[s] * values[y.index] for s, y in opened.items())
 
 
 def _improve(m: cp_model.CpModel, params: SolverParams, values: list[int], x_ex: dict, x_new: dict, opened: dict,
@@ -572,19 +577,16 @@ def _improve(m: cp_model.CpModel, params: SolverParams, values: list[int], x_ex:
         by_slot[s].append((gi, v))
     every = [v.index for v in x_ex.values()] + [v.index for v in x_new.values()] + [y.index for y in opened.values()]
 
-    def cost(vs: list[int]) -> int:
-        return sum(price[s] * vs[y.index] for s, y in opened.items())
-
     def load(s: int, vs: list[int]) -> float:
         o = slot_offer[s]
         return sum(greq[gi][k] / max(1, alloc[o, k]) * vs[v.index] for gi, v in by_slot[s] for k in weigh)
 
-    start_cost = cost(vals)
+    start_cost = _cost(vals, opened, price)
     misses = 0
     rounds = 0
     nodes = sorted(by_node)
     while end - time.perf_counter() > IMPROVE_MIN_SECONDS and not interrupt.is_set():
-        if misses >= IMPROVE_GIVE_UP and cost(vals) >= give_up_above:
+        if misses >= IMPROVE_GIVE_UP and _cost(vals, opened, price) >= give_up_above:
             break  # stuck, and not cheaper than the estimator: the older search has the time left
         open_slots = [s for s, y in opened.items() if vals[y.index]]
         if not open_slots:
@@ -607,14 +609,14 @@ def _improve(m: cp_model.CpModel, params: SolverParams, values: list[int], x_ex:
         room = {n: min((free[n, k] - sum(greq[gi][k] * vals[v.index] for gi, v in by_node[n])) / max(1, alloc[o, k])
                        for k in weigh) for n in nodes}
         roomy = sorted(nodes, key=lambda n: (-room[n], n))[:IMPROVE_EXISTING // 2]
-        rest_nodes = [n for n in nodes if n not in set(roomy)]
+        chosen = set(roomy)
+        rest_nodes = [n for n in nodes if n not in chosen]
         pick = list(roomy) + ([int(n) for n in rng.choice(rest_nodes, size=min(len(rest_nodes), IMPROVE_EXISTING -
                                                                                    len(roomy)), replace=False)]
                               if rest_nodes else [])
         others = [s for s in order if s != t]
-        slots = {t} | set(others[:IMPROVE_NEW - 1]) if not others else \
-            {t} | {int(s) for s in rng.choice(others[:3 * IMPROVE_NEW], size=min(len(others), IMPROVE_NEW - 1),
-                                               replace=False)}
+        slots = {t} | ({int(s) for s in rng.choice(others[:3 * IMPROVE_NEW], size=min(len(others), IMPROVE_NEW - 1),
+                                                    replace=False)} if others else set())
         fresh = set()
         for i, ss in by_offer.items():  # the next unopened slot of each cheaper offer (one as dear: the pods only move)
             nxt = [s for s in ss if not vals[opened[s].index]]
@@ -624,7 +626,7 @@ def _improve(m: cp_model.CpModel, params: SolverParams, values: list[int], x_ex:
         rounds += 1
         freed = {v.index for n in pick for _, v in by_node[n]} | {v.index for s in slots for _, v in by_slot[s]} | \
             {opened[s].index for s in slots}
-        before_cost, before_load = cost(vals), load(t, vals)  # (t's contents as swapped above)
+        before_cost, before_load = _cost(vals, opened, price), load(t, vals)  # (t's contents as swapped above)
         sub = m.clone()
         proto = sub.proto
         for idx in every:
@@ -646,9 +648,9 @@ def _improve(m: cp_model.CpModel, params: SolverParams, values: list[int], x_ex:
             continue
         for idx in freed:
             vals[idx] = got.values[idx]
-        after_cost, after_load = cost(vals), load(t, vals)
+        after_cost, after_load = _cost(vals, opened, price), load(t, vals)
         misses = 0 if after_cost < before_cost or after_load < before_load - 1e-9 else misses + 1
-    return (vals if cost(vals) < start_cost else None), rounds
+    return (vals if _cost(vals, opened, price) < start_cost else None), rounds
 
 
 def _rounded(glist, size, greq, free, alloc, cap_ex, cap_new, top, offers, slots, by_offer, price, limit, local,
@@ -888,9 +890,10 @@ def _knapsack(groups: list[int], most: list[int], value: list[float], req: list[
     m = cp_model.CpModel()
     xs = [m.new_int_var(0, int(most[i]), f"x[{groups[i]}]") for i in live]
     for r in range(len(room)):
-        terms = [(int(req[i][r]), x) for i, x in zip(live, xs) if req[i][r] > 0]
-        if terms and sum(q * int(most[i]) for (q, _), i in zip(terms, [i for i in live if req[i][r] > 0])) > room[r]:
-            m.add(cp_model.LinearExpr.weighted_sum([x for _, x in terms], [q for q, _ in terms]) <= int(room[r]))
+        terms = [(int(req[i][r]), int(most[i]), x) for i, x in zip(live, xs) if req[i][r] > 0]
+        # (a resource that the most of every group would not exhaust needs no constraint)
+        if terms and sum(q * k for q, k, _ in terms) > room[r]:
+            m.add(cp_model.LinearExpr.weighted_sum([x for *_, x in terms], [q for q, *_ in terms]) <= int(room[r]))
     m.maximize(cp_model.LinearExpr.weighted_sum(xs, [int(round(value[i] * 1e6)) for i in live]))
     solver = cp_model.CpSolver()
     solver.parameters.num_workers = 1
