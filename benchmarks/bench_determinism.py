@@ -107,7 +107,7 @@ def main() -> None:
                 # it did not cut
                 if cut == "no":
                     first = first or text
-                same = "yes" if text == first else ("cut, may differ" if cut != "no" or first is None else "NO")
+                same = "yes" if text == first else ("cut, may differ" if cut != "no" else "NO")
                 said = "; ".join(n for n in notes if n.startswith(("time: ", "greedy's plan kept", "warm start:")))
                 print(f"| {i} | {w} | {before} | {doc['status']} | {doc['objective']['placed']} | "
                       f"{doc['objective']['preference']} | {doc['bound'].get('preference')} | {wall:.0f} | {cut} | "
