@@ -26,6 +26,14 @@ from typing import Any
 import yaml
 from yaml.nodes import ScalarNode
 
+try:  # the loop over the lines, compiled where the installation could (see models/_blockloop.c)
+    from . import _blockloop
+except ImportError:
+    _blockloop = None
+
+# Whether _parse runs the compiled loop when it is there (tests compare the two by switching it).
+COMPILED = True
+
 STR = "tag:yaml.org,2002:str"
 # Characters PyYAML refuses or treats as line breaks, and the ones this reader leaves to it (tab, CR, BOM).
 # (U+2028 and U+2029 are line breaks to PyYAML, as NEL U+0085 is.)
@@ -57,8 +65,17 @@ class _Scalars:
     def __init__(self) -> None:
         self.loader = yaml.SafeLoader("")
         self.memo: dict[str, Any] = {}
+        # The first characters some implicit resolver looks at: PyYAML's resolve() gives a text starting with any
+        # other character the string tag without matching a pattern (most names, at 1 to 3 µs each). None when a
+        # resolver looks at every text, or paths decide.
+        resolvers = self.loader.yaml_implicit_resolvers
+        self.resolved_firsts = None if None in resolvers or self.loader.yaml_path_resolvers else frozenset(resolvers)
 
     def value(self, text: str) -> Any:
+        firsts = self.resolved_firsts
+        if firsts is not None and text and text[0] not in firsts:
+            self.memo[text] = text
+            return text
         tag = self.loader.resolve(ScalarNode, text, (True, False))
         if tag == STR:
             value: Any = text
@@ -251,17 +268,24 @@ class _Lines:
 def _parse(lines: list[str], scalars: _Scalars) -> list[Any]:
     """Every document of the stream's lines: one loop over the lines with a stack of the open collections,
     each at its indentation; what a line is comes from _Lines."""
-    docs: list[Any] = []
     classify = _Lines(scalars)
-    # Each distinct line is classified once, up front; then every line's _Line is taken by one C-level map. A line
-    # this reader does not take raises NotMine only if the loop below reaches it (a literal block's lines are
-    # text, whatever they look like).
+    # Each distinct line is classified once, up front. A line this reader does not take raises NotMine only if
+    # the loop reaches it (a literal block's lines are text, whatever they look like).
     for line in set(lines):
         try:
             classify(line)
         except NotMine:
             classify.seen[line] = _REFUSED
-    infos = list(map(classify.seen.__getitem__, lines))
+    if _blockloop is not None and COMPILED:
+        return _blockloop.build(lines, classify.seen, _literal, NotMine, _DEPTH)
+    return _build(lines, classify.seen)
+
+
+def _build(lines: list[str], seen: dict[str, _Line]) -> list[Any]:
+    """The loop over the lines (the reference of models/_blockloop.c, which podplan runs where it was compiled).
+    Every line's _Line is taken by one C-level map."""
+    docs: list[Any] = []
+    infos = list(map(seen.__getitem__, lines))
     SKIP, DOC, ITEM, ITEM_MAP, KEY, REFUSED = _SKIP, _DOC, _ITEM, _ITEM_MAP, _KEY, _REFUSED[0]
     PENDING, SCALAR, NEW_DICT, NEW_LIST = _PENDING, _SCALAR, _NEW_DICT, _NEW_LIST
     stack: list[tuple[int, Any]] = []  # (indentation, dict or list) of each open collection

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import math
+import os
 from typing import Any
 
 import pytest
@@ -32,14 +33,36 @@ def reference(text: str) -> list[Any] | Exception:
         return exc
 
 
+def python_loop(text: str) -> list[Any] | None:
+    """The reader's answer with its loop in Python (blockyaml._build), the compiled one switched off."""
+    blockyaml.COMPILED = False
+    try:
+        return blockyaml.load_all(text)
+    finally:
+        blockyaml.COMPILED = True
+
+
 def agrees(text: str) -> list[Any] | None:
-    """The reader's answer, checked against PyYAML's: the same documents, or None."""
+    """The reader's answer, checked against PyYAML's: the same documents, or None; and the same answer from
+    the compiled loop (models/_blockloop.c, where it was built) as from the Python loop."""
     fast = blockyaml.load_all(text)
     expected = reference(text)
     if fast is not None:
         assert not isinstance(expected, Exception), f"accepted what PyYAML rejects: {expected}"
         assert same(fast, expected)
+    if blockyaml._blockloop is not None:
+        by_python = python_loop(text)
+        assert (fast is None) == (by_python is None), "the compiled loop and the Python loop disagree"
+        if fast is not None:
+            assert same(fast, by_python)
     return fast
+
+
+@pytest.mark.skipif(not os.environ.get("PODPLAN_REQUIRE_COMPILED"), reason="the compiled loop is optional")
+def test_the_installation_compiled_the_line_readers_loop() -> None:
+    # CI sets PODPLAN_REQUIRE_COMPILED: there, a build that silently fell back to Python would leave the compiled
+    # loop untested by every test above
+    assert blockyaml._blockloop is not None
 
 
 @pytest.mark.parametrize("profile", ["production", "mixed", "gpu"])
