@@ -460,11 +460,22 @@ def _joint_linear(problem: Problem, comp: Component, policy: Policy,
     from scipy.optimize import linprog
     from scipy.sparse import coo_matrix
 
+    # Under a deterministic clock the wall deadline caps building the LP as it caps solving it (at 5,000 nodes the
+    # build alone took 130 s of a 300 s limit): a bound given up is not a wrong one (the per-class bound stands),
+    # but another run may get it, so it is recorded as a cut.
+    clk = clock()
+
+    def stop() -> bool:
+        """Ctrl-C raises _Stopped (the plan's bounds unknown); the wall clock run out gives the LP up (True)."""
+        if interrupt.is_set():
+            raise _Stopped
+        return clk is not None and clk.wall_over("the preference bound's LP")
+
     every: dict[int, tuple[np.ndarray, np.ndarray]] = {}
     met_at = np.zeros(len(problem.nodes), dtype=bool)  # nodes where an affinity term pays for sure
     for c in comp.classes:
-        if interrupt.is_set():
-            raise _Stopped
+        if stop():
+            return None
         gains, ub = linear_gains(problem, c, policy)
         met = _met_gains(problem, c, policy)
         if met is None:
@@ -490,8 +501,8 @@ def _joint_linear(problem: Problem, comp: Component, policy: Policy,
     pair_rows: list[tuple[list[int], float]] = []  # (a split column's two halves, its cap)
     spread_rows: list[tuple[int, np.ndarray, np.ndarray]] = []  # (class, spread domain per node, cap per domain)
     for c, (gains, ub) in every.items():
-        if interrupt.is_set():
-            raise _Stopped
+        if stop():
+            return None
         feas = problem.feasible[c]
         if not len(feas):
             continue
@@ -523,16 +534,22 @@ def _joint_linear(problem: Problem, comp: Component, policy: Policy,
                 size = problem.classes[c].size
                 used = feas[ub > 0]
                 low_nodes = used[np.isin(group_of[used], [g for _, g, gain, _ in mine if gain == low])]
+                # free domains per group, for every group at once (one np.unique over the class's nodes per
+                # column was 30 s at 5,000 nodes): the distinct (group, domain) pairs among nodes in free domains
+                at = codes[used]
+                free_at = ~taken[at] & (group_of[used] >= 0)
+                pairs = np.unique(group_of[used][free_at].astype(np.int64) * len(taken) + at[free_at])
+                free_in = np.bincount(pairs // len(taken), minlength=len(groups))
+                at_low = codes[low_nodes]
+                free_low = len(np.unique(at_low[~taken[at_low]]))
                 frees = []
                 for col in mine_cols:
-                    at = codes[used[group_of[used] == col[1]]] if col[1] >= 0 else codes[low_nodes]
-                    n_free = len(np.unique(at[~taken[at]]))
+                    n_free = int(free_in[col[1]]) if col[1] >= 0 else free_low
                     if n_free:
                         frees.append(len(cols))
                         pair_rows.append(([len(cols), len(cols) + 1], float(col[3])))  # the two share the cap
                         cols.append((col[0], col[1], col[2], min(col[3], n_free)))
                     cols.append((col[0], col[1], col[2] - m_a, col[3]))
-                at = codes[used]
                 # and no fewer pay than must (_guaranteed_anti_violations: one domain holds the extra pods)
                 must = _guaranteed_anti_violations(problem, c, term)
                 free_rows.append((frees, float(min(len(np.unique(at[~taken[at]])), size - must))))
@@ -548,8 +565,8 @@ def _joint_linear(problem: Problem, comp: Component, policy: Policy,
         if g >= 0:
             by_group[g].append(j)
     for g, js in sorted(by_group.items()):
-        if interrupt.is_set():
-            raise _Stopped
+        if stop():
+            return None
         members = groups[g]
         resources = {PODS} | {r for j in js for r in checked(problem.classes[cols[j][0]].rep.requests)}
         for r in sorted(resources):
@@ -574,14 +591,20 @@ def _joint_linear(problem: Problem, comp: Component, policy: Policy,
     for j, (c, g, _, _) in enumerate(cols):
         if g >= 0:
             by_class[c].append(j)
+    grouped = np.flatnonzero(group_of >= 0)
     for c, sc, cap in spread_rows:
-        if interrupt.is_set():
-            raise _Stopped
+        if stop():
+            return None
+        # each group's domain when all its nodes share one (the lowest and highest code over its nodes agree)
+        lowest = np.full(len(groups), np.iinfo(np.int64).max, dtype=np.int64)
+        highest = np.full(len(groups), np.iinfo(np.int64).min, dtype=np.int64)
+        np.minimum.at(lowest, group_of[grouped], sc[grouped])
+        np.maximum.at(highest, group_of[grouped], sc[grouped])
         per_domain: dict[int, list[int]] = defaultdict(list)
         for j in by_class[c]:
-            at = np.unique(sc[groups[cols[j][1]]])
-            if len(at) == 1 and at[0] >= 0:
-                per_domain[int(at[0])].append(j)
+            g = cols[j][1]
+            if lowest[g] == highest[g] and lowest[g] >= 0:
+                per_domain[int(lowest[g])].append(j)
         for d, js in sorted(per_domain.items()):
             if sum(cols[j][3] for j in js) > cap[d]:
                 rows_i.extend([row] * len(js))
@@ -599,13 +622,11 @@ def _joint_linear(problem: Problem, comp: Component, policy: Policy,
     a_eq = coo_matrix(([1.0] * len(eq_i), (eq_i, eq_j)), shape=(len(joint), len(cols))).tocsr()
     # HiGHS's interior point method (with its crossover to a vertex): at 5,000 nodes this LP has 420,000
     # columns, which the default dual simplex took 212 s of CPU to solve and the interior point 18 s (1,000
-    # nodes: 0.3 s either way). Under a deterministic clock the wall deadline caps it: a bound given up is not
-    # a wrong one (the per-class bound stands), but another run may get it, so it is recorded as a cut.
-    clk = clock()
+    # nodes: 0.3 s either way). Under a deterministic clock the wall deadline caps it as it capped the build.
     options: dict[str, Any] = {}
+    if stop():
+        return None
     if clk is not None:
-        if clk.wall_over("the preference bound's LP"):
-            return None
         options["time_limit"] = max(0.1, clk.wall_left())
     finished, res = interrupt.unless_set(
         lambda: linprog(c=[-gain for _, _, gain, _ in cols], A_ub=a_ub, b_ub=rhs, A_eq=a_eq, b_eq=eq_rhs,

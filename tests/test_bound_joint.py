@@ -82,3 +82,36 @@ def test_two_templates_preferring_one_small_zone_share_its_room() -> None:
     joint = _joint_linear(problem, comp, Policy())
     assert joint is not None and round(joint[0]) == 10  # two pods on n0, 5 each
     assert p_bound(cluster) == exhaustive_best(cluster, False)[1] == 10  # each class alone would claim 20
+
+
+def test_the_wall_clock_run_out_gives_the_joint_lp_up_and_says_so(monkeypatch) -> None:
+    # at 5,000 nodes building the LP took 130 s of a 300 s limit: the wall deadline caps the build as it caps
+    # the solve; the bound then falls back on the per-class form (looser, never wrong) and the plan notes the cut
+    import time
+
+    from podplan.optimizer.runner import Clock, clocked
+
+    nodes = (make_node("n0").label(H, "n0").label(Z, "b").alloc(cpu="1", memory="4Gi", pods=110).build(),
+             make_node("n1").label(H, "n1").label(Z, "a").alloc(cpu="4", memory="4Gi", pods=110).build())
+    pending = []
+    for app in ("t0", "t1"):
+        b = make_pod(app).label("app", app).req(cpu="500m").preferred_node_affinity(5, term(req(Z, "In", "b")))
+        pending += [b.set(name=f"{app}-{k}", workload=f"Deployment/default/{app}", order=len(pending) + k).build()
+                    for k in range(2)]
+    cluster = Cluster(nodes=nodes, pending=tuple(pending),
+                      workloads=(Workload("Deployment", "default", "t0", replicas=2),
+                                 Workload("Deployment", "default", "t1", replicas=2)))
+    problem = build_problem(cluster, DEFAULT_PROFILE)
+    (comp,) = problem.components
+    from podplan.optimizer import bound
+
+    def no_build(*_args):  # type: ignore[no-untyped-def]
+        raise AssertionError("the LP's columns were built after the wall clock ran out")
+
+    with monkeypatch.context() as m, clocked(Clock(time.perf_counter() - 1.0)) as clk:
+        m.setattr(bound, "linear_gains", no_build)
+        assert _joint_linear(problem, comp, Policy()) is None
+    assert clk.cuts == ["the preference bound's LP"]
+    with clocked(Clock(time.perf_counter() + 60.0)) as clk:
+        joint = _joint_linear(problem, comp, Policy())
+    assert joint is not None and round(joint[0]) == 10 and clk.cuts == []
