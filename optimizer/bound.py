@@ -325,6 +325,7 @@ def _must_pay(problem: Problem, c: int, t: PodAffinityTerm) -> int:
     # an escaper or empty)
     usable = np.where(free_caps >= 2, free_caps, 0)
     rest_room = np.concatenate((np.cumsum(usable[::-1])[::-1], [0]))
+    by_room = 0
     for s in range(min(size, len(free_caps)), -1, -1):
         left = size - s
         room = taken_room + int(rest_room[s])
@@ -332,8 +333,75 @@ def _must_pay(problem: Problem, c: int, t: PodAffinityTerm) -> int:
             continue
         if left == 1 and not taken_room:
             continue  # one pod more in a free domain would be alone too: it must share with another
-        return left
-    return 0  # the pods do not fit at all: no plan places them all, nothing to count
+        by_room = left
+        break
+    else:
+        return 0  # the pods do not fit at all: no plan places them all, nothing to count
+    return max(by_room, _must_pay_by_skew(problem, c, t, codes, cap, taken))
+
+
+def _must_pay_by_skew(problem: Problem, c: int, t: PodAffinityTerm, codes: np.ndarray, room: np.ndarray,
+                      taken: np.ndarray) -> int:
+    """Pods of class c that must break its own preferred anti-affinity term `t` by the *lower* side of a
+    DoNotSchedule spread constraint of c on the same key: a domain holding a pod of c counts at most
+    min + maxSkew matching pods, and every eligible domain counts at least that min (see _spread_caps), so with
+    maxSkew 1 over three zones a class of 7 can only be at (2, 2, 3), where every pod pays; the caps alone
+    (3 a zone) allowed (1, 3, 3). Exact over the zone count vectors these two conditions and the domains' room
+    allow (a dynamic programme over domains, for each value of the min). Only where the constraint's selector
+    counts no other pending pods than c's (otherwise they could raise the min anywhere); 0 when nothing is known."""
+    cls = problem.classes[c]
+    rep = cls.rep
+    cons = hard_constraints(rep)
+    best = 0
+    for con in cons:
+        if con.selector is None or con.selector.empty or con.topology_key != t.topology_key:
+            continue
+        if con.max_skew >= cls.size:
+            continue  # the skew allows every vector the room allows
+        pred, existing = spread_targets(problem, con.selector, rep.namespace)
+        matching = problem.classes_matching(pred, selector=con.selector)
+        if list(matching) != [c]:
+            continue  # other pending pods count toward the domains too (or c's pods do not)
+        eligible = np.asarray(eligible_nodes(problem, con, rep, cons), dtype=np.int64)
+        eligible = eligible[codes[eligible] >= 0]
+        feas = problem.feasible[c]
+        if not len(eligible) or not np.isin(feas, eligible).all():
+            continue  # a pod of c could stand where the constraint does not count it
+        on = np.zeros(len(problem.nodes), dtype=np.int64)
+        for n, k in existing.items():
+            on[n] += k
+        e_all = np.bincount(codes[eligible], weights=on[eligible], minlength=len(room)).astype(np.int64)
+        domains = np.unique(codes[eligible])
+        e = e_all[domains]
+        cap = room[domains]
+        free = ~taken[domains]
+        size = cls.size
+        few = len(domains) < con.min_domains  # the minimum is taken as 0
+        top_l = 0 if few else (int(e.sum()) + size) // len(domains)
+        inf = np.iinfo(np.int64).max // 4
+        least = inf
+        for low in range(top_l + 1):
+            dp = np.full(size + 1, inf, dtype=np.int64)
+            dp[0] = 0
+            ok = True
+            for j in range(len(domains)):
+                new = np.full(size + 1, inf, dtype=np.int64)
+                if few or e[j] >= low:
+                    new = dp.copy()  # none of c's pods here
+                lo = 1 if few else max(1, low - int(e[j]))
+                hi = min(int(cap[j]), low + con.max_skew - int(e[j]), size)
+                for m in range(lo, hi + 1):
+                    pay = 0 if m == 1 and free[j] else m
+                    np.minimum(new[m:], dp[:size + 1 - m] + pay, out=new[m:])
+                dp = new
+                if dp.min() >= inf:
+                    ok = False
+                    break
+            if ok:
+                least = min(least, int(dp[size]))
+        if least < inf:
+            best = max(best, least)
+    return best
 def _prefix_best(values: np.ndarray, counts: np.ndarray, k: int) -> np.ndarray:
     """out[j] = most j items can be worth, counts[i] items worth values[i] (best first), j = 0..min(k, items)."""
     order = np.argsort(-values, kind="stable")

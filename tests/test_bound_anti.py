@@ -204,3 +204,56 @@ def test_a_class_apart_by_zone_is_owed_only_what_it_pays_beyond_what_it_must() -
     (comp,) = problem.components
     (web,) = comp.classes
     assert shortfall(problem, comp, {(web, 0): 2, (web, 1): 2, (web, 2): 2}, Policy()) == {}
+
+
+@st.composite
+def skewed_zone_classes(draw: st.DrawFn) -> Cluster:
+    """One or two classes apart by zone and spread over three zones (DoNotSchedule, maxSkew 1-3), up to 8 pods:
+    large enough that the spread's lower side (every zone at least min, a zone holding the class at most
+    min + maxSkew) decides how many pods can be alone, not only its caps; sometimes a matching pod already runs,
+    sometimes the second class shares the first's labels (its pods count toward the first's spread too)."""
+    nodes = []
+    for i in range(draw(st.integers(3, 4))):
+        zone = "abc"[i] if i < 3 else draw(st.sampled_from("abc"))
+        nodes.append(make_node(f"n{i}").label(H, f"n{i}").label(Z, zone)
+                     .alloc(cpu=draw(st.sampled_from(["2", "4"])), memory="8Gi", pods=110).build())
+    names = [n.name for n in nodes]
+    existing, pending, workloads, order = [], [], [], 10
+    sizes = [draw(st.integers(4, 8))] + ([draw(st.integers(1, 3))] if draw(st.booleans()) else [])
+    while sum(sizes) > 9:
+        sizes[0] -= 1
+    shared = draw(st.booleans())
+    for i, size in enumerate(sizes):
+        app = f"t{i}"
+        label = "t0" if shared else app
+        b = make_pod(app).label("app", label).label("w", app).req(cpu=draw(st.sampled_from(["250m", "500m"])))
+        b = b.preferred_pod_anti_affinity(draw(st.sampled_from([1, 10])), pod_term(Z, selector(app=label)))
+        b = b.spread(TopologySpreadConstraint(max_skew=draw(st.integers(1, 3)), topology_key=Z,
+                                              when_unsatisfiable="DoNotSchedule", label_selector=selector(app=label)))
+        if draw(st.integers(0, 3)) == 0:
+            existing.append(make_pod(f"{app}-old").label("app", label).req(cpu="250m")
+                            .on(draw(st.sampled_from(names))).set(order=1 + i).build())
+        order = add_workload(b, app, size, pending, workloads, order)
+    return Cluster(nodes=tuple(nodes), pods=tuple(existing), pending=tuple(pending), workloads=tuple(workloads))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(skewed_zone_classes())
+def test_the_preference_bound_with_the_spreads_lower_side_is_never_below_the_exhaustive_optimum(
+        cluster: Cluster) -> None:
+    assert_never_below_the_optimum(cluster)
+
+
+def test_seven_webs_spread_with_max_skew_one_all_pay() -> None:
+    # maxSkew 1 over three zones: (2, 2, 3) is the only placement, no web is alone; the caps alone (3 a zone)
+    # would allow (1, 3, 3), one web alone
+    assert p_bound(_zone_webs(7, True)) == exhaustive_best(_zone_webs(7, True), False)[1] == -70
+
+
+def test_a_class_at_the_only_placement_its_spread_allows_is_owed_nothing() -> None:
+    from podplan.optimizer.neighbourhood import shortfall
+
+    problem = build_problem(_zone_webs(7, True), DEFAULT_PROFILE)
+    (comp,) = problem.components
+    (web,) = comp.classes
+    assert shortfall(problem, comp, {(web, 0): 2, (web, 1): 2, (web, 2): 3}, Policy()) == {}
