@@ -257,3 +257,16 @@ def test_a_class_at_the_only_placement_its_spread_allows_is_owed_nothing() -> No
     (comp,) = problem.components
     (web,) = comp.classes
     assert shortfall(problem, comp, {(web, 0): 2, (web, 1): 2, (web, 2): 3}, Policy()) == {}
+
+
+def test_webs_apart_by_hostname_are_owed_their_caches_node_for_one_pod_only() -> None:
+    # three webs apart by hostname away from their cache's node: only one can gain its node (5), a second there
+    # would pay 10 for sharing; owed 5, not 15. Once one web is there, nothing more is owed for the cache.
+    from podplan.optimizer.neighbourhood import shortfall
+
+    problem = build_problem(_webs(3, H), DEFAULT_PROFILE)
+    (comp,) = problem.components
+    (web,) = comp.classes
+    n0, n1, n2 = (problem.node_index[f"n{i}"] for i in range(3))
+    assert shortfall(problem, comp, {(web, n1): 2, (web, n2): 1}, Policy()) == {web: 5 + 2 * 10}  # and the two sharing n1 pay 10 each
+    assert shortfall(problem, comp, {(web, n0): 1, (web, n1): 1, (web, n2): 1}, Policy()) == {}
