@@ -270,3 +270,31 @@ def test_webs_apart_by_hostname_are_owed_their_caches_node_for_one_pod_only() ->
     n0, n1, n2 = (problem.node_index[f"n{i}"] for i in range(3))
     assert shortfall(problem, comp, {(web, n1): 2, (web, n2): 1}, Policy()) == {web: 5 + 2 * 10}  # and the two sharing n1 pay 10 each
     assert shortfall(problem, comp, {(web, n0): 1, (web, n1): 1, (web, n2): 1}, Policy()) == {}
+
+
+def _webs_by_zone_caches(size: int) -> Cluster:
+    """`size` webs apart by zone (weight 10) that prefer their cache's node (weight 5); each of three zones has the
+    cache's node, with room for 2 webs, and a roomy node without it."""
+    nodes, caches = [], []
+    for i, z in enumerate("abc"):
+        nodes.append(make_node(f"cache-{z}").label(H, f"cache-{z}").label(Z, z)
+                     .alloc(cpu="1500m", memory="4Gi", pods=110).build())
+        nodes.append(make_node(f"plain-{z}").label(H, f"plain-{z}").label(Z, z)
+                     .alloc(cpu="4", memory="4Gi", pods=110).build())
+        caches.append(make_pod(f"cache-{z}").label("app", "cache").req(cpu="500m").on(f"cache-{z}")
+                      .set(order=i).build())
+    web = (make_pod("web").label("app", "web").req(cpu="500m")
+           .preferred_pod_affinity(5, pod_term(H, selector(app="cache")))
+           .preferred_pod_anti_affinity(10, pod_term(Z, selector(app="web"))))
+    pending = tuple(web.set(name=f"web-{k}", workload="Deployment/default/web", order=10 + k).build()
+                    for k in range(size))
+    return Cluster(nodes=tuple(nodes), pods=tuple(caches), pending=pending,
+                   workloads=(Workload("Deployment", "default", "web", replicas=size),))
+
+
+def test_the_webs_alone_in_their_zone_leave_their_cache_node_to_no_paying_web() -> None:
+    # six webs: at best one alone on each of two cache nodes (+10) and four in the third zone, two of them on its
+    # cache's node (-5 each) and two beside it (-10 each): -20. Counting the paying webs on all three cache nodes'
+    # six places, as if the alone webs' zones could hold them too, claimed -10.
+    cluster = _webs_by_zone_caches(6)
+    assert p_bound(cluster) == exhaustive_best(cluster, False)[1] == -20
