@@ -325,6 +325,7 @@ def _must_pay(problem: Problem, c: int, t: PodAffinityTerm) -> int:
     # an escaper or empty)
     usable = np.where(free_caps >= 2, free_caps, 0)
     rest_room = np.concatenate((np.cumsum(usable[::-1])[::-1], [0]))
+    by_room = 0
     for s in range(min(size, len(free_caps)), -1, -1):
         left = size - s
         room = taken_room + int(rest_room[s])
@@ -332,8 +333,75 @@ def _must_pay(problem: Problem, c: int, t: PodAffinityTerm) -> int:
             continue
         if left == 1 and not taken_room:
             continue  # one pod more in a free domain would be alone too: it must share with another
-        return left
-    return 0  # the pods do not fit at all: no plan places them all, nothing to count
+        by_room = left
+        break
+    else:
+        return 0  # the pods do not fit at all: no plan places them all, nothing to count
+    return max(by_room, _must_pay_by_skew(problem, c, t, codes, cap, taken))
+
+
+def _must_pay_by_skew(problem: Problem, c: int, t: PodAffinityTerm, codes: np.ndarray, room: np.ndarray,
+                      taken: np.ndarray) -> int:
+    """Pods of class c that must break its own preferred anti-affinity term `t` by the *lower* side of a
+    DoNotSchedule spread constraint of c on the same key: a domain holding a pod of c counts at most
+    min + maxSkew matching pods, and every eligible domain counts at least that min (see _spread_caps), so with
+    maxSkew 1 over three zones a class of 7 can only be at (2, 2, 3), where every pod pays; the caps alone
+    (3 a zone) allowed (1, 3, 3). Exact over the zone count vectors these two conditions and the domains' room
+    allow (a dynamic programme over domains, for each value of the min). Only where the constraint's selector
+    counts no other pending pods than c's (otherwise they could raise the min anywhere); 0 when nothing is known."""
+    cls = problem.classes[c]
+    rep = cls.rep
+    cons = hard_constraints(rep)
+    best = 0
+    for con in cons:
+        if con.selector is None or con.selector.empty or con.topology_key != t.topology_key:
+            continue
+        if con.max_skew >= cls.size:
+            continue  # the skew allows every vector the room allows
+        pred, existing = spread_targets(problem, con.selector, rep.namespace)
+        matching = problem.classes_matching(pred, selector=con.selector)
+        if list(matching) != [c]:
+            continue  # other pending pods count toward the domains too (or c's pods do not)
+        eligible = np.asarray(eligible_nodes(problem, con, rep, cons), dtype=np.int64)
+        eligible = eligible[codes[eligible] >= 0]
+        feas = problem.feasible[c]
+        if not len(eligible) or not np.isin(feas, eligible).all():
+            continue  # a pod of c could stand where the constraint does not count it
+        on = np.zeros(len(problem.nodes), dtype=np.int64)
+        for n, k in existing.items():
+            on[n] += k
+        e_all = np.bincount(codes[eligible], weights=on[eligible], minlength=len(room)).astype(np.int64)
+        domains = np.unique(codes[eligible])
+        e = e_all[domains]
+        cap = room[domains]
+        free = ~taken[domains]
+        size = cls.size
+        few = len(domains) < con.min_domains  # the minimum is taken as 0
+        top_l = 0 if few else (int(e.sum()) + size) // len(domains)
+        inf = np.iinfo(np.int64).max // 4
+        least = inf
+        for low in range(top_l + 1):
+            dp = np.full(size + 1, inf, dtype=np.int64)
+            dp[0] = 0
+            ok = True
+            for j in range(len(domains)):
+                new = np.full(size + 1, inf, dtype=np.int64)
+                if few or e[j] >= low:
+                    new = dp.copy()  # none of c's pods here
+                lo = 1 if few else max(1, low - int(e[j]))
+                hi = min(int(cap[j]), low + con.max_skew - int(e[j]), size)
+                for m in range(lo, hi + 1):
+                    pay = 0 if m == 1 and free[j] else m
+                    np.minimum(new[m:], dp[:size + 1 - m] + pay, out=new[m:])
+                dp = new
+                if dp.min() >= inf:
+                    ok = False
+                    break
+            if ok:
+                least = min(least, int(dp[size]))
+        if least < inf:
+            best = max(best, least)
+    return best
 def _prefix_best(values: np.ndarray, counts: np.ndarray, k: int) -> np.ndarray:
     """out[j] = most j items can be worth, counts[i] items worth values[i] (best first), j = 0..min(k, items)."""
     order = np.argsort(-values, kind="stable")
@@ -403,7 +471,48 @@ def _anti_class_bound(problem: Problem, c: int, policy: Policy, all_placed: bool
         top = v if top is None else max(top, v)
     if top is None:
         return None
+    by_domain = _alone_by_domain(value, room, at, keyed, keyless, taken, m_a, size, must, all_placed)
+    if by_domain is not None:
+        top = min(top, by_domain)
     return top, index
+
+
+ALONE_DOMAINS_MAX = 8  # _alone_by_domain enumerates the subsets of at most this many free domains (zones)
+
+
+def _alone_by_domain(value: np.ndarray, room: np.ndarray, at: np.ndarray, keyed: np.ndarray, keyless: np.ndarray,
+                     taken: np.ndarray, m_a: int, size: int, must: int, all_placed: bool) -> int | None:
+    """_anti_class_bound's split with the domains kept apart, for a term over few domains (zones): the pods alone
+    are one in each of a set A of free domains, and every other pod is in another domain (or on a node without
+    the key), not in A's. The split above let the paying pods use the alone pods' domains too: a web apart by
+    zone whose cache's node in each zone holds 6 of its pods was credited 2 alone on two cache nodes and 10
+    paying on the three cache nodes' 18 places, where the third zone's cache node holds only 6 of the 10. Every
+    set A is tried (a plan's A is the set of free domains holding exactly one of its pods); None when there are
+    more free domains than ALONE_DOMAINS_MAX."""
+    from itertools import combinations
+
+    free_codes = np.unique(at[keyed & ~taken[at]])
+    if len(free_codes) > ALONE_DOMAINS_MAX:
+        return None
+    best_in = {int(z): int(value[keyed & (at == z)].max()) for z in free_codes.tolist()}
+    rest_value = np.where(keyed, value - m_a, value)
+    usable = keyed | keyless
+    top: int | None = None
+    for k in range(len(free_codes) + 1):
+        if k > size:
+            break
+        for chosen in combinations(free_codes.tolist(), k):
+            outside = usable & ~np.isin(at, chosen)
+            rest = _prefix_best(rest_value[outside], room[outside], size - k)
+            left = size - k
+            if all_placed:
+                if left >= len(rest) or left < must:
+                    continue
+                v = sum(best_in[z] for z in chosen) + int(rest[left])
+            else:
+                v = sum(best_in[z] for z in chosen) + int(max(0, rest.max()))
+            top = v if top is None else max(top, v)
+    return top
 
 
 def _met_gains(problem: Problem, c: int, policy: Policy) -> np.ndarray | None:

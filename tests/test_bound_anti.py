@@ -204,3 +204,97 @@ def test_a_class_apart_by_zone_is_owed_only_what_it_pays_beyond_what_it_must() -
     (comp,) = problem.components
     (web,) = comp.classes
     assert shortfall(problem, comp, {(web, 0): 2, (web, 1): 2, (web, 2): 2}, Policy()) == {}
+
+
+@st.composite
+def skewed_zone_classes(draw: st.DrawFn) -> Cluster:
+    """One or two classes apart by zone and spread over three zones (DoNotSchedule, maxSkew 1-3), up to 8 pods:
+    large enough that the spread's lower side (every zone at least min, a zone holding the class at most
+    min + maxSkew) decides how many pods can be alone, not only its caps; sometimes a matching pod already runs,
+    sometimes the second class shares the first's labels (its pods count toward the first's spread too)."""
+    nodes = []
+    for i in range(draw(st.integers(3, 4))):
+        zone = "abc"[i] if i < 3 else draw(st.sampled_from("abc"))
+        nodes.append(make_node(f"n{i}").label(H, f"n{i}").label(Z, zone)
+                     .alloc(cpu=draw(st.sampled_from(["2", "4"])), memory="8Gi", pods=110).build())
+    names = [n.name for n in nodes]
+    existing, pending, workloads, order = [], [], [], 10
+    sizes = [draw(st.integers(4, 8))] + ([draw(st.integers(1, 3))] if draw(st.booleans()) else [])
+    while sum(sizes) > 9:
+        sizes[0] -= 1
+    shared = draw(st.booleans())
+    for i, size in enumerate(sizes):
+        app = f"t{i}"
+        label = "t0" if shared else app
+        b = make_pod(app).label("app", label).label("w", app).req(cpu=draw(st.sampled_from(["250m", "500m"])))
+        b = b.preferred_pod_anti_affinity(draw(st.sampled_from([1, 10])), pod_term(Z, selector(app=label)))
+        b = b.spread(TopologySpreadConstraint(max_skew=draw(st.integers(1, 3)), topology_key=Z,
+                                              when_unsatisfiable="DoNotSchedule", label_selector=selector(app=label)))
+        if draw(st.integers(0, 3)) == 0:
+            existing.append(make_pod(f"{app}-old").label("app", label).req(cpu="250m")
+                            .on(draw(st.sampled_from(names))).set(order=1 + i).build())
+        order = add_workload(b, app, size, pending, workloads, order)
+    return Cluster(nodes=tuple(nodes), pods=tuple(existing), pending=tuple(pending), workloads=tuple(workloads))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(skewed_zone_classes())
+def test_the_preference_bound_with_the_spreads_lower_side_is_never_below_the_exhaustive_optimum(
+        cluster: Cluster) -> None:
+    assert_never_below_the_optimum(cluster)
+
+
+def test_seven_webs_spread_with_max_skew_one_all_pay() -> None:
+    # maxSkew 1 over three zones: (2, 2, 3) is the only placement, no web is alone; the caps alone (3 a zone)
+    # would allow (1, 3, 3), one web alone
+    assert p_bound(_zone_webs(7, True)) == exhaustive_best(_zone_webs(7, True), False)[1] == -70
+
+
+def test_a_class_at_the_only_placement_its_spread_allows_is_owed_nothing() -> None:
+    from podplan.optimizer.neighbourhood import shortfall
+
+    problem = build_problem(_zone_webs(7, True), DEFAULT_PROFILE)
+    (comp,) = problem.components
+    (web,) = comp.classes
+    assert shortfall(problem, comp, {(web, 0): 2, (web, 1): 2, (web, 2): 3}, Policy()) == {}
+
+
+def test_webs_apart_by_hostname_are_owed_their_caches_node_for_one_pod_only() -> None:
+    # three webs apart by hostname away from their cache's node: only one can gain its node (5), a second there
+    # would pay 10 for sharing; owed 5, not 15. Once one web is there, nothing more is owed for the cache.
+    from podplan.optimizer.neighbourhood import shortfall
+
+    problem = build_problem(_webs(3, H), DEFAULT_PROFILE)
+    (comp,) = problem.components
+    (web,) = comp.classes
+    n0, n1, n2 = (problem.node_index[f"n{i}"] for i in range(3))
+    assert shortfall(problem, comp, {(web, n1): 2, (web, n2): 1}, Policy()) == {web: 5 + 2 * 10}  # and the two sharing n1 pay 10 each
+    assert shortfall(problem, comp, {(web, n0): 1, (web, n1): 1, (web, n2): 1}, Policy()) == {}
+
+
+def _webs_by_zone_caches(size: int) -> Cluster:
+    """`size` webs apart by zone (weight 10) that prefer their cache's node (weight 5); each of three zones has the
+    cache's node, with room for 2 webs, and a roomy node without it."""
+    nodes, caches = [], []
+    for i, z in enumerate("abc"):
+        nodes.append(make_node(f"cache-{z}").label(H, f"cache-{z}").label(Z, z)
+                     .alloc(cpu="1500m", memory="4Gi", pods=110).build())
+        nodes.append(make_node(f"plain-{z}").label(H, f"plain-{z}").label(Z, z)
+                     .alloc(cpu="4", memory="4Gi", pods=110).build())
+        caches.append(make_pod(f"cache-{z}").label("app", "cache").req(cpu="500m").on(f"cache-{z}")
+                      .set(order=i).build())
+    web = (make_pod("web").label("app", "web").req(cpu="500m")
+           .preferred_pod_affinity(5, pod_term(H, selector(app="cache")))
+           .preferred_pod_anti_affinity(10, pod_term(Z, selector(app="web"))))
+    pending = tuple(web.set(name=f"web-{k}", workload="Deployment/default/web", order=10 + k).build()
+                    for k in range(size))
+    return Cluster(nodes=tuple(nodes), pods=tuple(caches), pending=pending,
+                   workloads=(Workload("Deployment", "default", "web", replicas=size),))
+
+
+def test_the_webs_alone_in_their_zone_leave_their_cache_node_to_no_paying_web() -> None:
+    # six webs: at best one alone on each of two cache nodes (+10) and four in the third zone, two of them on its
+    # cache's node (-5 each) and two beside it (-10 each): -20. Counting the paying webs on all three cache nodes'
+    # six places, as if the alone webs' zones could hold them too, claimed -10.
+    cluster = _webs_by_zone_caches(6)
+    assert p_bound(cluster) == exhaustive_best(cluster, False)[1] == -20
