@@ -739,9 +739,13 @@ def _joint_linear(problem: Problem, comp: Component, policy: Policy,
         options["time_limit"] = max(0.1, clk.wall_left())
     finished, res = interrupt.unless_set(
         lambda: linprog(c=[-gain for _, _, gain, _ in cols], A_ub=a_ub, b_ub=rhs, A_eq=a_eq, b_eq=eq_rhs,
-                        bounds=[(0, cap) for *_, cap in cols], method="highs-ipm", options=options))
+                        bounds=[(0, cap) for *_, cap in cols], method="highs-ipm", options=options),
+        deadline=clk.wall_deadline if clk is not None else None)
     if not finished:
-        raise _Stopped  # Ctrl-C during the LP: the plan is printed now, its bounds unknown
+        if interrupt.is_set():
+            raise _Stopped  # Ctrl-C during the LP: the plan is printed now, its bounds unknown
+        clk.cut("the preference bound's LP")  # type: ignore[union-attr]  # the wall deadline passed
+        return None
     if res.status != 0:
         if res.status == 1 and clk is not None:
             clk.cut("the preference bound's LP")

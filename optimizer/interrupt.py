@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import signal
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -47,13 +48,16 @@ class Interrupt:
             with self._lock:
                 self._solvers.discard(solver)
 
-    def unless_set(self, work: Callable[[], T], poll: float = 0.05) -> tuple[bool, T | None]:
-        """(True, work()), or (False, None) once the flag is set while work runs. For one long call into C that
-        lets go of the GIL (HiGHS's LP: 18 s at 5,000 nodes): Python runs a SIGINT handler only between
-        bytecodes of the main thread, so Ctrl-C during such a call would wait for its end. The call runs in a
-        thread of its own while the main thread waits and polls the flag; a call given up runs on to its end
-        in the background (its result is dropped), which is what a process about to print its plan can afford."""
-        if self is NEVER or threading.current_thread() is not threading.main_thread():
+    def unless_set(self, work: Callable[[], T], poll: float = 0.05,
+                   deadline: float | None = None) -> tuple[bool, T | None]:
+        """(True, work()), or (False, None) once the flag is set, or the wall clock passes `deadline`
+        (perf_counter seconds), while work runs. For one long call into C that lets go of the GIL (HiGHS's LP:
+        18 s at 5,000 nodes): Python runs a SIGINT handler only between bytecodes of the main thread, so Ctrl-C
+        during such a call would wait for its end; and HiGHS does not always keep its own time limit (its
+        interior point method ran 330 s past a 4 s limit on a 5,000-node LP). The call runs in a thread of its
+        own while the main thread waits and polls; a call given up runs on to its end in the background (its
+        result is dropped), which is what a process about to print its plan can afford."""
+        if deadline is None and (self is NEVER or threading.current_thread() is not threading.main_thread()):
             return True, work()  # nothing can set the flag during the call (no handler here): no thread
         box: list[Any] = []
 
@@ -66,7 +70,7 @@ class Interrupt:
         worker = threading.Thread(target=target, name="podplan-unless-set", daemon=True)
         worker.start()
         while worker.is_alive():
-            if self.is_set():
+            if self.is_set() or (deadline is not None and time.perf_counter() >= deadline):
                 return False, None
             worker.join(poll)
         ok, value = box[0]

@@ -109,3 +109,42 @@ def test_unless_set_hands_back_the_call_s_value_or_its_exception() -> None:
     release = threading.Event()
     assert interrupt.unless_set(lambda: release.wait(30)) == (False, None)
     release.set()
+
+
+def test_unless_set_gives_up_at_its_deadline() -> None:
+    release = threading.Event()
+    started = time.monotonic()
+    assert Interrupt().unless_set(lambda: release.wait(30), deadline=time.perf_counter() + 0.2) == (False, None)
+    assert time.monotonic() - started < 10
+    release.set()
+
+
+def test_an_lp_that_overruns_its_own_time_limit_is_given_up_at_the_wall_deadline(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """HiGHS's interior point method ran 330 s past a 4 s time_limit on a 5,000-node LP: the search's wall
+    deadline gives it up (the per-class bound stands and the cut is noted), Ctrl-C or not."""
+    import scipy.optimize
+
+    from podplan.optimizer.runner import Clock, clocked
+
+    cluster = parse_documents(generate(12, 60, 1, "production"))
+    problem = build_problem(cluster, DEFAULT_PROFILE)
+    comp = max(problem.components, key=lambda c: len(c.classes))
+    release = threading.Event()
+    real = scipy.optimize.linprog
+    called: list[bool] = []
+
+    def lp_past_its_limit(*a, **k):  # type: ignore[no-untyped-def]
+        called.append(True)
+        release.wait(30)  # a call in C that keeps going whatever its time_limit option says
+        return real(*a, **k)
+
+    monkeypatch.setattr(scipy.optimize, "linprog", lp_past_its_limit)
+    started = time.monotonic()
+    try:
+        with clocked(Clock(time.perf_counter() + 1.0)) as clk:
+            assert bound_module._joint_linear(problem, comp, Policy(), Interrupt()) is None
+        assert called and time.monotonic() - started < 10
+        assert "the preference bound's LP" in clk.cuts
+    finally:
+        release.set()
