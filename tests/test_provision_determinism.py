@@ -58,3 +58,26 @@ def test_the_same_input_and_seed_give_the_same_answer_twice_and_with_1_or_2_work
     assert any(n.startswith("pattern bound") for n in notes), notes  # and the pattern program
     assert provision_json(2)[0] == first
     assert provision_json(1)[0] == first
+
+
+def test_ctrl_c_during_the_searches_prints_a_verified_answer_at_once() -> None:
+    import threading
+    import time
+
+    from podplan.optimizer.interrupt import Interrupt
+
+    cluster, types = grown_short()
+    params = SolverParams(time_limit=300, budget=300.0, workers=1, seed=3, full_model_variables=0)
+    interrupt = Interrupt()
+    timer = threading.Timer(4.0, interrupt.stop)  # (after the estimator, in the bounds or the searches)
+    timer.start()
+    t0 = time.perf_counter()
+    try:
+        answer = provision(cluster, types, params, deadline=Deadline.start(300), interrupt=interrupt)
+    finally:
+        timer.cancel()
+    assert time.perf_counter() - t0 < 60  # a budget of 300 s, stopped within seconds of Ctrl-C
+    verify_answer(answer)
+    assert len(answer.placements) + len(answer.pending) == len(cluster.pending)
+    if not answer.estimator.stopped:
+        assert not answer.pending and answer.cost <= answer.estimator.cost() + 1e-9

@@ -43,12 +43,17 @@ LP_SECONDS_MIN = 0.01  # and at least this per program (building it, HiGHS's pre
 LP_SECONDS_PER_NONZERO = 1e-5
 # branch-and-bound nodes of the integer covering program per second of its share
 MIP_NODES_PER_SECOND = 20.0
-# Python work that no solver measures (building solve's problems for the existing nodes and probes, the pattern
-# program's data, the joint model), per pod of the input (existing and pending), planned before the budget is
-# shared: the budget is the limit less this and the output reserve.
-PREP_SECONDS_PER_POD = 3e-3
-# the budget's deterministic seconds per wall second of a loaded machine's
-WALL_PER_SECOND = 1.15
+# Python work that no solver measures (the process's start, reading, the estimator, building solve's problems for
+# the existing nodes and probes, the pattern program's data, the joint model), per pod of the input (existing and
+# pending), planned before the budget is shared: the budget is the limit less this and the output reserve. On
+# 2/plain (3,107 pods, load 3.5): 4.3 s before the clock starts, 11 s uncharged after (9.5 s of it in the joint
+# model's start).
+PREP_SECONDS_PER_POD = 5e-3
+# wall seconds per second of the budget: 1.15 kept 2/plain uncut at load 3-4 but not beside a CPU-bound process (two
+# runs cut, 59.6 and 63.6 s, load 3.7-4.0). With 5 ms per pod planned (below): 1.25 left 2/plain uncut at load 3.3
+# alone, but beside a CPU-bound process (load 3.4-4.6) cut both runs with 2 workers (the 1-worker run was not);
+# 1.5 is solve's search's rate (optimizer.timelimit.SEARCH_WALL_PER_SECOND)
+WALL_PER_SECOND = 1.5
 
 
 def planned_seconds(limit: float, pods: int, reserve: float) -> float:

@@ -39,7 +39,7 @@ from ..plan import Plan
 from ..policy import Policy
 from ..problem import PodClass, build_problem, pod_signature, upper_bound_vector
 from ..registry import DEFAULT_PROFILE
-from ..runner import NEVER, Clock, Interrupt, SolverParams, Status, _integral, charge, clocked, now, run
+from ..runner import NEVER, Clock, Interrupt, SolverParams, Status, _integral, charge, clock, clocked, now, run
 from .clock import cut_note, planned_seconds, stamp
 from ..state import ClusterState
 from .estimator import Estimate, Offer, estimate, fits, fresh_name, offer_name
@@ -73,7 +73,7 @@ RESERVE_SHARE = 0.1  # of the limit, kept for verifying and printing the answer 
 RESERVE_PER_POD = 0.75e-3
 # of the clock's time left after the relaxation: the pattern program (column generation; converges in 7-9 s of the
 # clock at 200 nodes and hands what it leaves to the searches), when that share is at least PATTERN_MIN_SECONDS
-BOUNDS_SHARE = 0.45
+BOUNDS_SHARE = 0.55
 PATTERN_MIN_SECONDS = 3.0
 BOUND_MIN_SECONDS = 2.0  # a covering program (build and HiGHS) runs only with this much time left
 SEARCH_MIN_SECONDS = 3.0  # the large-input search (solve's model and CP-SAT) only with this much, at least
@@ -420,7 +420,10 @@ def _large(cluster: Cluster, base: Cluster, required: Sequence[Pod], below: dict
     from .bound import cover_bound
     from .search import Found, candidate_counts, search_new
 
-    def left() -> float:  # on the deterministic clock (end is one of its times)
+    def left() -> float:  # on the deterministic clock (end is one of its times); none once the wall clock ran out
+        c = clock()
+        if c is not None and c.cuts and c.wall_left() <= 0:
+            return 0.0
         return end - now()
 
     status = Status.FEASIBLE
@@ -493,7 +496,7 @@ def _large(cluster: Cluster, base: Cluster, required: Sequence[Pod], below: dict
             pat = None
             if share >= PATTERN_MIN_SECONDS:
                 pat = pattern_bound(base, offers, node_types, profile, share,
-                                    round(est_cost * MICRO) if math.isfinite(est_cost) else None)
+                                    round(est_cost * MICRO) if math.isfinite(est_cost) else None, interrupt=interrupt)
                 lb = max(lb, pat.bound_micro)
                 stamp("pattern program")
             # The integer covering program (HiGHS) is not run here: nothing but the wall clock bounds its work (its

@@ -61,6 +61,7 @@ from .estimator import Offer
 # of the column generation's time: when the exact knapsacks run once more whatever the greedy pricing finds, for a
 # Lagrangian bound before the time is out (a round at 200 nodes: 1-3 s on a loaded machine)
 FINAL_EXACT_AT = 0.8
+KNAPSACK_MIN_SECONDS = 0.5
 SCALE = 1_000_000  # knapsack values: pods' duals in millionths (rounded up, so the knapsack's bound stays an upper)
 
 
@@ -225,7 +226,7 @@ class _LP:
 
 def _generate(d: _Data, offers: Sequence[Offer], type_rows: list, price: np.ndarray, most_nodes: np.ndarray,
               sizes: np.ndarray, bins: list[list[int]], mult: np.ndarray, columns: _Columns, deadline: float,
-              exact: bool, log=None) -> _LP:
+              exact: bool, log=None, interrupt=None) -> _LP:
     """Column generation on the program with `sizes` pods per group and `mult[b]` nodes of existing kind b, until
     `deadline`. exact: end with the exact knapsacks and their Lagrangian bound (and once when FINAL_EXACT_AT of the time is gone); else stop
     when the greedy pricing finds nothing."""
@@ -270,7 +271,7 @@ def _generate(d: _Data, offers: Sequence[Offer], type_rows: list, price: np.ndar
             rows_.append(g); cs_.append(len(cols) + g); vals_.append(-1.0)
             cost[len(cols) + g] = slack_cost
         a_ub = coo_matrix((vals_, (rows_, cs_)), shape=(n_rows, len(cost))).tocsr()
-        if deadline - now() <= 0.02 or wall_over("the pattern program"):
+        if deadline - now() <= 0.02 or wall_over("the pattern program") or (interrupt is not None and interrupt.is_set()):
             break
         t0 = time.perf_counter()
         res = linprog(cost, A_ub=a_ub, b_ub=rhs, bounds=np.stack([np.zeros(len(cost)), upper], axis=1),
@@ -308,7 +309,9 @@ def _generate(d: _Data, offers: Sequence[Offer], type_rows: list, price: np.ndar
         if (added == 0 or forced) and exact:
             added = 0
             lagr = value
-            per = max(0.01, (deadline - now()) / max(1, 2 * (n_b + n_o)))
+            # (at least KNAPSACK_MIN_SECONDS of the clock each, whatever the share: a knapsack stopped short gives a
+            # weaker bound and no column, and the program does not converge; most take a thirtieth of it)
+            per = max(KNAPSACK_MIN_SECONDS, (deadline - now()) / max(1, 2 * (n_b + n_o)))
             cache: dict[bytes, tuple[float, dict[int, int]]] = {}
             for b, nodes in enumerate(bins):
                 if mult[b] <= 0:
@@ -370,7 +373,7 @@ def _setup(d: _Data, offers: Sequence[Offer], node_types: NodeTypes, known_micro
 
 
 def pattern_bound(base: Cluster, offers: Sequence[Offer], node_types: NodeTypes, profile: Profile, limit: float,
-                  known_micro: int | None = None, data: _Data | None = None, log=None) -> PatternBound:
+                  known_micro: int | None = None, data: _Data | None = None, log=None, interrupt=None) -> PatternBound:
     """Column generation on the pattern program of `base` (its pending pods: the required ones) within `limit`
     seconds. known_micro: the cost of a known answer (it bounds how many nodes of an offer can help).
 """
@@ -381,7 +384,7 @@ def pattern_bound(base: Cluster, offers: Sequence[Offer], node_types: NodeTypes,
     type_rows = _type_rows(offers, node_types)
     mult = np.array([len(b) for b in bins], dtype=np.int64)
     lp = _generate(d, offers, type_rows, price, most_nodes, d.size.astype(np.int64), bins, mult, columns, deadline,
-                   True, log)
+                   True, log, interrupt)
     # a program no filling completes (slack used) proves nothing here: the covering program says infeasible
     lb = max(0.0, lp.lower) if lp.slack < 1e-6 else 0.0
     bound_micro = max(0, int(math.floor(lb * MICRO * (1 - 1e-6) - 1)))
