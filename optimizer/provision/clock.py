@@ -48,19 +48,22 @@ MIP_NODES_PER_SECOND = 20.0
 # pending), planned before the budget is shared: the budget is the limit less this and the output reserve. On
 # 2/plain (3,107 pods, load 3.5): 4.3 s before the clock starts, 11 s uncharged after (9.5 s of it in the joint
 # model's start).
-PREP_SECONDS_PER_POD = 5e-3
+PREP_SECONDS_PER_POD = 1.5e-3
+PREP_SECONDS_PER_PENDING = 5e-3  # and per pending pod besides (the estimator, the classes: 15 s on 2/plain in all)
 # wall seconds per second of the budget: 1.15 kept 2/plain uncut at load 3-4 but not beside a CPU-bound process (two
 # runs cut, 59.6 and 63.6 s, load 3.7-4.0). With 5 ms per pod planned (below): 1.25 left 2/plain uncut at load 3.3
 # alone, but beside a CPU-bound process (load 3.4-4.6) cut both runs with 2 workers (the 1-worker run was not);
-# 1.5 is solve's search's rate (optimizer.timelimit.SEARCH_WALL_PER_SECOND)
-WALL_PER_SECOND = 1.5
+# 1.5 (solve's search's rate, optimizer.timelimit.SEARCH_WALL_PER_SECOND) left a budget of 25.7 s there, too little:
+# the pattern program stopped unconverged and the joint model found nothing (the estimator's answer, in 30 s)
+WALL_PER_SECOND = 1.25
 
 
-def planned_seconds(limit: float, pods: int, reserve: float) -> float:
+def planned_seconds(limit: float, pods: int, reserve: float, pending: int = 0) -> float:
     """The deterministic seconds provision shares out after the estimator: the --time-limit less the output
     reserve and the planned Python work, at least a tenth of the limit. A function of the limit the user gave
     and the input's size only, never of the machine."""
-    return max(0.1 * limit, (limit - reserve - PREP_SECONDS_PER_POD * pods) / WALL_PER_SECOND)
+    prep = PREP_SECONDS_PER_POD * pods + PREP_SECONDS_PER_PENDING * pending
+    return max(0.1 * limit, (limit - reserve - prep) / WALL_PER_SECOND)
 
 
 def wall_cap() -> float:

@@ -73,7 +73,7 @@ RESERVE_SHARE = 0.1  # of the limit, kept for verifying and printing the answer 
 RESERVE_PER_POD = 0.75e-3
 # of the clock's time left after the relaxation: the pattern program (column generation; converges in 7-9 s of the
 # clock at 200 nodes and hands what it leaves to the searches), when that share is at least PATTERN_MIN_SECONDS
-BOUNDS_SHARE = 0.55
+BOUNDS_SHARE = 0.5
 PATTERN_MIN_SECONDS = 3.0
 BOUND_MIN_SECONDS = 2.0  # a covering program (build and HiGHS) runs only with this much time left
 SEARCH_MIN_SECONDS = 3.0  # the large-input search (solve's model and CP-SAT) only with this much, at least
@@ -83,7 +83,7 @@ JOINT_SHARE = 0.95
 # the re-placement of the pods of scarce (extended) resources and of the estimator's new nodes: at most this many
 # pods, with this share of the clock
 SCARCE_MAX_PODS = 500
-SCARCE_SHARE = 0.2
+SCARCE_SHARE = 0.3
 PLAIN_RESOURCES = frozenset({"cpu", "memory", "pods", "ephemeral-storage"})
 
 
@@ -225,7 +225,7 @@ def provision(cluster: Cluster, node_types: NodeTypes, params: SolverParams, pol
     # options only; the wall clock (`end`) only caps the solvers, and what it cuts is said in the answer.
     limit = float(params.budget if params.budget is not None else params.time_limit)
     pods = len(cluster.pods) + len(cluster.pending)
-    budget = planned_seconds(limit, pods, max(RESERVE_SHARE * limit, RESERVE_PER_POD * pods))
+    budget = planned_seconds(limit, pods, max(RESERVE_SHARE * limit, RESERVE_PER_POD * pods), len(required))
     clk = Clock(end)
     with clocked(clk):
         answer = _after_estimate(cluster, base, required, below, offers, node_types, est, room, params, policy,

@@ -60,7 +60,7 @@ from .estimator import Offer
 
 # of the column generation's time: when the exact knapsacks run once more whatever the greedy pricing finds, for a
 # Lagrangian bound before the time is out (a round at 200 nodes: 1-3 s on a loaded machine)
-FINAL_EXACT_AT = 0.8
+FINAL_EXACT_AT = 0.85
 KNAPSACK_MIN_SECONDS = 0.5
 SCALE = 1_000_000  # knapsack values: pods' duals in millionths (rounded up, so the knapsack's bound stays an upper)
 
