@@ -13,7 +13,8 @@ rewrites the pod templates of the Deployments (the pending replicas' spec; runni
     gpu         plain, then one Deployment in ten asks for one nvidia.com/gpu (and tolerates the GPU taint)
 
 The table: seed/shape, cluster-autoscaler's estimator (least-waste) nodes and cost, podplan's nodes and cost, the
-bound, the gap, the saving against the estimator, wall seconds of the whole process, its peak RSS, the status,
+bound, the gap, the saving against the estimator, wall seconds of the whole process, its peak RSS, the status
+("(cut)" when the wall clock cut the deterministic search: another run may differ),
 and the load average before/after (the machine is shared). Tuned on seed 1 (production); every other row is held
 out.
 
@@ -124,7 +125,8 @@ def row(label: str, nodes: int, pods: int, seed: int, shape: str, limit: float |
     pending = len(doc["placements"])
     print(f"| {label} | {pending} | {est['nodes']} / {est['cost']:.3f} | {doc['nodes']} / {doc['cost']:.3f} | "
           f"{doc['bound']:.3f} | {doc['relative_gap']:.1%} | {save} | {wall:.1f} | {rss * 1024:.0f} | "
-          f"{doc['status']} | {before} -> {load()} |", flush=True)
+          f"{doc['status']}{' (cut)' if any(n.startswith(CUT) for n in doc['notes']) else ''} | {before} -> "
+          f"{load()} |", flush=True)
 
 
 CUT = "the wall-clock time limit cut"

@@ -520,7 +520,8 @@ def _large(cluster: Cluster, base: Cluster, required: Sequence[Pod], below: dict
         # complete it), or solve's with the largest pods first when the relaxation of what that leaves over costs
         # less (tried first; a placement the pods left cannot complete, by their inter-pod rules, gives way)
         kube = {k: v for k, v in est.placements.items() if v in existing_names}
-        tries = [] if found is joint else [(kube, rest_of(kube), "kube-scheduler places them")]
+        # (none once the wall clock ran out: the answer so far is printed)
+        tries = [] if found is joint or left() <= 0 else [(kube, rest_of(kube), "kube-scheduler places them")]
         need = {0: cover_bound(tries[0][1], offers, node_types, profile, max(0.5, left() * 0.1), relax=True)} \
             if tries else {}
         # solve starts with kube-scheduler's greedy loop, which runs to its end: only when it surely fits
