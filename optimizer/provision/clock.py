@@ -11,9 +11,11 @@ many improvement rounds the joint model runs. They read runner.now(), the determ
 - a knapsack (one small CP-SAT model, one worker): CP-SAT's own deterministic time, which one worker reports the
   same on every run, over KNAPSACK_DET_PER_SECOND;
 - a HiGHS linear program: its simplex iterations times its size (LP_SECONDS_PER_ITER_NONZERO); a HiGHS integer
-  program: its node limit, planned from its share (MIP_NODES_PER_SECOND);
-- the Python work around them (building problems and models): planned per pod of the input before the budget is
-  shared out (PREP_SECONDS_PER_POD).
+  program (the covering program on small inputs only): its share, its work bounded by a node limit planned from
+  it (MIP_NODES_PER_SECOND);
+- the Python work around them (the process's start, reading, the estimator, building problems and models):
+  planned per pod and per pending pod of the input before the budget is shared out (PREP_SECONDS_PER_POD,
+  PREP_SECONDS_PER_PENDING).
 
 The budget (`planned_seconds`) comes from the --time-limit the user gave and the input's size alone. The wall
 clock (the --time-limit promise: the command's end less the output reserve) caps every solver run and loop; a
