@@ -13,7 +13,8 @@ rewrites the pod templates of the Deployments (the pending replicas' spec; runni
     gpu         plain, then one Deployment in ten asks for one nvidia.com/gpu (and tolerates the GPU taint)
 
 The table: seed/shape, cluster-autoscaler's estimator (least-waste) nodes and cost, podplan's nodes and cost, the
-bound, the gap, the saving against the estimator, wall seconds of the whole process, its peak RSS, the status,
+bound, the gap, the saving against the estimator, wall seconds of the whole process, its peak RSS, the status
+("(cut)" when the wall clock cut the deterministic search: another run may differ),
 and the load average before/after (the machine is shared). Tuned on seed 1 (production); every other row is held
 out.
 
@@ -21,6 +22,12 @@ out.
     python benchmarks/bench_provision.py --rows 1/production 2/plain             # some rows
     python benchmarks/bench_provision.py --scale 300 1000 5000                   # defaults at other sizes
     python benchmarks/bench_provision.py --nodes 20 --pods 200 --time-limit 10   # toy sizes (smoke test)
+    python benchmarks/bench_provision.py --rows 2/plain --same 2 2 1 --busy 1    # the same answer? (workers per
+                                                                                 # run, a CPU-bound process beside)
+
+`--same W...`: the row run once per W (its --workers), the JSON documents compared with the first run the wall
+clock did not cut, masked for what reports time (wall_seconds, the seconds in the notes); a run the wall clock cut
+says so in its notes and may differ.
 """
 from __future__ import annotations
 
@@ -118,7 +125,50 @@ def row(label: str, nodes: int, pods: int, seed: int, shape: str, limit: float |
     pending = len(doc["placements"])
     print(f"| {label} | {pending} | {est['nodes']} / {est['cost']:.3f} | {doc['nodes']} / {doc['cost']:.3f} | "
           f"{doc['bound']:.3f} | {doc['relative_gap']:.1%} | {save} | {wall:.1f} | {rss * 1024:.0f} | "
-          f"{doc['status']} | {before} -> {load()} |", flush=True)
+          f"{doc['status']}{' (cut)' if any(n.startswith(CUT) for n in doc['notes']) else ''} | {before} -> "
+          f"{load()} |", flush=True)
+
+
+CUT = "the wall-clock time limit cut"
+
+
+def same_answer(r: str, nodes: int, pods: int, limit: float, workers: list[int], busy: int) -> None:
+    """The row once per --workers in `workers`, beside `busy` CPU-bound processes: is the answer the same?"""
+    import json
+    import re
+    import subprocess
+
+    seed, shape = r.split("/")
+    path, types = make_input(nodes, pods, int(seed), shape)
+    print(f"\n{r}: the same answer? {busy} CPU-bound process(es) beside; --time-limit {limit:g}")
+    print("| run | workers | status | nodes / cost | bound | gap | wall s | wall-clock cut | same JSON as the first run "
+          "not cut | load before -> after |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    procs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(busy)]
+    first = None
+    try:
+        for i, w in enumerate(workers, 1):
+            before = load()
+            doc, wall, _, tail = timed_run(["provision", str(path), "--node-types", str(types), "--time-limit",
+                                            str(limit), "--workers", str(w)])
+            if doc is None:
+                print(f"| {i} | {w} | FAILED: {tail.strip()[-200:]} |", flush=True)
+                continue
+            notes = doc["notes"]
+            cut = next((n for n in notes if n.startswith(CUT)), "")
+            cut = cut[cut.index("(") + 1:cut.index("):")] if cut else "no"
+            doc.pop("wall_seconds", None)
+            doc["notes"] = [re.sub(r"\d+(\.\d+)?s\b", "_s", n) for n in notes]
+            text = json.dumps(doc, sort_keys=True)
+            if cut == "no":
+                first = first or text
+            same = "yes" if text == first else ("cut, may differ" if cut != "no" else "NO")
+            print(f"| {i} | {w} | {doc['status']} | {doc['nodes']} / {doc['cost']:.3f} | {doc['bound']:.3f} | "
+                  f"{doc['relative_gap']:.1%} | {wall:.1f} | {cut} | {same} | {before} -> {load()} |", flush=True)
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait()
 
 
 def main() -> None:
@@ -130,7 +180,15 @@ def main() -> None:
     ap.add_argument("--scale", nargs="*", type=int, default=None,
                     help="Instead of the family: seed 1, production, at these node counts (10 pods per node), "
                          "with the command's default time limit.")
+    ap.add_argument("--same", nargs="*", type=int, default=None, metavar="W",
+                    help="each row once per W (its --workers), the answers compared (see the docstring)")
+    ap.add_argument("--busy", type=int, default=0, help="with --same: CPU-bound processes beside the runs")
     args = ap.parse_args()
+    if args.same:
+        print(f"podplan provision, the same answer; {load()} (the machine is shared)")
+        for r in args.rows or FAMILY:
+            same_answer(r, args.nodes, args.pods, args.time_limit, args.same, args.busy)
+        return
     print(f"podplan provision benchmark; {load()} (the machine is shared)")
     print("| seed/shape | pending pods placed | estimator nodes / cost | podplan nodes / cost | bound | gap | saving | "
           "wall s | peak MiB | status | load before -> after |")

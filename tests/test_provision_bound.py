@@ -1,4 +1,4 @@
-"""provision's covering bound and its large-input path, against the exhaustive search of tests/test_provision.py:
+"""provision's covering bound, its forced bound and its large-input path, against the exhaustive search of tests/test_provision.py:
 on tiny random clusters the covering program (its relaxation and its integer version) never exceeds the true
 cheapest set of new nodes; the large-input path (forced by a tiny model size) prints a verified answer, never
 worse than the estimator's, whose bound is valid and which is OPTIMAL only when its cost equals that bound."""
@@ -14,6 +14,7 @@ from podplan.models.objects import Cluster
 from podplan.optimizer.pipeline import Deadline
 from podplan.optimizer.provision import Impossible, offers_of, provision, verify_answer
 from podplan.optimizer.provision.bound import MICRO, cover_bound
+from podplan.optimizer.provision.forced import forced_bound, forced_pods
 from podplan.optimizer.provision.patterns import pattern_bound
 from podplan.optimizer.registry import DEFAULT_PROFILE
 from podplan.optimizer.runner import SolverParams, Status
@@ -110,3 +111,55 @@ def test_a_gpu_pod_is_covered_by_the_only_type_with_gpus() -> None:
     pod = replace(pod, requests={**pod.requests, "nvidia.com/gpu": 1})
     b = cover_bound(Cluster(nodes=nodes, pending=(pod,)), offers_of(types), types, DEFAULT_PROFILE, 10.0)
     assert b.bound_micro >= 3 * MICRO - 10
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(instances())
+def test_the_forced_bound_never_exceeds_the_exhaustive_optimum(instance: tuple[Cluster, NodeTypes]) -> None:
+    cluster, types = instance
+    best = brute_cost(cluster, types)
+    f = forced_bound(cluster, offers_of(types), types, DEFAULT_PROFILE)
+    if best is not None:
+        assert f.bound_micro <= round(best * MICRO), (f, best)
+    if not forced_pods(cluster, DEFAULT_PROFILE):
+        assert f.bound_micro == 0  # nothing is forced onto new nodes: it says nothing
+
+
+def gpu_node(name: str, gpus: int, cpu: str = "8"):
+    n = make_node(name).label(H, name).label("node.kubernetes.io/instance-type", "gpu").alloc(
+        cpu=cpu, memory="8Gi", pods=110).build()
+    return replace(n, allocatable={**n.allocatable, "nvidia.com/gpu": gpus})
+
+
+def gpu_pod(name: str, gpus: int, cpu: str, order: int):
+    p = make_pod(name).req(cpu=cpu).set(order=order).build()
+    return replace(p, requests={**p.requests, "nvidia.com/gpu": gpus})
+
+
+def gpu_types() -> NodeTypes:
+    from podplan.models.nodetypes import NodeType
+
+    g = gpu_node("gpu", 4)
+    return NodeTypes((a_type("cpu", "8", 0.1), NodeType(name="gpu", price=3.0, node=g, capacity=dict(g.allocatable))))
+
+
+def test_the_forced_bound_buys_the_gpu_nodes_that_pods_no_existing_node_holds_need() -> None:
+    # one existing node without GPUs; five 1-GPU pods (4 GPUs per new node): two GPU nodes, whatever the cpu
+    nodes = (make_node("n0").label(H, "n0").alloc(cpu="8", memory="8Gi", pods=110).build(),)
+    pods = tuple(gpu_pod(f"t{i}", 1, "100m", i) for i in range(5))
+    types = gpu_types()
+    f = forced_bound(Cluster(nodes=nodes, pending=pods), offers_of(types), types, DEFAULT_PROFILE)
+    assert f.pods == 5 and f.proven and f.bound_micro == 6 * MICRO
+
+
+def test_gpu_pods_that_kube_scheduler_spreads_are_packed_onto_the_existing_gpu_nodes() -> None:
+    # two GPU nodes of 2 GPUs: kube-scheduler spreads the two 1-GPU pods (the least allocated cpu), the 2-GPU pod then
+    # fits neither and the estimator buys a GPU node; packed, the 1-GPU pods share a node and nothing is bought
+    nodes = (gpu_node("g0", 2), gpu_node("g1", 2))
+    pods = (gpu_pod("one-a", 1, "2", 0), gpu_pod("one-b", 1, "2", 1), gpu_pod("two", 2, "100m", 2))
+    types = gpu_types()
+    params = SolverParams(workers=1, full_model_variables=0)  # the large-input path
+    a = provision(Cluster(nodes=nodes, pending=pods), types, params, deadline=Deadline.start(30))
+    verify_answer(a)
+    assert a.estimator.cost() > 0
+    assert a.cost == 0 and a.status is Status.OPTIMAL and len(a.placements) == 3

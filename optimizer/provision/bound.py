@@ -198,14 +198,30 @@ def cover_bound(base: Cluster, offers: Sequence[Offer], node_types: NodeTypes, p
         if lim > 0:
             add_row([(i, o.type.capacity.get(r, 0) / lim) for i, o in enumerate(offers)], -np.inf, 1.0)
     a = coo_matrix((vals, (rows, cs)), shape=(len(lo), len(cost))).tocsr()
-    left = max(0.5, limit - (time.perf_counter() - started))
     from scipy.optimize import Bounds
+
+    from .clock import MIP_NODES_PER_SECOND, charge_lp, lp_options
 
     if relax:
         integral = [0] * len(integral)
+        options = lp_options(mip_rel_gap=1e-6)
+    else:
+        # the integer program's work is its branch-and-bound nodes, planned from its share of the clock (HiGHS's own
+        # time limit only as the wall cap): the same bound on every run
+        options = lp_options(mip_rel_gap=1e-6, node_limit=max(1, int(limit * MIP_NODES_PER_SECOND)))
+    t0 = time.perf_counter()
     res = milp(np.array(cost), integrality=np.array(integral), bounds=Bounds(np.array(cols_lb), np.array(cols_ub)),
-               constraints=LinearConstraint(a, np.array(lo), np.array(hi)),
-               options={"time_limit": left, "disp": False, "mip_rel_gap": 1e-6})
+               constraints=LinearConstraint(a, np.array(lo), np.array(hi)), options=options)
+    if relax:
+        charge_lp(res, a.nnz, "the covering program", time.perf_counter() - t0)
+    else:
+        from ..runner import charge
+
+        charge(limit)  # its share, as planned (the node limit)
+        if res.status == 1 and getattr(res, "mip_node_count", 0) < options["node_limit"]:
+            from .clock import cut
+
+            cut("the integer covering program")
     seconds = time.perf_counter() - started
     if res.status == 2:  # infeasible: no set of new nodes places every pod
         return CoverBound(10 ** 18, {}, {}, True, seconds, len(glist), len(cost))

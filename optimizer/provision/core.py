@@ -39,7 +39,8 @@ from ..plan import Plan
 from ..policy import Policy
 from ..problem import PodClass, build_problem, pod_signature, upper_bound_vector
 from ..registry import DEFAULT_PROFILE
-from ..runner import NEVER, Interrupt, SolverParams, Status, _integral, run
+from ..runner import NEVER, Clock, Interrupt, SolverParams, Status, _integral, charge, clock, clocked, now, run
+from .clock import cut_note, planned_seconds, stamp
 from ..state import ClusterState
 from .estimator import Estimate, Offer, estimate, fits, fresh_name, offer_name
 from .search import add_type_limits
@@ -70,17 +71,20 @@ SOLVE_EXISTING_SHARE = 0.5  # solve's placement on the existing nodes runs only 
 RESERVE_SHARE = 0.1  # of the limit, kept for verifying and printing the answer (and a loaded machine's slack)
 # seconds per pod kept for the same, when more (verifying and printing 15,540 pods took 8-11 s at load 8)
 RESERVE_PER_POD = 0.75e-3
-BOUNDS_SHARE = 0.4  # of the time left after the relaxation: the bounds, before the searches
-# of the bounds' time: the pattern program (column generation; converges in 6-14 s at 200 nodes), before the integer
-# covering program (the rest, and what the pattern program leaves when it converges early), when the bounds have at
-# least PATTERN_MIN_SECONDS (else the covering program alone)
-PATTERN_SHARE = 0.8
-PATTERN_MIN_SECONDS = 10.0
+# of the clock's time left after the relaxation: the pattern program (column generation; converges in 7-9 s of the
+# clock at 200 nodes and hands what it leaves to the searches), when that share is at least PATTERN_MIN_SECONDS
+BOUNDS_SHARE = 0.5
+PATTERN_MIN_SECONDS = 3.0
 BOUND_MIN_SECONDS = 2.0  # a covering program (build and HiGHS) runs only with this much time left
 SEARCH_MIN_SECONDS = 3.0  # the large-input search (solve's model and CP-SAT) only with this much, at least
 # of the time left after the bounds: the joint model (its improvement rounds use what its first answer leaves; when
 # it finds none, the older search has the rest)
 JOINT_SHARE = 0.95
+# the re-placement of the pods of scarce (extended) resources and of the estimator's new nodes: at most this many
+# pods, with this share of the clock
+SCARCE_MAX_PODS = 500
+SCARCE_SHARE = 0.3
+PLAIN_RESOURCES = frozenset({"cpu", "memory", "pods", "ephemeral-storage"})
 
 
 class Impossible(Exception):
@@ -216,11 +220,41 @@ def provision(cluster: Cluster, node_types: NodeTypes, params: SolverParams, pol
     est = estimate(base, required, offers, profile, room, params.seed, deadline=end, interrupt=interrupt)
     if est.stopped:
         return _stopped(cluster, required, below, node_types, est, started)
+    # From here every decision is planned on the deterministic clock (optimizer.provision.clock): the budget is
+    # the --time-limit the user gave less the planned reserve and Python work, a function of the input and the
+    # options only; the wall clock (`end`) only caps the solvers, and what it cuts is said in the answer.
+    limit = float(params.budget if params.budget is not None else params.time_limit)
+    pods = len(cluster.pods) + len(cluster.pending)
+    budget = planned_seconds(limit, pods, max(RESERVE_SHARE * limit, RESERVE_PER_POD * pods), len(required))
+    clk = Clock(end)
+    with clocked(clk):
+        answer = _after_estimate(cluster, base, required, below, offers, node_types, est, room, params, policy,
+                                 profile, interrupt, notes, started, clk.origin + budget)
+    note = cut_note(clk)
+    if note is not None:
+        answer = replace(answer, notes=answer.notes + (note,))
+    return answer
+
+
+def _after_estimate(cluster: Cluster, base: Cluster, required: Sequence[Pod], below: dict[str, str],
+                    offers: Sequence[Offer], node_types: NodeTypes, est: Estimate, room: dict[str, int],
+                    params: SolverParams, policy: Policy, profile: Profile, interrupt: Interrupt, notes: list[str],
+                    started: float, end: float) -> ProvisionAnswer:
+    """Everything after the estimator, on the deterministic clock installed by the caller: `end` is a time of
+    that clock (runner.now()), never of the wall clock."""
     # the covering program's linear relaxation: a bound in a second or two at 200 nodes (it has 10 % of the time
     # left, and at least 3 s when that much is left)
     from .bound import cover_bound
+    from .forced import forced_bound
 
-    now_left = end - time.perf_counter()
+    # the forced bound first (optimizer.provision.forced): the pods no existing node can hold, on new nodes alone; a
+    # small exact program (milliseconds), computed whatever the time, and it stands when the others do not converge
+    forced = forced_bound(base, offers, node_types, profile)
+    if forced.pods:
+        notes.append(f"forced bound {forced.bound_micro / MICRO:g}: {forced.pods} pending pod(s) no existing node can "
+                     f"hold ({forced.groups} group(s)) need new nodes" + ("" if forced.proven else " (not solved to "
+                                                                               "optimality: its dual bound)"))
+    now_left = end - now()
     first = cover_bound(base, offers, node_types, profile, min(now_left - 1.0, max(3.0, now_left * 0.1)), relax=True) \
         if now_left > BOUND_MIN_SECONDS else None
     if first is None:
@@ -246,7 +280,8 @@ def provision(cluster: Cluster, node_types: NodeTypes, params: SolverParams, pol
             cand.append((o, new_node(o.type, name, o.zone)))
     n_classes = len({pod_signature(p, frozenset(p.labels)) for p in required})
     if n_classes * (len(cluster.nodes) + len(cand)) > params.full_model_variables:
-        return _large(cluster, base, required, below, offers, node_types, est, est_cost, first.bound_micro, profile,
+        return _large(cluster, base, required, below, offers, node_types, est, est_cost,
+                      max(first.bound_micro, forced.bound_micro), profile,
                       policy, params,
                       end, started, notes, interrupt, first.counts)
     grown = replace(base, nodes=tuple(cluster.nodes) + tuple(n for _, n in cand))
@@ -257,13 +292,13 @@ def provision(cluster: Cluster, node_types: NodeTypes, params: SolverParams, pol
     result_values = None
     status = Status.OPTIMAL
     bound_micro = 0
-    cover_micro = first.bound_micro
+    cover_micro = max(first.bound_micro, forced.bound_micro)
     if comp is not None and not interrupt.is_set():
         # the covering program's bound (optimizer.provision.bound), as a cut and as the bound when CP-SAT proves
         # less: its linear relaxation (above), then the integer version for a short share of the time
         for relax, share in ((False, 0.1),):
-            if end - time.perf_counter() > 1.0:
-                cb = cover_bound(base, offers, node_types, profile, max(0.2, (end - time.perf_counter()) * share),
+            if end - now() > 1.0:
+                cb = cover_bound(base, offers, node_types, profile, max(0.2, (end - now()) * share),
                                  relax=relax)
                 cover_micro = max(cover_micro, cb.bound_micro)
         built = build(problem, comp, policy, params.strategy)
@@ -315,7 +350,7 @@ def provision(cluster: Cluster, node_types: NodeTypes, params: SolverParams, pol
             m.add_hint(var, counts.get(key, 0))
         for n, y in opened.items():
             m.add_hint(y, int(any(counts.get((c, n), 0) for c in ctx.by_node.get(n, []))))
-        res = run(m, params, max(0.05, end - time.perf_counter()), interrupt=interrupt)
+        res = run(m, params, max(0.05, end - now()), interrupt=interrupt)
         if res.values is not None:
             result_values = res.values
             value = sum(price[n] * res.values[y.index] for n, y in opened.items())
@@ -385,8 +420,11 @@ def _large(cluster: Cluster, base: Cluster, required: Sequence[Pod], below: dict
     from .bound import cover_bound
     from .search import Found, candidate_counts, search_new
 
-    def left() -> float:
-        return end - time.perf_counter()
+    def left() -> float:  # on the deterministic clock (end is one of its times); none once the wall clock ran out
+        c = clock()
+        if c is not None and c.cuts and c.wall_left() <= 0:
+            return 0.0
+        return end - now()
 
     status = Status.FEASIBLE
     new_nodes: list[tuple[Offer, Node]] = []
@@ -398,13 +436,52 @@ def _large(cluster: Cluster, base: Cluster, required: Sequence[Pod], below: dict
         est_offers = [o for o, k in est.add for _ in range(k)]
         found = Found(list(zip(est_offers, est.nodes)), {k: v for k, v in est.placements.items() if k in keys},
                       Status.GREEDY_FALLBACK)
+    # the estimator's answer meets a bound already (the forced bound, typically: only pods no existing node holds
+    # need new nodes): it is proven minimal, nothing to search
+    est_micro = sum(round(o.type.price * MICRO) * k for o, k in est.add) if math.isfinite(est_cost) else None
+    proven = est_micro is not None and lb >= est_micro
+    if proven:
+        notes.append("the estimator's answer meets the bound: proven minimal, no search needed")
+
+    def rest_of(on: dict[str, str]) -> Cluster:
+        kept = tuple(replace(p, node_name=on[p.key]) for p in required if p.key in on)
+        return replace(base, pods=base.pods + kept, pending=tuple(p for p in required if p.key not in on))
+
+    # Pods of a scarce resource (an extended resource such as GPUs): kube-scheduler spreads them, and the pieces of
+    # free GPUs it leaves on the existing nodes hold none of the larger ones, which the estimator then buys new
+    # nodes for. Re-placed by CP-SAT (solve's model, every rule) with the pods the estimator put on new nodes, the
+    # other pods kept where kube-scheduler put them: a small model even at 1,000 nodes, first, with a share of
+    # the clock. (At 1,000 nodes of the mixed profile: 55 GPU pods fit 36 of the 50 GPU nodes' free GPUs, where
+    # the estimator buys 2 GPU nodes.)
+    scarce = {p.key for p in required if any(v > 0 and r not in PLAIN_RESOURCES for r, v in p.requests.items())}
+    on_new = {k for k, v in est.placements.items() if k in keys and v not in existing_names}
+    if not proven and scarce and on_new and len(scarce | on_new) <= SCARCE_MAX_PODS and \
+            left() > SEARCH_MIN_SECONDS and not interrupt.is_set():
+        from ...models.errors import PlanInvalidError
+
+        keep = {k: v for k, v in est.placements.items() if v in existing_names and k in keys and k not in scarce}
+        per_offer: dict[int, int] = defaultdict(int)
+        for o, k in est.add:
+            per_offer[offers.index(o)] += k
+        got = search_new(cluster, rest_of(keep), dict(per_offer), offers, node_types, profile, policy, params,
+                         left() * SCARCE_SHARE, interrupt, hint=found)
+        if got is not None and sum(o.type.price for o, _ in got.nodes) < est_cost - 1e-9:
+            merged = dict(keep)
+            merged.update(got.placements)
+            grown = replace(cluster, nodes=tuple(cluster.nodes) + tuple(n for _, n in got.nodes))
+            try:
+                check(grown, Plan(placements=merged, pending={}, status=Status.FEASIBLE), policy, profile)
+                found = Found(list(got.nodes), merged, Status.FEASIBLE)
+                got_micro = sum(round(o.type.price * MICRO) for o, _ in got.nodes)
+                proven = lb >= got_micro
+                notes.append(f"{len(scarce | on_new)} pods of scarce resources and on the estimator's new nodes "
+                             f"re-placed: {got_micro / MICRO:g}" + (" (meets the bound: proven minimal)" if proven
+                                                                   else ""))
+            except PlanInvalidError as exc:
+                notes.append(f"the re-placement of scarce pods failed the verifier and is not used ({str(exc)[:200]})")
     # the search builds solve's model over the whole cluster: about what the estimator's kube-scheduler pass
     # costs (optimizer.timelimit), so it starts only with that much time left
-    if not interrupt.is_set() and left() > max(SEARCH_MIN_SECONDS, est.wall_seconds):
-
-        def rest_of(on: dict[str, str]) -> Cluster:
-            kept = tuple(replace(p, node_name=on[p.key]) for p in required if p.key in on)
-            return replace(base, pods=base.pods + kept, pending=tuple(p for p in required if p.key not in on))
+    if not proven and not interrupt.is_set() and left() > SEARCH_MIN_SECONDS:
 
         if left() > BOUND_MIN_SECONDS and not interrupt.is_set():
             # the bounds first, with a share of the time: the pattern program (each node a bin of whole pods:
@@ -415,26 +492,27 @@ def _large(cluster: Cluster, base: Cluster, required: Sequence[Pod], below: dict
             from .patterns import pattern_bound
 
             share = left() * BOUNDS_SHARE
-            both = share >= PATTERN_MIN_SECONDS
-            bound_end = time.perf_counter() + share
+            relaxation_micro = lb
             pat = None
-            if both:
-                pat = pattern_bound(base, offers, node_types, profile, share * PATTERN_SHARE,
-                                    round(est_cost * MICRO) if math.isfinite(est_cost) else None)
+            if share >= PATTERN_MIN_SECONDS:
+                pat = pattern_bound(base, offers, node_types, profile, share,
+                                    round(est_cost * MICRO) if math.isfinite(est_cost) else None, interrupt=interrupt)
                 lb = max(lb, pat.bound_micro)
-            if bound_end - time.perf_counter() > BOUND_MIN_SECONDS and not interrupt.is_set():
-                whole = cover_bound(base, offers, node_types, profile, bound_end - time.perf_counter())
-                lb = max(lb, whole.bound_micro)
-                covering = f"covering program {whole.bound_micro / MICRO:g}"
-            else:
-                covering = "no time left for the integer covering program"
+                stamp("pattern program")
+            # The integer covering program (HiGHS) is not run here: nothing but the wall clock bounds its work (its
+            # root node alone took 38 s on 2/plain under a node limit of 150), so its bound would differ from run
+            # to run. When the pattern program stops unconverged, the covering program's relaxation stands.
+            covering = f"covering relaxation {relaxation_micro / MICRO:g}"
+            stamp("bounds")
             if pat is not None:
                 notes.append(f"pattern bound {pat.bound_micro / MICRO:g} ({'converged' if pat.converged else 'stopped'},"
                              f" {pat.columns} fillings, {pat.seconds:.1f}s); {covering}")
         # first the joint model (optimizer.provision.joint): which pods the existing nodes keep and what is bought,
         # decided together; verified here, and the older placements below only when it found nothing cheaper
+        stamp("before the joint model")
         joint = _joint(cluster, base, offers, node_types, est, relaxed_counts or {}, lb, profile, policy, params,
                        left() * JOINT_SHARE, interrupt, notes)
+        stamp("joint model")
         if joint is not None and (found is None or sum(o.type.price for o, _ in joint.nodes)
                                   < sum(o.type.price for o, _ in found.nodes) - 1e-9):
             found = joint
@@ -442,15 +520,21 @@ def _large(cluster: Cluster, base: Cluster, required: Sequence[Pod], below: dict
         # complete it), or solve's with the largest pods first when the relaxation of what that leaves over costs
         # less (tried first; a placement the pods left cannot complete, by their inter-pod rules, gives way)
         kube = {k: v for k, v in est.placements.items() if v in existing_names}
-        tries = [] if found is joint else [(kube, rest_of(kube), "kube-scheduler places them")]
+        # (none once the wall clock ran out: the answer so far is printed)
+        tries = [] if found is joint or left() <= 0 else [(kube, rest_of(kube), "kube-scheduler places them")]
         need = {0: cover_bound(tries[0][1], offers, node_types, profile, max(0.5, left() * 0.1), relax=True)} \
             if tries else {}
         # solve starts with kube-scheduler's greedy loop, which runs to its end: only when it surely fits
-        if tries and left() > max(SOLVE_EXISTING_SHARE * deadline_limit(end, started), 3 * est.wall_seconds) and \
+        if tries and left() > SOLVE_EXISTING_SHARE * float(params.budget or params.time_limit) and \
                 not interrupt.is_set():
-            share = Deadline(time.perf_counter(), max(1.0, left() * 0.3))
-            solved, _ = optimal_plan(by_size(base, offers), params, policy, deadline=share, profile=profile,
-                                     interrupt=interrupt)
+            # solve's pipeline with a planned share (its own deterministic clock plans from `budget`), the wall
+            # clock its cap
+            seconds = max(1.0, left() * 0.3)
+            share = Deadline(time.perf_counter(), seconds)
+            solved, _ = optimal_plan(by_size(base, offers), replace(params, time_limit=seconds, budget=seconds,
+                                                                     search_budget=None), policy, deadline=share,
+                                     profile=profile, interrupt=interrupt)
+            charge(seconds)
             other = rest_of(dict(solved.placements))
             second = cover_bound(other, offers, node_types, profile, max(0.5, left() * 0.1), relax=True)
             if second.bound_micro < need[0].bound_micro:
@@ -495,11 +579,13 @@ def _large(cluster: Cluster, base: Cluster, required: Sequence[Pod], below: dict
         new_nodes = list(zip(est_offers, est.nodes))
         keys = {p.key for p in required}
         placements = {k: v for k, v in est.placements.items() if k in keys}
-        status = Status.GREEDY_FALLBACK
-        notes.append("the search found no cheaper answer than the estimator's within the time limit")
-    notes.append("large input: the bound is the larger of the pattern program's (every node a bin of whole pods) and "
-                 "the covering program's (whole pods on each existing node, new nodes pooled per offer); both leave "
-                 "inter-pod rules out")
+        status = Status.FEASIBLE if proven else Status.GREEDY_FALLBACK  # (FEASIBLE: OPTIMAL below, by the bound)
+        if not proven:
+            notes.append("the search found no cheaper answer than the estimator's within the time limit")
+    notes.append("large input: the bound is the largest of the forced bound (the pods no existing node can hold, on new "
+                 "nodes alone), the pattern program's (every node a bin of whole pods) and the covering program's "
+                 "relaxation (whole pods on each existing node, new nodes pooled per offer); all leave inter-pod rules "
+                 "out")
     add = summary(new_nodes, node_types)
     cost = sum(a.price * a.count for a in add)
     bound = min(cost, lb / MICRO)
@@ -520,7 +606,8 @@ def _joint(cluster: Cluster, base: Cluster, offers: Sequence[Offer], node_types:
     from .joint import joint_search
     from .search import Found, candidate_counts, search_new
 
-    started = time.perf_counter()
+    started = now()  # the deterministic clock's
+    wall_started = time.perf_counter()
     slots = candidate_counts(relaxed_counts, offers)
     est_per_offer: dict[int, int] = defaultdict(int)
     for o, k in est.add:  # an offer can be chosen in several of the estimator's loops
@@ -540,7 +627,7 @@ def _joint(cluster: Cluster, base: Cluster, offers: Sequence[Offer], node_types:
             pending=tuple(got.rest))
         counts = dict(est_per_offer)
         more = search_new(grown, fixed, counts, offers, node_types, profile, policy, params,
-                          max(0.5, limit - (time.perf_counter() - started)), interrupt)
+                          max(0.5, limit - (now() - started)), interrupt)
         if more is None:
             notes.append(f"joint model: the {len(got.rest)} pods it leaves to solve's model found no place in time")
             return None
@@ -555,7 +642,7 @@ def _joint(cluster: Cluster, base: Cluster, offers: Sequence[Offer], node_types:
         return None
     notes.append(f"joint model: {got.kinds.get('local', 0)} pods with per-node rules, {got.kinds.get('zone', 0)} "
                  f"with zone rules, {got.kinds.get('rest', 0)} left to kube-scheduler's placement or solve's model; "
-                 f"{cost:g} ({got.status}) in {time.perf_counter() - started:.1f}s"
+                 f"{cost:g} ({got.status}) in {time.perf_counter() - wall_started:.1f}s"
                  + (f"; {got.improved[0]} improvement rounds: {got.improved[1]:g} -> {got.improved[2]:g}"
                     if got.improved[0] else ""))
     return Found(nodes, placements, Status.FEASIBLE)

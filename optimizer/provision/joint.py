@@ -46,8 +46,9 @@ from ...models.objects import Cluster, Node, Pod
 from ..framework import Profile
 from ..nodeaffinity.filtering import required_matches
 from ..problem import PodClass, build_problem
-from ..runner import NEVER, Interrupt, SolverParams, Status, run
+from ..runner import NEVER, Interrupt, SolverParams, Status, charge, now, run
 from .bound import MICRO, existing_free, resources_of
+from .clock import charge_knapsack, charge_lp, knapsack_limits, lp_options, stamp, wall_over
 from .estimator import Estimate, Offer, fresh_name, offer_name
 from .search import add_type_limits
 
@@ -62,6 +63,7 @@ ROUNDING_SHARE = 0.3
 KNAPSACK_SECONDS = 0.1  # one existing node's knapsack fill, at most (most end in 5-15 ms)
 IMPROVE_MIN_SECONDS = 1.0  # a round only with this much of the joint model's time left
 IMPROVE_ROUND_SECONDS = 1.5  # one round's CP-SAT run, at most
+IMPROVE_ROUND_CHARGE = 0.3  # charged per round for its Python work (choosing the nodes, cloning the model)
 IMPROVE_EXISTING = 16  # existing nodes freed per round: half the roomiest, half at random
 IMPROVE_NEW = 4  # opened new nodes freed per round, the target among them
 # rounds in a row that neither made the answer cheaper nor drained a target (each of the three least loaded new
@@ -179,7 +181,8 @@ def joint_search(base: Cluster, offers: Sequence[Offer], node_types: NodeTypes, 
     """The joint CP-SAT model on `base` (its pending pods: the required ones) with `slots[i]` new-node slots of
     offer i, hinted with the estimator's answer (and `hints`: other answers as (their new nodes' offers and names,
     placements)); `lower_micro`: a proven lower bound on the cost (a cut). None: no solution within `limit`."""
-    started = time.perf_counter()
+    started = now()  # the deterministic clock's (optimizer.provision.clock): every share below is planned on it
+    wall_started = time.perf_counter()
     n_ex = len(base.nodes)
     probes = [new_node(o.type, f"probe-{i}", o.zone) for i, o in enumerate(offers)]
     problem = build_problem(replace(base, nodes=tuple(base.nodes) + tuple(probes)), profile)
@@ -453,7 +456,7 @@ def joint_search(base: Cluster, offers: Sequence[Offer], node_types: NodeTypes, 
     keep_ce = {k: v for k, v in est_ce.items() if not local[k[0]] and k in x_ex and v <= top[k]}
     keep_cn = {k: v for k, v in est_cn.items() if not local[k[0]] and k in x_new}
     rounded = _rounded(glist, size, greq, free, alloc, cap_ex, cap_new, top, offers, slots, by_offer, price,
-                       max(0.5, (limit - (time.perf_counter() - started)) * ROUNDING_SHARE), local, res_keys,
+                       max(0.5, (limit - (now() - started)) * ROUNDING_SHARE), local, res_keys,
                        keep_ce, keep_cn, node_zone)
     floor: dict[tuple[int, int], int] = {}
     if rounded is not None:
@@ -485,7 +488,7 @@ def joint_search(base: Cluster, offers: Sequence[Offer], node_types: NodeTypes, 
         sub = m.clone()
         for k, lo in floor.items():
             sub.add(sub.get_int_var_from_proto_index(x_ex[k].index) >= lo)
-        res = run(sub, params, max(0.1, (limit - (time.perf_counter() - started)) * 0.5), interrupt=interrupt)
+        res = run(sub, params, max(0.1, (limit - (now() - started)) * 0.5), interrupt=interrupt)
         if res.values is not None:
             vals = res.values
             hint(m, {k: vals[v.index] for k, v in x_ex.items()}, {k: vals[v.index] for k, v in x_new.items()})
@@ -493,7 +496,7 @@ def joint_search(base: Cluster, offers: Sequence[Offer], node_types: NodeTypes, 
     status = None if res is None else res.status
     if values is None and not interrupt.is_set():
         # (half of what is left: the rest for the improvement rounds, or, when it finds nothing, the older search)
-        whole = run(m, params, max(0.1, (limit - (time.perf_counter() - started)) * 0.5), interrupt=interrupt)
+        whole = run(m, params, max(0.1, (limit - (now() - started)) * 0.5), interrupt=interrupt)
         values, status = whole.values, whole.status
     if values is None:
         return None
@@ -513,10 +516,11 @@ def joint_search(base: Cluster, offers: Sequence[Offer], node_types: NodeTypes, 
             for s, y in opened.items():
                 start[y.index] = int(s in used)
             values, status = start, Status.FEASIBLE
+    stamp("joint model's start")
     rounds = (0, 0.0, 0.0)
     # the improvement rounds end early enough for the caller's search of the rest pods (on solve's model)
     improve_end = started + limit - (max(3.0, 0.3 * limit) if rest else 0.0)
-    if not interrupt.is_set() and improve_end - time.perf_counter() > IMPROVE_MIN_SECONDS:
+    if not interrupt.is_set() and improve_end - now() > IMPROVE_MIN_SECONDS:
         est_micro = sum(round(o.type.price * MICRO) * k for o, k in est.add)
         better, n_rounds = _improve(m, params, values, x_ex, x_new, opened, slot_list, by_offer, price, greq, free,
                                     alloc, res_keys, improve_end, interrupt, est_micro if not est.pending else 0)
@@ -544,7 +548,7 @@ def joint_search(base: Cluster, offers: Sequence[Offer], node_types: NodeTypes, 
         for _ in range(vals[v.index]):
             placements[queue[gi].pop(0).key] = rename[s]
     kinds = {k: sum(c.size for c in classes if kind[c.index] == k) for k in (LOCAL, ZONE, REST)}
-    return Joint(nodes, placements, rest, status, kinds, time.perf_counter() - started, rounds)
+    return Joint(nodes, placements, rest, status, kinds, time.perf_counter() - wall_started, rounds)
 
 
 def _cost(values: Sequence[int], opened: dict, price: dict[int, int]) -> int:
@@ -585,7 +589,9 @@ def _improve(m: cp_model.CpModel, params: SolverParams, values: list[int], x_ex:
     misses = 0
     rounds = 0
     nodes = sorted(by_node)
-    while end - time.perf_counter() > IMPROVE_MIN_SECONDS and not interrupt.is_set():
+    while end - now() > IMPROVE_MIN_SECONDS and not interrupt.is_set():
+        if wall_over("the joint model's improvement rounds"):
+            break
         if misses >= IMPROVE_GIVE_UP and _cost(vals, opened, price) >= give_up_above:
             break  # stuck, and not cheaper than the estimator: the older search has the time left
         open_slots = [s for s, y in opened.items() if vals[y.index]]
@@ -642,7 +648,8 @@ def _improve(m: cp_model.CpModel, params: SolverParams, values: list[int], x_ex:
                      sub.get_int_var_from_proto_index(v.index) for s in {t} | fresh for gi, v in by_slot[s])
         spend = sum(price[s] * sub.get_int_var_from_proto_index(opened[s].index) for s in slots)
         sub.minimize(spend * 10_000 + target)
-        got = run(sub, params, min(IMPROVE_ROUND_SECONDS, end - time.perf_counter() - 0.5), interrupt=interrupt)
+        charge(IMPROVE_ROUND_CHARGE)  # the round's Python work (choosing, cloning the model)
+        got = run(sub, params, min(IMPROVE_ROUND_SECONDS, end - now() - 0.5), interrupt=interrupt)
         if got.values is None:
             misses += 1
             continue
@@ -661,7 +668,7 @@ def _rounded(glist, size, greq, free, alloc, cap_ex, cap_new, top, offers, slots
     slots, the offers the relaxation buys most of first. (counts on existing nodes, counts on slots), or None."""
     from scipy.sparse import coo_matrix
 
-    deadline = time.perf_counter() + limit
+    deadline = now() + limit
     hard_deadline = deadline + limit  # no knapsack after it (a loaded machine: an attempt started near the deadline)
     n_g, n_o, n_r = len(glist), len(offers), free.shape[1]
     cols: list[tuple] = []  # ("y", o) | ("x", g, n) | ("z", g, o)
@@ -707,9 +714,12 @@ def _rounded(glist, size, greq, free, alloc, cap_ex, cap_new, top, offers, slots
     a = coo_matrix((vals, (rows, cs)), shape=(len(lo), len(cols))).tocsr()
     from scipy.optimize import linprog
 
+    t0 = time.perf_counter()
     res = linprog(cost, A_ub=a[n_g:], b_ub=np.array(hi[n_g:]), A_eq=a[:n_g], b_eq=np.array(hi[:n_g]),
                   bounds=np.stack([np.zeros(len(cols)), ub], axis=1), method="highs",
-                  options={"time_limit": max(0.2, limit), "disp": False})
+                  options=lp_options())
+    # (its iterations are cheaper per nonzero than the pattern program's: 1.3 s where the pattern program's rate says 6)
+    charge_lp(res, a.nnz, "the joint model's relaxation", time.perf_counter() - t0, rate=0.3)
     if res.x is None or res.status != 0:
         return None
     # what one more pod of a group costs in the relaxation: its row's dual (the price of placing it elsewhere)
@@ -778,7 +788,7 @@ def _rounded(glist, size, greq, free, alloc, cap_ex, cap_new, top, offers, slots
                         all(k <= most.get(gi, 0) for gi, k in best_fill.items() if k > 0):
                     fill = best_fill
                     break
-            if fill is None and time.perf_counter() > hard_deadline:
+            if fill is None and (now() > hard_deadline or wall_over("the joint model's knapsack fills")):
                 fill = {}  # out of the fills' time: the first fit below places the pods left
             if fill is None:
                 fill = _knapsack(cand, [most[gi] for gi in cand], [value[gi] for gi in cand], [greq[gi] for gi in cand],
@@ -872,7 +882,7 @@ def _rounded(glist, size, greq, free, alloc, cap_ex, cap_new, top, offers, slots
         runs.insert(1, (values[0], None))
     best = None
     for v, qu in runs:
-        if time.perf_counter() > deadline and best is not None:
+        if now() > deadline and best is not None:
             break
         got = attempt(v, qu)
         if got is not None and (best is None or got[3] < best[3]):
@@ -897,13 +907,14 @@ def _knapsack(groups: list[int], most: list[int], value: list[float], req: list[
     m.maximize(cp_model.LinearExpr.weighted_sum(xs, [int(round(value[i] * 1e6)) for i in live]))
     solver = cp_model.CpSolver()
     solver.parameters.num_workers = 1
-    solver.parameters.max_deterministic_time = 0.5
+    knapsack_limits(solver.parameters, KNAPSACK_SECONDS)
     solver.parameters.catch_sigint_signal = False
     # no symmetry detection nor probing: a third of the time on these small knapsacks (11 against 30 ms on 63
     # groups, the same optimum), solved hundreds of times; without probing a rare one searches long: a wall cap
     solver.parameters.symmetry_level = 0
     solver.parameters.cp_model_probing_level = 0
-    solver.parameters.max_time_in_seconds = KNAPSACK_SECONDS
-    if solver.solve(m) not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+    st = solver.solve(m)
+    charge_knapsack(solver, "the joint model's knapsack fills")
+    if st not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return {}
     return {groups[i]: int(solver.value(x)) for i, x in zip(live, xs)}

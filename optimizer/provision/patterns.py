@@ -53,12 +53,15 @@ from ...models.nodetypes import NodeTypes, new_node
 from ...models.objects import Cluster
 from ..framework import Profile
 from ..problem import build_problem
+from ..runner import charge, now
 from .bound import MICRO, existing_free, resources_of
+from .clock import ITER_SECONDS_MIN, ITER_SECONDS_PER_COLUMN, charge_knapsack, charge_lp, knapsack_limits, lp_options, wall_over
 from .estimator import Offer
 
 # of the column generation's time: when the exact knapsacks run once more whatever the greedy pricing finds, for a
 # Lagrangian bound before the time is out (a round at 200 nodes: 1-3 s on a loaded machine)
-FINAL_EXACT_AT = 0.6
+FINAL_EXACT_AT = 0.85
+KNAPSACK_MIN_SECONDS = 0.5
 SCALE = 1_000_000  # knapsack values: pods' duals in millionths (rounded up, so the knapsack's bound stays an upper)
 
 
@@ -146,10 +149,10 @@ def _knapsack_bound(values: np.ndarray, most: np.ndarray, req: np.ndarray, room:
     coef = {g: int(math.ceil(values[g] * SCALE)) for g in gs}
     m.maximize(sum(coef[g] * xs[g] for g in gs))
     solver = cp_model.CpSolver()
-    solver.parameters.num_workers = 1
-    solver.parameters.max_time_in_seconds = max(0.01, seconds)
+    knapsack_limits(solver.parameters, max(0.01, seconds))
     solver.parameters.catch_sigint_signal = False
     st = solver.solve(m)
+    charge_knapsack(solver, "the pattern program's knapsacks")
     if st not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return float(sum(coef[g] * int(most[g]) for g in gs)) / SCALE, {}
     upper = solver.objective_value if st == cp_model.OPTIMAL else solver.best_objective_bound
@@ -223,7 +226,7 @@ class _LP:
 
 def _generate(d: _Data, offers: Sequence[Offer], type_rows: list, price: np.ndarray, most_nodes: np.ndarray,
               sizes: np.ndarray, bins: list[list[int]], mult: np.ndarray, columns: _Columns, deadline: float,
-              exact: bool, log=None) -> _LP:
+              exact: bool, log=None, interrupt=None) -> _LP:
     """Column generation on the program with `sizes` pods per group and `mult[b]` nodes of existing kind b, until
     `deadline`. exact: end with the exact knapsacks and their Lagrangian bound (and once when FINAL_EXACT_AT of the time is gone); else stop
     when the greedy pricing finds nothing."""
@@ -241,11 +244,12 @@ def _generate(d: _Data, offers: Sequence[Offer], type_rows: list, price: np.ndar
     converged = False
     # the exact knapsacks are the slow part (one per node kind and offer): they run when the greedy pricing finds
     # nothing, and once when this share of the time is gone (its Lagrangian bound, then the program stops)
-    final_at = time.perf_counter() + FINAL_EXACT_AT * max(0.0, deadline - time.perf_counter())
+    final_at = now() + FINAL_EXACT_AT * max(0.0, deadline - now())
     forced = False
     while True:
         iterations += 1
         cols = columns.cols
+        charge(ITER_SECONDS_MIN + ITER_SECONDS_PER_COLUMN * len(cols))
         rows_: list[int] = []
         cs_: list[int] = []
         vals_: list[float] = []
@@ -267,11 +271,12 @@ def _generate(d: _Data, offers: Sequence[Offer], type_rows: list, price: np.ndar
             rows_.append(g); cs_.append(len(cols) + g); vals_.append(-1.0)
             cost[len(cols) + g] = slack_cost
         a_ub = coo_matrix((vals_, (rows_, cs_)), shape=(n_rows, len(cost))).tocsr()
-        left = deadline - time.perf_counter()
-        if left <= 0.02:
+        if deadline - now() <= 0.02 or wall_over("the pattern program") or (interrupt is not None and interrupt.is_set()):
             break
+        t0 = time.perf_counter()
         res = linprog(cost, A_ub=a_ub, b_ub=rhs, bounds=np.stack([np.zeros(len(cost)), upper], axis=1),
-                      method="highs", options={"time_limit": max(0.02, left), "disp": False})
+                      method="highs", options=lp_options())
+        charge_lp(res, a_ub.nnz, "the pattern program", time.perf_counter() - t0)
         if res.status != 0:
             res = None
             break
@@ -285,7 +290,7 @@ def _generate(d: _Data, offers: Sequence[Offer], type_rows: list, price: np.ndar
         most_g_new = np.where(live[:, None], np.minimum(d.cap_new, sizes[:, None]), 0)
         added = 0
         # the greedy pricing first (fast); the exact knapsacks when it finds nothing, or at the last round
-        forced = exact and time.perf_counter() >= final_at
+        forced = exact and now() >= final_at
         if not forced:
             for b, nodes in enumerate(bins):
                 if mult[b] <= 0:
@@ -304,7 +309,9 @@ def _generate(d: _Data, offers: Sequence[Offer], type_rows: list, price: np.ndar
         if (added == 0 or forced) and exact:
             added = 0
             lagr = value
-            per = max(0.01, (deadline - time.perf_counter()) / max(1, 2 * (n_b + n_o)))
+            # (at least KNAPSACK_MIN_SECONDS of the clock each, whatever the share: a knapsack stopped short gives a
+            # weaker bound and no column, and the program does not converge; most take a thirtieth of it)
+            per = max(KNAPSACK_MIN_SECONDS, (deadline - now()) / max(1, 2 * (n_b + n_o)))
             cache: dict[bytes, tuple[float, dict[int, int]]] = {}
             for b, nodes in enumerate(bins):
                 if mult[b] <= 0:
@@ -332,7 +339,7 @@ def _generate(d: _Data, offers: Sequence[Offer], type_rows: list, price: np.ndar
                 break  # out of time: the Lagrangian bound of this round stands
         if log:
             log(f"iter {iterations}: lp {value:.4f} best bound {best_lb:.4f} columns {len(columns.cols)} added "
-                f"{added} {deadline - time.perf_counter():.1f}s left")
+                f"{added} {deadline - now():.1f}s left")
     x = None if res is None else np.asarray(res.x)
     slack = 0.0 if x is None else float(x[len(x) - n_g:].sum())  # columns added after the solve come later
     lower = best_lb
@@ -366,18 +373,18 @@ def _setup(d: _Data, offers: Sequence[Offer], node_types: NodeTypes, known_micro
 
 
 def pattern_bound(base: Cluster, offers: Sequence[Offer], node_types: NodeTypes, profile: Profile, limit: float,
-                  known_micro: int | None = None, data: _Data | None = None, log=None) -> PatternBound:
+                  known_micro: int | None = None, data: _Data | None = None, log=None, interrupt=None) -> PatternBound:
     """Column generation on the pattern program of `base` (its pending pods: the required ones) within `limit`
     seconds. known_micro: the cost of a known answer (it bounds how many nodes of an offer can help).
 """
     started = time.perf_counter()
     d = data or prepare(base, offers, profile)
-    deadline = started + limit
+    deadline = now() + limit  # (the deterministic clock's: optimizer.provision.clock)
     price, most_nodes, bins, columns = _setup(d, offers, node_types, known_micro)
     type_rows = _type_rows(offers, node_types)
     mult = np.array([len(b) for b in bins], dtype=np.int64)
     lp = _generate(d, offers, type_rows, price, most_nodes, d.size.astype(np.int64), bins, mult, columns, deadline,
-                   True, log)
+                   True, log, interrupt)
     # a program no filling completes (slack used) proves nothing here: the covering program says infeasible
     lb = max(0.0, lp.lower) if lp.slack < 1e-6 else 0.0
     bound_micro = max(0, int(math.floor(lb * MICRO * (1 - 1e-6) - 1)))

@@ -5,7 +5,6 @@ verified again before it is printed."""
 from __future__ import annotations
 
 import math
-import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -17,7 +16,7 @@ from ..framework import Profile
 from ..model import build
 from ..policy import Policy
 from ..problem import build_problem
-from ..runner import NEVER, Interrupt, SolverParams, Status, run
+from ..runner import NEVER, Interrupt, SolverParams, Status, run, now
 from .estimator import Offer, fresh_name, offer_name
 
 MICRO = 1_000_000
@@ -64,7 +63,7 @@ def search_new(cluster: Cluster, fixed_cluster: Cluster, counts: dict[int, int],
     """CP-SAT on solve's model of `fixed_cluster` (its pending pods: the ones to place) grown by `counts`
     candidate nodes per offer, minimising the open candidates' price. None: no solution in time. `hint`: an
     answer to start from (its new nodes go on the first candidates of their offer)."""
-    started = time.perf_counter()
+    started = now()  # the deterministic clock's (optimizer.provision.clock)
     existing_names = {n.name for n in cluster.nodes}
     cand: list[tuple[Offer, Node]] = []
     for i, o in enumerate(offers):
@@ -119,7 +118,7 @@ def search_new(cluster: Cluster, fixed_cluster: Cluster, counts: dict[int, int],
             mdl.add_hint(var, hc.get(key, 0))
         for n, y in opened.items():
             mdl.add_hint(y, int(any(hc.get((c, n), 0) for c in ctx.by_node.get(n, []))))
-    res = run(mdl, params, max(0.1, limit - (time.perf_counter() - started)), interrupt=interrupt)
+    res = run(mdl, params, max(0.1, limit - (now() - started)), interrupt=interrupt)
     values = res.values
     if values is None:
         return None
