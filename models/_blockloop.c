@@ -76,6 +76,18 @@ call_literal(PyObject *literal, PyObject *lines, Py_ssize_t *i, PyObject *header
     return text;
 }
 
+/* A document ends: its root (NULL when it held nothing) goes to `docs`, None for an empty explicit one. */
+static int
+end_document(PyObject *docs, PyObject **root, int explicit)
+{
+    if (*root != NULL) {
+        int rc = PyList_Append(docs, *root);
+        Py_CLEAR(*root);
+        return rc;
+    }
+    return explicit ? PyList_Append(docs, Py_None) : 0;
+}
+
 static PyObject *
 build(PyObject *self, PyObject *args)
 {
@@ -136,14 +148,8 @@ build(PyObject *self, PyObject *args)
             goto error;
         }
         if (what == DOC) {
-            if (root != NULL) {
-                if (PyList_Append(docs, root) < 0)
-                    goto error;
-                Py_CLEAR(root);
-            } else if (explicit) {
-                if (PyList_Append(docs, Py_None) < 0)
-                    goto error;
-            }
+            if (end_document(docs, &root, explicit) < 0)
+                goto error;
             explicit = 1;
             sp = 0;
             top = NULL;
@@ -289,14 +295,8 @@ build(PyObject *self, PyObject *args)
         if (rc < 0)
             goto error;
     }
-    if (root != NULL) {
-        if (PyList_Append(docs, root) < 0)
-            goto error;
-        Py_CLEAR(root);
-    } else if (explicit) {
-        if (PyList_Append(docs, Py_None) < 0)
-            goto error;
-    }
+    if (end_document(docs, &root, explicit) < 0)
+        goto error;
     PyMem_Free(stack);
     return docs;
 error:

@@ -65,8 +65,8 @@ def test_the_joint_preference_bound_is_never_below_the_exhaustive_optimum(cluste
         assert p_bound(cluster) >= best_p
 
 
-def test_two_templates_preferring_one_small_zone_share_its_room() -> None:
-    # zone b is one 1-cpu node; two templates of two 500m pods each prefer it (weight 5): only two pods fit there
+def one_small_zone_for_two_templates() -> Cluster:
+    """Zone b is one 1-cpu node; two templates of two 500m pods each prefer it (weight 5): only two pods fit."""
     nodes = (make_node("n0").label(H, "n0").label(Z, "b").alloc(cpu="1", memory="4Gi", pods=110).build(),
              make_node("n1").label(H, "n1").label(Z, "a").alloc(cpu="4", memory="4Gi", pods=110).build())
     pending = []
@@ -74,9 +74,13 @@ def test_two_templates_preferring_one_small_zone_share_its_room() -> None:
         b = make_pod(app).label("app", app).req(cpu="500m").preferred_node_affinity(5, term(req(Z, "In", "b")))
         pending += [b.set(name=f"{app}-{k}", workload=f"Deployment/default/{app}", order=len(pending) + k).build()
                     for k in range(2)]
-    cluster = Cluster(nodes=nodes, pending=tuple(pending),
-                      workloads=(Workload("Deployment", "default", "t0", replicas=2),
-                                 Workload("Deployment", "default", "t1", replicas=2)))
+    return Cluster(nodes=nodes, pending=tuple(pending),
+                   workloads=(Workload("Deployment", "default", "t0", replicas=2),
+                              Workload("Deployment", "default", "t1", replicas=2)))
+
+
+def test_two_templates_preferring_one_small_zone_share_its_room() -> None:
+    cluster = one_small_zone_for_two_templates()
     problem = build_problem(cluster, DEFAULT_PROFILE)
     (comp,) = problem.components
     joint = _joint_linear(problem, comp, Policy())
@@ -91,16 +95,7 @@ def test_the_wall_clock_run_out_gives_the_joint_lp_up_and_says_so(monkeypatch) -
 
     from podplan.optimizer.runner import Clock, clocked
 
-    nodes = (make_node("n0").label(H, "n0").label(Z, "b").alloc(cpu="1", memory="4Gi", pods=110).build(),
-             make_node("n1").label(H, "n1").label(Z, "a").alloc(cpu="4", memory="4Gi", pods=110).build())
-    pending = []
-    for app in ("t0", "t1"):
-        b = make_pod(app).label("app", app).req(cpu="500m").preferred_node_affinity(5, term(req(Z, "In", "b")))
-        pending += [b.set(name=f"{app}-{k}", workload=f"Deployment/default/{app}", order=len(pending) + k).build()
-                    for k in range(2)]
-    cluster = Cluster(nodes=nodes, pending=tuple(pending),
-                      workloads=(Workload("Deployment", "default", "t0", replicas=2),
-                                 Workload("Deployment", "default", "t1", replicas=2)))
+    cluster = one_small_zone_for_two_templates()
     problem = build_problem(cluster, DEFAULT_PROFILE)
     (comp,) = problem.components
     from podplan.optimizer import bound

@@ -46,10 +46,6 @@ from .estimator import Estimate, Offer, estimate, fits, fresh_name, offer_name
 from .search import add_type_limits
 
 
-def deadline_limit(end: float, started: float) -> float:
-    return end - started
-
-
 def by_size(base: Cluster, offers: Sequence[Offer]) -> Cluster:
     """`base` with its pending pods' priorities ranked (priority first, then size): solve, which places the
     higher priorities first (lexicographically), then keeps the largest pods on the existing nodes, and the pods
