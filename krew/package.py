@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import os
 import subprocess
 import sys
 import tarfile
@@ -29,7 +30,10 @@ def version() -> str:
 def build(out: Path) -> Path:
     out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="podplan-krew-") as tmp:
-        subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", tmp, str(ROOT)], check=True)
+        # a pure wheel (the line reader's compiled loop left out: podplan reads with its Python loop), so that the
+        # archive installs on whatever python3 the machine running kubectl has
+        subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", tmp, str(ROOT)], check=True,
+                       env={**os.environ, "PODPLAN_PURE_PYTHON": "1"})
         shutil.rmtree(ROOT / "build", ignore_errors=True)  # setuptools' build/lib would leak into later wheels
         wheel = next(Path(tmp).glob("podplan-*.whl"))
         archive = out / f"kubectl-podplan-v{version()}.tar.gz"
