@@ -52,12 +52,14 @@ MIP_NODES_PER_SECOND = 20.0
 # model's start).
 PREP_SECONDS_PER_POD = 1.5e-3
 PREP_SECONDS_PER_PENDING = 5e-3  # and per pending pod besides (the estimator, the classes: 15 s on 2/plain in all)
-# wall seconds per second of the budget: 1.15 kept 2/plain uncut at load 3-4 but not beside a CPU-bound process (two
-# runs cut, 59.6 and 63.6 s, load 3.7-4.0). With 5 ms per pod planned (below): 1.25 left 2/plain uncut at load 3.3
-# alone, but beside a CPU-bound process (load 3.4-4.6) cut both runs with 2 workers (the 1-worker run was not);
-# 1.5 (solve's search's rate, optimizer.timelimit.SEARCH_WALL_PER_SECOND) left a budget of 25.7 s there, too little:
-# the pattern program stopped unconverged and the joint model found nothing (the estimator's answer, in 30 s)
-WALL_PER_SECOND = 1.25
+# wall seconds per second of the budget. The charges above were measured at load 3-4, so a quiet machine spends a
+# clock second in less than a wall second: at 1.25 (a budget of 31.4 s on the 200-node family at --time-limit 60)
+# the rows ended in 26-32 s of wall time on an idle machine, half the minute unused, and five rows of ten fell to
+# or near the estimator's answer. At 0.75 (52 s of budget) they end in 35-42 s on an idle machine with answers as
+# good as the wall-clock code's or better (1/anti 14.908, 1/spread 14.440, 3/anti 23.088 where 1.25 gave 18.432,
+# 22.200, 34.368); at load 3-5 a run is then cut by the wall clock more often, and says so. Tried before: 1.15
+# kept 2/plain uncut at load 3-4 but not beside a CPU-bound process; 1.5 left too little for any search.
+WALL_PER_SECOND = 0.75
 
 
 def planned_seconds(limit: float, pods: int, reserve: float, pending: int = 0) -> float:
