@@ -42,9 +42,9 @@ from .solve import solve
 from .verify import Report, verify
 from .ahead import AHEAD
 from .figures import restate
-from .timelimit import (CUT_PREFIX, CUT_REST, KEPT_PREFIX, MIN_SEARCH_SECONDS, RESERVE_PER_POD, RESERVE_SHARE,
+from .timelimit import (CUT_PREFIX, KEPT_PREFIX, MIN_SEARCH_SECONDS, RESERVE_PER_POD, RESERVE_SHARE,
                         SEARCH_PER_GREEDY, SEARCH_WALL_PER_SECOND,
-                        greedy_kept_note, scaled_reserve)
+                        cut_note, greedy_kept_note, scaled_reserve)
 from .warmstart import placed_by_priority, preference, preference_led
 from .workestimate import greedy_seconds, preference_seconds
 
@@ -214,7 +214,7 @@ def with_cuts(plan: Plan, cuts: list[str]) -> Plan:
         if n.startswith(CUT_PREFIX + " ("):
             notes[i] = f"{CUT_PREFIX} ({', '.join(cuts)}, {n[len(CUT_PREFIX) + 2:]}"
             return replace(plan, notes=tuple(notes))
-    return replace(plan, notes=plan.notes + (f"{CUT_PREFIX} ({', '.join(cuts)}): {CUT_REST}",))
+    return replace(plan, notes=plan.notes + (cut_note(cuts),))
 
 
 def search_needs(cluster: Cluster, deadline: Deadline, greedy_seconds: float) -> float:
@@ -253,7 +253,7 @@ def _no_time_to_search(cluster: Cluster, params: SolverParams, policy: Policy, d
             needed = float(math.ceil(needed * params.time_limit / deadline.limit))
         notes = (greedy_kept_note(greedy.wall_seconds, left, params.time_limit, needed,
                                   time.perf_counter() - deadline.at),
-                 f"{CUT_PREFIX} (greedy took the search's time): {CUT_REST}")
+                 cut_note(["greedy took the search's time"]))
     return restate(cluster, replace(greedy, status=Status.GREEDY_FALLBACK, workers=params.workers,
                                     seed=params.seed, wall_seconds=greedy.wall_seconds,
                                     notes=greedy.notes + notes), policy)

@@ -56,6 +56,7 @@ from .verify import final_state, scored_terms
 from .runner import (NEVER, Clock, Interrupt, Level, LevelResult, Progress, SolverParams, Status, charge, clock,
                      clocked, complete, lexicographic, run)
 from .runner import now as _now
+from .timelimit import cut_note
 
 # Measured cost of building a component's model and letting CP-SAT presolve it, per (class, node) count
 # variable (1,000 nodes / 350k variables: 46 s to build on 2 cores): a model is only built when it fits in
@@ -728,9 +729,7 @@ def _assemble(problem: Problem, cluster: Cluster, params: SolverParams, policy: 
              + (f", {state.rounds} neighbourhood rounds" if state.rounds else ""),
              *state.notes]
     if (clk := clock()) is not None and clk.cuts:
-        notes.append(f"the wall-clock time limit cut the deterministic search short ({', '.join(clk.cuts)}): "
-                     "another run of the same input and seed may give another plan (a longer --time-limit or a "
-                     "less loaded machine gives the same plan every time)")
+        notes.append(cut_note(clk.cuts))
     if state.interrupt.is_set():
         notes.append("interrupted: best plan found so far")
     greedy_notes = {r.greedy_note for r in results if r.greedy_note}

@@ -24,6 +24,7 @@ import os
 import re
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 AUTO = "auto"
@@ -33,6 +34,11 @@ AUTO = "auto"
 CUT_PREFIX = "the wall-clock time limit cut the deterministic search short"
 CUT_REST = ("another run of the same input and seed may give another plan (a longer --time-limit or a less "
             "loaded machine gives the same plan every time)")
+
+
+def cut_note(cuts: Sequence[str]) -> str:
+    """The plan's note when the wall clock cut the deterministic work named in `cuts` (solve, rebalance, provision)."""
+    return f"{CUT_PREFIX} ({', '.join(cuts)}): {CUT_REST}"
 # Wall seconds a second of the deterministic search takes on a busy machine: its clock charges CP-SAT's
 # deterministic time and a cost per model variable built, but not all of the Python work around them (measured:
 # 300 nodes of the anti-host-30 shape, load 5-7 on 2 cores: 25 deterministic seconds took more than 32 s of wall

@@ -29,7 +29,7 @@ import math
 import time
 from typing import Any
 
-from ..runner import Clock, charge, clock, now
+from ..runner import charge, clock
 
 # CP-SAT deterministic time of the small knapsacks (one node's fill, one worker) per second charged. Measured on
 # 2/plain of the 200-node family (load 3.3, nice 10): the pattern program's 360 knapsacks, 0.36 units in 5.8 s.
@@ -136,20 +136,6 @@ def charge_lp(res: Any, nonzeros: int, what: str, wall: float = 0.0, rate: float
     _tally(what + " (lp)", cost, wall)
     if getattr(res, "status", 0) == 1 and clock() is not None and clock().wall_left() <= 0.05:
         cut(what)
-
-
-def left(end: float) -> float:
-    """Seconds of the clock left before `end` (a time on the same clock as runner.now())."""
-    return end - now()
-
-
-def cut_note(c: Clock | None) -> str | None:
-    """The answer's note when the wall clock cut something (None when nothing was cut)."""
-    if c is None or not c.cuts:
-        return None
-    from ..timelimit import CUT_REST
-
-    return f"the wall-clock time limit cut the deterministic search short ({', '.join(c.cuts)}): {CUT_REST}"
 
 
 def stamp(what: str) -> None:

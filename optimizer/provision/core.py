@@ -40,7 +40,8 @@ from ..policy import Policy
 from ..problem import PodClass, build_problem, pod_signature, upper_bound_vector
 from ..registry import DEFAULT_PROFILE
 from ..runner import NEVER, Clock, Interrupt, SolverParams, Status, _integral, charge, clock, clocked, now, run
-from .clock import cut_note, planned_seconds, stamp
+from ..timelimit import cut_note
+from .clock import planned_seconds, stamp
 from ..state import ClusterState
 from .estimator import Estimate, Offer, estimate, fits, fresh_name, offer_name
 from .search import add_type_limits
@@ -226,9 +227,8 @@ def provision(cluster: Cluster, node_types: NodeTypes, params: SolverParams, pol
     with clocked(clk):
         answer = _after_estimate(cluster, base, required, below, offers, node_types, est, room, params, policy,
                                  profile, interrupt, notes, started, clk.origin + budget)
-    note = cut_note(clk)
-    if note is not None:
-        answer = replace(answer, notes=answer.notes + (note,))
+    if clk.cuts:
+        answer = replace(answer, notes=answer.notes + (cut_note(clk.cuts),))
     return answer
 
 

@@ -31,7 +31,7 @@ from .drain import left_on_drained
 from .metrics import metrics
 from .movable import who_moves
 from ..runner import Clock, Status, clocked
-from ..timelimit import CUT_PREFIX, CUT_REST, SEARCH_WALL_PER_SECOND, scaled_reserve
+from ..timelimit import SEARCH_WALL_PER_SECOND, cut_note, scaled_reserve
 from .plan import DRAIN, GOALS, Blocked, Note, RebalanceError, RebalanceParams, RebalancePlan
 from .states import state_of, violations_by_pod
 from .target import find_target
@@ -88,7 +88,7 @@ def rebalance(cluster: Cluster, params: RebalanceParams, deadline: float | None 
         search_end = clk.now() + search_s
         found = find_target(base, movers.free, params, search_end, movers.guarded, initial_bad)
     if clk.cuts:
-        notes.append(Note(f"{CUT_PREFIX} ({', '.join(clk.cuts)}): {CUT_REST}"))
+        notes.append(Note(cut_note(clk.cuts)))
     _say(params, f"rebalance: target {'found' if found.target is not None else 'not found'}: "
                  f"{time.perf_counter() - started:.1f}s")
     notes.extend(Note(n) for n in found.notes)
@@ -120,7 +120,7 @@ def rebalance(cluster: Cluster, params: RebalanceParams, deadline: float | None 
     blocked += stuck
     if any(R_OUT_OF_TIME.format(waves=len(waves)) in b.reason for b in stuck):
         # the waves are planned in a fixed order; only the wall clock stops them (the limit's promise)
-        notes.append(Note(f"{CUT_PREFIX} (the waves' planning): {CUT_REST}"))
+        notes.append(Note(cut_note(["the waves' planning"])))
     moved = {m.key for w in waves for m in w.moves}
     before = metrics(base, {p.key: p.node_name for p in base.pods}, (), params.drain, params.policy, params.profile)
     after = metrics(base, final, moved, params.drain, params.policy, params.profile)
