@@ -27,18 +27,20 @@ measured against relaxations of the full model, each an upper bound on every fea
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 from ortools.sat.python import cp_model
 
-from ..models.objects import PodAffinityTerm
+from ..models.objects import Pod, PodAffinityTerm
 from .interpodaffinity.encoding import PREF_AFF, _domain_has, _holder_pref, _pref_terms, pref_pred
 from .nodeaffinity import preferred_score
 from .noderesources.encoding import checked, free_vector
 from .noderesources.filtering import PODS
 from .packing import size_cuts
 from .podtopologyspread.encoding import _targets as spread_targets
+from .podtopologyspread.common import SpreadConstraint
 from .podtopologyspread.encoding import eligible_nodes, hard_constraints
 from .policy import Policy
 from .problem import Component, Problem
@@ -243,6 +245,20 @@ def _affinity_room(problem: Problem, c: int, t: PodAffinityTerm) -> int:
     return total
 
 
+def _spread_domains(problem: Problem, con: SpreadConstraint, rep: Pod, cons: Sequence[SpreadConstraint],
+                    codes: np.ndarray, n_codes: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, Any]:
+    """A DoNotSchedule spread constraint's (eligible nodes with its key, existing matching pods per domain code,
+    the eligible domains' codes, the predicate of the pods it counts)."""
+    eligible = np.asarray(eligible_nodes(problem, con, rep, cons), dtype=np.int64)
+    eligible = eligible[codes[eligible] >= 0]
+    pred, existing = spread_targets(problem, con.selector, rep.namespace)
+    on = np.zeros(len(problem.nodes), dtype=np.int64)
+    for n, k in existing.items():
+        on[n] += k
+    e = np.bincount(codes[eligible], weights=on[eligible], minlength=n_codes).astype(np.int64)
+    return eligible, e, np.unique(codes[eligible]), pred
+
+
 def _spread_caps(problem: Problem, c: int) -> list[tuple[np.ndarray, np.ndarray]]:
     """Per DoNotSchedule spread constraint of class c: (domain code per node, most pods of c per domain).
 
@@ -262,16 +278,9 @@ def _spread_caps(problem: Problem, c: int) -> list[tuple[np.ndarray, np.ndarray]
         if con.selector is None or con.selector.empty:
             continue
         codes, names = problem.codes(con.topology_key)
-        eligible = np.asarray(eligible_nodes(problem, con, rep, cons), dtype=np.int64)
-        eligible = eligible[codes[eligible] >= 0]
+        eligible, e, domains, pred = _spread_domains(problem, con, rep, cons, codes, len(names))
         if not len(eligible):
             continue
-        pred, existing = spread_targets(problem, con.selector, rep.namespace)
-        on = np.zeros(len(problem.nodes), dtype=np.int64)
-        for n, k in existing.items():
-            on[n] += k
-        e = np.bincount(codes[eligible], weights=on[eligible], minlength=len(names)).astype(np.int64)
-        domains = np.unique(codes[eligible])
         pending = sum(problem.classes[k].size for k in problem.classes_matching(pred, selector=con.selector))
         d = len(domains)
         top = con.max_skew if d < con.min_domains else (int(e.sum()) + pending + (d - 1) * con.max_skew) // d
@@ -358,20 +367,12 @@ def _must_pay_by_skew(problem: Problem, c: int, t: PodAffinityTerm, codes: np.nd
             continue
         if con.max_skew >= cls.size:
             continue  # the skew allows every vector the room allows
-        pred, existing = spread_targets(problem, con.selector, rep.namespace)
-        matching = problem.classes_matching(pred, selector=con.selector)
-        if list(matching) != [c]:
+        eligible, e_all, domains, pred = _spread_domains(problem, con, rep, cons, codes, len(room))
+        if list(problem.classes_matching(pred, selector=con.selector)) != [c]:
             continue  # other pending pods count toward the domains too (or c's pods do not)
-        eligible = np.asarray(eligible_nodes(problem, con, rep, cons), dtype=np.int64)
-        eligible = eligible[codes[eligible] >= 0]
         feas = problem.feasible[c]
         if not len(eligible) or not np.isin(feas, eligible).all():
             continue  # a pod of c could stand where the constraint does not count it
-        on = np.zeros(len(problem.nodes), dtype=np.int64)
-        for n, k in existing.items():
-            on[n] += k
-        e_all = np.bincount(codes[eligible], weights=on[eligible], minlength=len(room)).astype(np.int64)
-        domains = np.unique(codes[eligible])
         e = e_all[domains]
         cap = room[domains]
         free = ~taken[domains]
