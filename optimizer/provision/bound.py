@@ -30,7 +30,7 @@ from __future__ import annotations
 import math
 import time
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -43,6 +43,11 @@ from ..problem import build_problem
 from .estimator import Offer
 
 MICRO = 1_000_000
+
+
+def micro_cost(counts: Iterable[tuple[Offer, int]]) -> int:
+    """The price of `k` new nodes of each offer, in millionths (the integer prices the models and bounds use)."""
+    return sum(round(o.type.price * MICRO) * k for o, k in counts)
 
 
 @dataclass(frozen=True)

@@ -413,7 +413,7 @@ def _large(cluster: Cluster, base: Cluster, required: Sequence[Pod], below: dict
     the relaxation puts them, every other pod placed by CP-SAT on the existing nodes' room and candidate new
     nodes; the estimator's answer when that is not cheaper (never worse than it)."""
     from ..pipeline import optimal_plan
-    from .bound import cover_bound
+    from .bound import cover_bound, micro_cost
     from .search import Found, candidate_counts, search_new
 
     def left() -> float:  # on the deterministic clock (end is one of its times); none once the wall clock ran out
@@ -434,7 +434,7 @@ def _large(cluster: Cluster, base: Cluster, required: Sequence[Pod], below: dict
                       Status.GREEDY_FALLBACK)
     # the estimator's answer meets a bound already (the forced bound, typically: only pods no existing node holds
     # need new nodes): it is proven minimal, nothing to search
-    est_micro = sum(round(o.type.price * MICRO) * k for o, k in est.add) if math.isfinite(est_cost) else None
+    est_micro = micro_cost(est.add) if math.isfinite(est_cost) else None
     proven = est_micro is not None and lb >= est_micro
     if proven:
         notes.append("the estimator's answer meets the bound: proven minimal, no search needed")
@@ -468,7 +468,7 @@ def _large(cluster: Cluster, base: Cluster, required: Sequence[Pod], below: dict
             try:
                 check(grown, Plan(placements=merged, pending={}, status=Status.FEASIBLE), policy, profile)
                 found = Found(list(got.nodes), merged, Status.FEASIBLE)
-                got_micro = sum(round(o.type.price * MICRO) for o, _ in got.nodes)
+                got_micro = micro_cost((o, 1) for o, _ in got.nodes)
                 proven = lb >= got_micro
                 notes.append(f"{len(scarce | on_new)} pods of scarce resources and on the estimator's new nodes "
                              f"re-placed: {got_micro / MICRO:g}" + (" (meets the bound: proven minimal)" if proven

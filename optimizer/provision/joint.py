@@ -47,7 +47,7 @@ from ..framework import Profile
 from ..nodeaffinity.filtering import required_matches
 from ..problem import PodClass, build_problem
 from ..runner import NEVER, Interrupt, SolverParams, Status, charge, now, run
-from .bound import MICRO, existing_free, resources_of
+from .bound import MICRO, existing_free, micro_cost, resources_of
 from .clock import charge_knapsack, charge_lp, knapsack_limits, lp_options, stamp, wall_over
 from .estimator import Estimate, Offer, fresh_name, offer_name
 from .search import add_type_limits
@@ -521,9 +521,9 @@ def joint_search(base: Cluster, offers: Sequence[Offer], node_types: NodeTypes, 
     # the improvement rounds end early enough for the caller's search of the rest pods (on solve's model)
     improve_end = started + limit - (max(3.0, 0.3 * limit) if rest else 0.0)
     if not interrupt.is_set() and improve_end - now() > IMPROVE_MIN_SECONDS:
-        est_micro = sum(round(o.type.price * MICRO) * k for o, k in est.add)
+        give_up_above = micro_cost(est.add) if not est.pending else 0
         better, n_rounds = _improve(m, params, values, x_ex, x_new, opened, slot_list, by_offer, price, greq, free,
-                                    alloc, res_keys, improve_end, interrupt, est_micro if not est.pending else 0)
+                                    alloc, res_keys, improve_end, interrupt, give_up_above)
         before = _cost(values, opened, price) / MICRO
         rounds = (n_rounds, before, before)
         if better is not None:
