@@ -76,6 +76,18 @@ call_literal(PyObject *literal, PyObject *lines, Py_ssize_t *i, PyObject *header
     return text;
 }
 
+/* `coll`, opened at indentation `ind`, becomes the innermost open collection (NotMine past the stack's room). */
+static int
+push(Open *stack, Py_ssize_t *sp, Py_ssize_t cap, long ind, PyObject *coll, PyObject *cls)
+{
+    if (*sp >= cap)
+        return not_mine(cls, "nested too deeply");
+    stack[*sp].ind = ind;
+    stack[*sp].coll = coll;
+    (*sp)++;
+    return 0;
+}
+
 /* A document ends: its root (NULL when it held nothing) goes to `docs`, None for an empty explicit one. */
 static int
 end_document(PyObject *docs, PyObject **root, int explicit)
@@ -178,13 +190,8 @@ build(PyObject *self, PyObject *args)
                 top = coll;
                 top_ind = ind;
                 in_map = !dash;
-                if (sp >= cap) {
-                    not_mine(cls, "nested too deeply");
+                if (push(stack, &sp, cap, ind, top, cls) < 0)
                     goto error;
-                }
-                stack[sp].ind = ind;
-                stack[sp].coll = top;
-                sp++;
                 if (sp > depth) {
                     not_mine(cls, "nested too deeply");
                     goto error;
@@ -201,9 +208,8 @@ build(PyObject *self, PyObject *args)
             top = root;
             top_ind = 0;
             in_map = !dash;
-            stack[0].ind = 0;
-            stack[0].coll = root;
-            sp = 1;
+            if (push(stack, &sp, cap, 0, root, cls) < 0) /* the stack is empty here: a document's first line */
+                goto error;
         }
         if (top_ind > ind) {
             while (sp > 0 && stack[sp - 1].ind > ind)
@@ -253,13 +259,8 @@ build(PyObject *self, PyObject *args)
             top = mapping; /* the list holds it */
             top_ind = column;
             in_map = 1;
-            if (sp >= cap) {
-                not_mine(cls, "nested too deeply");
+            if (push(stack, &sp, cap, column, top, cls) < 0)
                 goto error;
-            }
-            stack[sp].ind = column;
-            stack[sp].coll = top;
-            sp++;
             ind = column;
         } else if (!in_map) { /* a compact sequence ends: its mapping goes on at the same indentation */
             sp--;
