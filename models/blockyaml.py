@@ -74,9 +74,9 @@ class _Scalars:
     def value(self, text: str) -> Any:
         firsts = self.resolved_firsts
         if firsts is not None and text and text[0] not in firsts:
-            self.memo[text] = text
-            return text
-        tag = self.loader.resolve(ScalarNode, text, (True, False))
+            tag = STR  # what resolve() would say, without its look-ups
+        else:
+            tag = self.loader.resolve(ScalarNode, text, (True, False))
         if tag == STR:
             value: Any = text
         elif tag == "tag:yaml.org,2002:merge":
