@@ -194,6 +194,8 @@ _LABEL_MAPS: dict[tuple[Any, ...], dict[str, str]] = {}
 def _labels(ctx: Ctx, value: Any, path: str, annotations: bool = False) -> dict[str, str]:
     """A label map (labels, nodeSelector, matchLabels, a Service's selector), or with `annotations` an
     annotation map: keys are qualified names either way, only label values have a syntax."""
+    if value is None:
+        return {}  # no map at all (most pods' annotations): what reading an empty one gives, without the walk
     if type(value) is dict:
         # Only maps of strings to strings are remembered, so a key holding anything else (a number, a bool,
         # null) never equals a remembered one and is checked, and reported, below.

@@ -457,3 +457,17 @@ def daemon_nodes(cluster: Cluster, w: Workload) -> int:
     are bound to, plus one per pending pod podplan made for it (one per node the controller would fill)."""
     running = {p.node_name for p in cluster.pods if p.workload == w.key and not p.terminating}
     return len(running) + sum(1 for p in cluster.pending if p.workload == w.key)
+
+
+def daemon_node_counts(cluster: Cluster) -> dict[str, int]:
+    """daemon_nodes of every workload at once, in one pass over the pods (per DaemonSet, each pass walked all
+    77,000 pods at 5,000 nodes); a workload with no pod is absent (0)."""
+    running: dict[str, set[str]] = defaultdict(set)
+    for p in cluster.pods:
+        if p.workload and not p.terminating:
+            running[p.workload].add(p.node_name)
+    out = {key: len(nodes) for key, nodes in running.items()}
+    for p in cluster.pending:
+        if p.workload:
+            out[p.workload] = out.get(p.workload, 0) + 1
+    return out
