@@ -56,6 +56,9 @@ _DAEMON_TOLERATIONS = tuple(
     )
 )
 _MAX_LISTED = 5  # names listed in one warning before "..."
+# True: a workload's new pods are copies of one pod per template and controller; False: each made by _instance
+# from the template (the reference the tests compare with)
+SHARED_BASES = True
 
 WorkloadIndex = dict[tuple[str, str, str], Workload]
 
@@ -276,6 +279,9 @@ def build_cluster(c: Collected, extra_warnings: tuple[str, ...] = ()) -> Cluster
         if w.template is None or (w.kind == "ReplicaSet" and _is_owned_by_input_deployment(w, index)):
             continue  # a ReplicaSet of a Deployment in the input is expanded through that Deployment
         admitted: dict[int, Pod] = {}  # a workload's pods share their template: admitted once each
+        # ... and their controller: one pod of the template and controller, which each pod copies with its own name
+        # and order (the rest of _instance does not depend on those two)
+        bases: dict[tuple[int, int], Pod] = {}
         where = Where(w.where.file, w.where.doc, w.kind, w.namespace, w.name)
         for template, name, owner in _missing_pods(w, present.get(w.key, []), c, used, replica_sets):
             ready = admitted.get(id(template))
@@ -283,7 +289,14 @@ def build_cluster(c: Collected, extra_warnings: tuple[str, ...] = ()) -> Cluster
                 ready = admitted[id(template)] = evolve(
                     template, priority=priorities.of(template, _explicit_priority(template)),
                     preemption_policy=priorities.preemption_policy(template))
-            generated.append(_instance(ready, w, name, owner, order, where))
+            if not SHARED_BASES:
+                generated.append(_instance(ready, w, name, owner, order, where))
+                order += 1
+                continue
+            base = bases.get((id(ready), id(owner)))
+            if base is None:  # the base holds `ready` and `owner`: their ids stay theirs while `bases` lives
+                base = bases[(id(ready), id(owner))] = _instance(ready, w, name, owner, order, where)
+            generated.append(evolve(base, name=name, order=order))
             order += 1
 
     everything = existing + bare_pending + generated

@@ -170,3 +170,19 @@ def test_generated_name_suffixes_are_kubes_alphabet_letters_of_the_seeds_sha256(
 
     digest = hashlib.sha256(seed.encode()).digest()
     assert P.stable_suffix(seed, length) == "".join(P._ALPHABET[b % 27] for b in digest[:length])
+
+
+@pytest.mark.parametrize("profile", ["production", "mixed", "adversarial", "gpu"])
+def test_a_workloads_pods_copied_from_one_pod_are_the_pods_made_one_by_one(profile: str) -> None:
+    from podplan.models import workloads as W
+
+    manifests = generate(30, 300, 13, profile)
+    W.SHARED_BASES = False
+    try:
+        reference = parse_documents(manifests)
+    finally:
+        W.SHARED_BASES = True
+    copied = parse_documents(manifests)
+    bare = sum(1 for m in manifests if m["kind"] == "Pod" and not m["spec"].get("nodeName"))
+    assert len(copied.pending) > bare  # workloads made pods
+    _same_pods(reference, copied)
