@@ -153,27 +153,44 @@ def with_labels(template: Pod, extra: Mapping[str, str]) -> Pod:
     return evolve(again, priority=template.priority, priority_class_name=template.priority_class_name)
 
 
-def _template_identity(raw: Mapping[str, Any] | None) -> str:
-    """A pod template as the Deployment controller compares them: ignoring the pod-template-hash label."""
+def _compared_template(raw: Mapping[str, Any] | None) -> dict[str, Any]:
+    """A pod template as the Deployment controller compares them: without the pod-template-hash label (and
+    creationTimestamp)."""
     template = dict(raw or {})
     meta = dict(template.get("metadata") or {})
     labels = {k: v for k, v in (meta.get("labels") or {}).items() if k != POD_TEMPLATE_HASH_LABEL}
     meta["labels"] = labels
     meta.pop("creationTimestamp", None)
     template["metadata"] = meta
-    return json.dumps(template, sort_keys=True, default=str)
+    return template
+
+
+def _template_identity(raw: Mapping[str, Any] | None) -> str:
+    """_compared_template as text: keys sorted, so that two templates are the same whatever their keys' order."""
+    return json.dumps(_compared_template(raw), sort_keys=True, default=str)
+
+
+def _same_template(a: Mapping[str, Any] | None, b: Mapping[str, Any] | None) -> bool:
+    """_template_identity(a) == _template_identity(b). Where the compared templates are equal and print the same
+    (same keys in the same order, same types: `1` is not `true` nor `1.0`), their identities are equal without
+    writing them out (two JSON texts per Deployment cost 0.15 s at 5,000 nodes); any other pair is compared by
+    its identities."""
+    ta, tb = _compared_template(a), _compared_template(b)
+    if ta == tb and repr(ta) == repr(tb):
+        return True
+    return json.dumps(ta, sort_keys=True, default=str) == json.dumps(tb, sort_keys=True, default=str)
 
 
 def _new_replica_set(deploy: Workload, workloads: Iterable[Workload]) -> Workload | None:
     """The Deployment's ReplicaSet in the input whose template is the Deployment's (its "new" ReplicaSet)."""
-    want = _template_identity(deploy.template.raw if deploy.template else None)
+    want = deploy.template.raw if deploy.template else None
     for rs in workloads:
         if rs.kind != "ReplicaSet" or rs.namespace != deploy.namespace:
             continue
         ref = _controller_ref(rs.owner_refs)
         if ref is None or ref.kind != "Deployment" or ref.name != deploy.name:
             continue
-        if _template_identity(rs.template.raw if rs.template else None) == want:
+        if _same_template(rs.template.raw if rs.template else None, want):
             return rs
     return None
 

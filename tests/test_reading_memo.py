@@ -186,3 +186,34 @@ def test_a_workloads_pods_copied_from_one_pod_are_the_pods_made_one_by_one(profi
     bare = sum(1 for m in manifests if m["kind"] == "Pod" and not m["spec"].get("nodeName"))
     assert len(copied.pending) > bare  # workloads made pods
     _same_pods(reference, copied)
+
+
+def _templates():  # type: ignore[no-untyped-def]
+    from hypothesis import strategies as st
+
+    scalar = st.one_of(st.none(), st.booleans(), st.integers(-2, 2), st.sampled_from([1.0, 0.0, float("nan")]),
+                       st.sampled_from(["1", "a", "true"]))
+    value = st.recursive(scalar, lambda inner: st.one_of(st.lists(inner, max_size=2),
+                                                          st.dictionaries(st.sampled_from("xyz"), inner, max_size=2)),
+                         max_leaves=4)
+    labels = st.dictionaries(st.sampled_from(["app", "pod-template-hash"]), st.sampled_from(["web", "abc", "1"]),
+                             max_size=2)
+    meta = st.fixed_dictionaries({"labels": labels}, optional={"creationTimestamp": st.none(), "z": value})
+    return st.one_of(st.none(), st.fixed_dictionaries({"metadata": meta}, optional={"spec": value, "a": value}))
+
+
+def test_templates_are_the_same_exactly_when_their_identities_are() -> None:
+    from hypothesis import given, settings
+
+    from podplan.models import workloads as W
+
+    @settings(max_examples=400, deadline=None)
+    @given(_templates(), _templates())
+    def check(a, b) -> None:  # type: ignore[no-untyped-def]
+        assert W._same_template(a, b) == (W._template_identity(a) == W._template_identity(b))
+        if isinstance(a, dict):  # the same keys in another order are the same template
+            reordered = dict(reversed(list(a.items())))
+            assert W._same_template(a, reordered)
+            assert W._template_identity(a) == W._template_identity(reordered)
+
+    check()
