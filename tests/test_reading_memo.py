@@ -21,7 +21,7 @@ def _pod(name: str, labels: dict, affinity: dict | None = None, status: dict | N
 
 
 def _forget() -> None:
-    for memo in (P._PARTS, P._LABEL_MAPS, P._SYNTAX_OK, P._UNITS):
+    for memo in (P._PARTS, P._LABEL_MAPS, P._SYNTAX_OK, P._UNITS, P._SPECS):
         memo.clear()
 
 
