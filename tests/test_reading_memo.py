@@ -217,3 +217,9 @@ def test_templates_are_the_same_exactly_when_their_identities_are() -> None:
             assert W._template_identity(a) == W._template_identity(reordered)
 
     check()
+
+
+def test_each_pod_gets_a_node_selector_of_its_own_with_the_spec_remembered() -> None:
+    c = parse_documents([_pod(n, {"app": "web"}, nodeSelector={"disk": "ssd"}) for n in ("a", "b")])
+    a, b = c.pending
+    assert a.node_selector == b.node_selector == {"disk": "ssd"} and a.node_selector is not b.node_selector
