@@ -51,6 +51,7 @@ DET_PER_SECOND = 0.1
 # Charged for a CP-SAT run that ended proven before its limit, per variable of its model (its deterministic time
 # as CP-SAT reports it depends on the worker count, so it cannot be charged): 25,000 variables, 0.25 s.
 PROVEN_SECONDS_PER_VARIABLE = 1e-5
+PROVEN_SECONDS_MIN = 0.01  # a proven run charged by its deterministic time: at least this (starting the solver)
 # Interleaved search: tasks per batch, whatever --workers (CP-SAT's default, 3 per worker, would make the
 # order of the tasks, and so the plan, depend on the worker count).
 INTERLEAVE_BATCH = 6
@@ -278,12 +279,15 @@ def set_hint(model: cp_model.CpModel, values: Sequence[int]) -> None:
 
 def run(model: cp_model.CpModel, params: SolverParams, limit: float, *, interrupt: Interrupt = NEVER,
         progress: Progress | None = None, extra: dict[str, Any] | None = None,
-        det_per_second: float = DET_PER_SECOND, portfolio: bool = True) -> Run:
+        det_per_second: float = DET_PER_SECOND, portfolio: bool = True, charge_work: bool = False) -> Run:
     """One CP-SAT run in a worker thread: the main thread stays free to take Ctrl-C (Interrupt). On a
     deterministic clock, `det_per_second` converts its deterministic time to the clock's seconds (a caller that
     sets max_deterministic_time itself in `extra`, for small models whose units run faster, may say so).
     `portfolio` False: one worker's sequential search, deterministic by itself (a completion over fixed
-    variables, a packing round: the interleaved portfolio's batches cost them ten times the wall time)."""
+    variables, a packing round: the interleaved portfolio's batches cost them ten times the wall time).
+    `charge_work` (with `portfolio` False): a run that ends proven is charged its deterministic time, which one
+    worker reports the same on every run, rather than per variable of the model (for small neighbourhoods of a
+    large model, whose fixed variables presolve removes at once)."""
     solver = cp_model.CpSolver()
     sp = solver.parameters
     sp.max_time_in_seconds = max(0.01, limit)
@@ -342,7 +346,9 @@ def run(model: cp_model.CpModel, params: SolverParams, limit: float, *, interrup
     status = _FROM_CP_SAT.get(out.get("status", cp_model.UNKNOWN), Status.UNKNOWN)
     if clk is not None:
         budget = sp.max_deterministic_time / det_per_second
-        if status in (Status.OPTIMAL, Status.INFEASIBLE):
+        if status in (Status.OPTIMAL, Status.INFEASIBLE) and charge_work and sp.num_workers == 1:
+            clk.charge(min(budget, max(PROVEN_SECONDS_MIN, solver.response_proto.deterministic_time / det_per_second)))
+        elif status in (Status.OPTIMAL, Status.INFEASIBLE):
             clk.charge(min(budget, PROVEN_SECONDS_PER_VARIABLE * len(model.proto.variables)))
         else:
             clk.charge(budget)

@@ -247,3 +247,31 @@ def test_improvement_rounds_keep_an_answer_they_cannot_improve():
                               {0: 1_000_000, 1: 1_000_000}, [(3, 1)], np.array([[2, 100]]), np.array([[9, 110]]),
                               ["cpu", "pods"], time.perf_counter() + 3, NEVER)
     assert better is None and rounds >= 1
+
+
+def test_when_cp_sat_finds_no_start_in_its_time_the_rounds_start_from_the_estimator_s_answer(monkeypatch):
+    """The joint model's start runs (the fill's neighbourhood, the whole model) find nothing: the estimator's
+    answer, a solution of the model, is where the improvement rounds start, and they make it cheaper."""
+    from ortools.sat.python import cp_model
+
+    from podplan.optimizer.provision import joint
+    from podplan.optimizer.runner import Run, run
+
+    def no_start(model, params, limit, **kw):
+        if kw.get("portfolio", True):  # the start's runs; the rounds run one worker's search
+            return Run(Status.UNKNOWN, cp_model.CpSolver(), None)
+        return run(model, params, limit, **kw)
+
+    monkeypatch.setattr(joint, "run", no_start)
+    nodes = (make_node("n0").label(H, "n0").label(Z, "a").alloc(cpu="2", memory="8Gi", pods=110).build(),)
+    pending = tuple(make_pod(f"s{i}").label("app", "s").req(cpu="500m").set(order=i).build() for i in range(4)) + \
+        (make_pod("big").label("app", "big").req(cpu="2").set(order=9).build(),)
+    types = NodeTypes((a_type("one", "1", 0.5), a_type("two", "2", 1.1)))
+    cluster = Cluster(nodes=nodes, pending=pending)
+    offers = offers_of(types)
+    est = estimate(cluster, list(cluster.pending), offers, DEFAULT_PROFILE, {t.name: 10 for t in types.types}, 0)
+    got = joint_search(cluster, offers, types, DEFAULT_PROFILE, est, {i: 5 for i in range(len(offers))}, PARAMS, 10.0)
+    assert got is not None and not got.rest
+    grown = replace(cluster, nodes=cluster.nodes + tuple(n for _, n in got.nodes))
+    check(grown, Plan(placements=got.placements, pending={}, status=Status.FEASIBLE))
+    assert sum(o.type.price for o, _ in got.nodes) <= est.cost() + 1e-9

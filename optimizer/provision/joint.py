@@ -498,10 +498,11 @@ def joint_search(base: Cluster, offers: Sequence[Offer], node_types: NodeTypes, 
         # (half of what is left: the rest for the improvement rounds, or, when it finds nothing, the older search)
         whole = run(m, params, max(0.1, (limit - (now() - started)) * 0.5), interrupt=interrupt)
         values, status = whole.values, whole.status
-    if values is None:
+    if values is None and best is None:
         return None
-    if best is not None and best[0] < _cost(values, opened, price):
-        # a hint cheaper than CP-SAT's answer (the estimator's, where the relaxation's fill left more to buy): the
+    if best is not None and (values is None or best[0] < _cost(values, opened, price)):
+        # a hint cheaper than CP-SAT's answer (the estimator's, where the relaxation's fill left more to buy), or
+        # CP-SAT found none in its time (on 3/spread of the 200-node family it found none from the fill's hint): the
         # improvement rounds start from it when it places every modelled pod on the model's slots
         placed = defaultdict(int)
         for (gi, _), k in list(best[1].items()) + list(best[2].items()):
@@ -516,6 +517,8 @@ def joint_search(base: Cluster, offers: Sequence[Offer], node_types: NodeTypes, 
             for s, y in opened.items():
                 start[y.index] = int(s in used)
             values, status = start, Status.FEASIBLE
+    if values is None:
+        return None
     stamp("joint model's start")
     rounds = (0, 0.0, 0.0)
     # the improvement rounds end early enough for the caller's search of the rest pods (on solve's model)
@@ -649,7 +652,13 @@ def _improve(m: cp_model.CpModel, params: SolverParams, values: list[int], x_ex:
         spend = sum(price[s] * sub.get_int_var_from_proto_index(opened[s].index) for s in slots)
         sub.minimize(spend * 10_000 + target)
         charge(IMPROVE_ROUND_CHARGE)  # the round's Python work (choosing, cloning the model)
-        got = run(sub, params, min(IMPROVE_ROUND_SECONDS, end - now() - 0.5), interrupt=interrupt)
+        # one worker's sequential search, charged its own deterministic time when it ends proven (most rounds do):
+        # a round's neighbourhood is a few thousand free variables of the whole model, which the per-variable charge
+        # of a proven run priced at 0.85 s (85,000 variables on 3/anti) for 0.1-0.5 s of work, and the interleaved
+        # portfolio took twice the wall time for the same answers. On the 200-node family: 4 rounds in the joint
+        # model's time on 3/anti before, 8 after (docs/capacity.md)
+        got = run(sub, params, min(IMPROVE_ROUND_SECONDS, end - now() - 0.5), interrupt=interrupt,
+                  portfolio=False, charge_work=True)
         if got.values is None:
             misses += 1
             continue
