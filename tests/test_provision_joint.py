@@ -275,3 +275,22 @@ def test_when_cp_sat_finds_no_start_in_its_time_the_rounds_start_from_the_estima
     grown = replace(cluster, nodes=cluster.nodes + tuple(n for _, n in got.nodes))
     check(grown, Plan(placements=got.placements, pending={}, status=Status.FEASIBLE))
     assert sum(o.type.price for o, _ in got.nodes) <= est.cost() + 1e-9
+
+
+def test_a_model_too_large_to_build_in_its_share_of_the_clock_is_not_built_and_says_why():
+    from podplan.optimizer.provision.joint import BUILD_SECONDS_PER_VARIABLE
+
+    nodes = tuple(make_node(f"n{i}").label(H, f"n{i}").label(Z, "a").alloc(cpu="2", memory="8Gi", pods=110).build()
+                  for i in range(3))
+    pending = tuple(make_pod(f"s{i}").label("app", "s").req(cpu="500m").set(order=i).build() for i in range(4))
+    types = NodeTypes((a_type("one", "1", 0.5),))
+    cluster = Cluster(nodes=nodes, pending=pending)
+    offers = offers_of(types)
+    est = estimate(cluster, list(cluster.pending), offers, DEFAULT_PROFILE, {t.name: 10 for t in types.types}, 0)
+    why: list[str] = []
+    # 3 existing nodes and 2 slots, one group: 5 count variables
+    assert joint_search(cluster, offers, types, DEFAULT_PROFILE, est, {0: 2}, PARAMS, 4 * BUILD_SECONDS_PER_VARIABLE,
+                        why=why) is None
+    assert why == [f"not built: 5 count variables would take 0s to build, more than its "
+                   f"{4 * BUILD_SECONDS_PER_VARIABLE:.1f}s"]
+    assert joint_search(cluster, offers, types, DEFAULT_PROFILE, est, {0: 2}, PARAMS, 10.0, why=why) is not None

@@ -617,9 +617,10 @@ def _joint(cluster: Cluster, base: Cluster, offers: Sequence[Offer], node_types:
         est_per_offer[offers.index(o)] += k
     for i, k in est_per_offer.items():
         slots[i] = max(slots.get(i, 0), k)
-    got = joint_search(base, offers, node_types, profile, est, slots, params, limit, lb, interrupt)
+    why: list[str] = []
+    got = joint_search(base, offers, node_types, profile, est, slots, params, limit, lb, interrupt, why=why)
     if got is None:
-        notes.append("joint model: no answer within its time")
+        notes.append("joint model: " + (why[0] if why else "no answer within its time"))
         return None
     nodes = list(got.nodes)
     placements = dict(got.placements)

@@ -70,6 +70,10 @@ IMPROVE_NEW = 4  # opened new nodes freed per round, the target among them
 # nodes tried twice): then targets at random, or, when the answer is not cheaper than the estimator's, the rounds
 # stop and the time goes to the older search
 IMPROVE_GIVE_UP = 6
+# building the model and the relaxation's fill in Python, per count variable of the model, in seconds of the clock
+# (planned before building: a model whose building alone would take the joint model's share is not built). On the
+# 200-node family 30,000-90,000 variables, their building and fill 5-10 s at load 1-2
+BUILD_SECONDS_PER_VARIABLE = 1e-4
 
 
 @dataclass(frozen=True)
@@ -176,11 +180,12 @@ def classify(classes: Sequence[PodClass], existing: Sequence[Pod]) -> list[str]:
 
 def joint_search(base: Cluster, offers: Sequence[Offer], node_types: NodeTypes, profile: Profile, est: Estimate,
                  slots: dict[int, int], params: SolverParams, limit: float, lower_micro: int = 0,
-                 interrupt: Interrupt = NEVER, hints: Sequence[tuple[list[tuple[Offer, str]], dict[str, str]]] = ()
-                 ) -> Joint | None:
+                 interrupt: Interrupt = NEVER, hints: Sequence[tuple[list[tuple[Offer, str]], dict[str, str]]] = (),
+                 why: list[str] | None = None) -> Joint | None:
     """The joint CP-SAT model on `base` (its pending pods: the required ones) with `slots[i]` new-node slots of
     offer i, hinted with the estimator's answer (and `hints`: other answers as (their new nodes' offers and names,
-    placements)); `lower_micro`: a proven lower bound on the cost (a cut). None: no solution within `limit`."""
+    placements)); `lower_micro`: a proven lower bound on the cost (a cut). None: no solution within `limit`, or a
+    model too large to build within it (said in `why`)."""
     started = now()  # the deterministic clock's (optimizer.provision.clock): every share below is planned on it
     wall_started = time.perf_counter()
     n_ex = len(base.nodes)
@@ -271,6 +276,17 @@ def joint_search(base: Cluster, offers: Sequence[Offer], node_types: NodeTypes, 
         cap_ex.append(row_ex)
         cap_new.append(row_new)
 
+    # the model's size before it is built: building it is Python work no solver charges (a count variable per
+    # group and node or slot, and their rows), so a model too large for the joint model's share of the clock is
+    # not built at all, and the caller's older search has the time (production 1,000 of bench_provision's sizes:
+    # 100 s of building and relaxing past a 60 s limit)
+    size_vars = int(sum(np.count_nonzero(r) for r in cap_ex)) + sum(
+        slots.get(i, 0) * sum(1 for gi in range(len(glist)) if cap_new[gi][i] > 0) for i in range(len(offers)))
+    if size_vars * BUILD_SECONDS_PER_VARIABLE > limit:
+        if why is not None:
+            why.append(f"not built: {size_vars:,} count variables would take "
+                       f"{size_vars * BUILD_SECONDS_PER_VARIABLE:.0f}s to build, more than its {limit:.1f}s")
+        return None
     m = cp_model.CpModel()
     name_of = [classes[members[0]].name + (f"+{len(members) - 1}" if len(members) > 1 else "") for members in glist]
     x_ex: dict[tuple[int, int], cp_model.IntVar] = {}
