@@ -165,9 +165,14 @@ def _compared_template(raw: Mapping[str, Any] | None) -> dict[str, Any]:
     return template
 
 
+def _as_text(compared: Mapping[str, Any]) -> str:
+    """A compared template as text: keys sorted, so that two templates are the same whatever their keys' order."""
+    return json.dumps(compared, sort_keys=True, default=str)
+
+
 def _template_identity(raw: Mapping[str, Any] | None) -> str:
-    """_compared_template as text: keys sorted, so that two templates are the same whatever their keys' order."""
-    return json.dumps(_compared_template(raw), sort_keys=True, default=str)
+    """_compared_template as text (_as_text)."""
+    return _as_text(_compared_template(raw))
 
 
 def _same_template(a: Mapping[str, Any] | None, b: Mapping[str, Any] | None) -> bool:
@@ -178,7 +183,7 @@ def _same_template(a: Mapping[str, Any] | None, b: Mapping[str, Any] | None) -> 
     ta, tb = _compared_template(a), _compared_template(b)
     if ta == tb and repr(ta) == repr(tb):
         return True
-    return json.dumps(ta, sort_keys=True, default=str) == json.dumps(tb, sort_keys=True, default=str)
+    return _as_text(ta) == _as_text(tb)
 
 
 def _new_replica_set(deploy: Workload, workloads: Iterable[Workload]) -> Workload | None:

@@ -39,8 +39,9 @@ def summary(cluster: Cluster) -> dict[str, Any]:
         rules["preferredPodAntiAffinity"] += count * bool(a.anti_preferred)
         rules["tolerations"] += count * tolerations
         rules["hostPorts"] += count * ports
-        rules["spreadDoNotSchedule"] += count * any(c.when_unsatisfiable == "DoNotSchedule" for c in p.spread_constraints)
-        rules["spreadScheduleAnyway"] += count * any(c.when_unsatisfiable == "ScheduleAnyway" for c in p.spread_constraints)
+        when = {c.when_unsatisfiable for c in p.spread_constraints}
+        rules["spreadDoNotSchedule"] += count * ("DoNotSchedule" in when)
+        rules["spreadScheduleAnyway"] += count * ("ScheduleAnyway" in when)
     rules["taintedNodes"] = sum(1 for n in cluster.nodes if n.taints)
     rules["unschedulableNodes"] = sum(1 for n in cluster.nodes if n.unschedulable)
     rules["podDisruptionBudgets"] = len(cluster.pdbs)
