@@ -610,6 +610,7 @@ def _joint_linear(problem: Problem, comp: Component, policy: Policy,
     free_rows: list[tuple[list[int], float]] = []  # (a class's columns that do not pay its term, free domains)
     pair_rows: list[tuple[list[int], float]] = []  # (a split column's two halves, its cap)
     spread_rows: list[tuple[int, np.ndarray, np.ndarray]] = []  # (class, spread domain per node, cap per domain)
+    value_rows: list[tuple[list[int], float]] = []  # (a split class's columns, the most they are worth together)
     for c, (gains, ub) in every.items():
         if stop():
             return None
@@ -653,6 +654,7 @@ def _joint_linear(problem: Problem, comp: Component, policy: Policy,
                 at_low = codes[low_nodes]
                 free_low = len(np.unique(at_low[~taken[at_low]]))
                 frees = []
+                first = len(cols)
                 for col in mine_cols:
                     n_free = int(free_in[col[1]]) if col[1] >= 0 else free_low
                     if n_free:
@@ -664,6 +666,13 @@ def _joint_linear(problem: Problem, comp: Component, policy: Policy,
                 must = _guaranteed_anti_violations(problem, c, term)
                 free_rows.append((frees, float(min(len(np.unique(at[~taken[at]])), size - must))))
                 split[c] = index
+                # the class's columns are worth no more than its own bound with the same term (_anti_class_bound:
+                # the same gains and weight, every pod placed), which keeps the alone pods' domains apart from
+                # the paying ones' where the columns cannot: the LP shares room between classes, that bound
+                # splits one class exactly, and a plan meets both at once
+                together = _anti_class_bound(problem, c, policy, True)
+                if together is not None and together[1] == index:
+                    value_rows.append((list(range(first, len(cols))), float(together[0])))
             spread_rows.extend((c, sc, cap) for sc, cap in _spread_caps(problem, c))
             joint.add(c)
     if not joint:
@@ -694,6 +703,12 @@ def _joint_linear(problem: Problem, comp: Component, policy: Policy,
         rows_j.extend(js)
         vals.extend([1.0] * len(js))
         rhs.append(free)
+        row += 1
+    for js, most in value_rows:
+        rows_i.extend([row] * len(js))
+        rows_j.extend(js)
+        vals.extend(cols[j][2] for j in js)
+        rhs.append(most)
         row += 1
     # a class's DoNotSchedule spread caps its pods per domain (_spread_caps): a row per domain over the class's
     # columns whose group lies in that domain (the others left out of the row: a relaxation still)

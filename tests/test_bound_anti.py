@@ -298,3 +298,27 @@ def test_the_webs_alone_in_their_zone_leave_their_cache_node_to_no_paying_web() 
     # six places, as if the alone webs' zones could hold them too, claimed -10.
     cluster = _webs_by_zone_caches(6)
     assert p_bound(cluster) == exhaustive_best(cluster, False)[1] == -20
+
+
+def _apart_class_beside_a_crowd() -> Cluster:
+    """Zone b is one 1-cpu node that two classes prefer (weight 5): `apart`, three 250m pods apart by zone
+    (weight 100), and `crowd`, two 500m pods. Zone a is roomy."""
+    nodes = (make_node("b0").label(H, "b0").label(Z, "b").alloc(cpu="1", memory="4Gi", pods=110).build(),
+             make_node("a0").label(H, "a0").label(Z, "a").alloc(cpu="4", memory="4Gi", pods=110).build())
+    pending: list = []
+    workloads: list = []
+    apart = (make_pod("apart").label("app", "apart").req(cpu="250m").preferred_node_affinity(5, term(req(Z, "In", "b")))
+             .preferred_pod_anti_affinity(100, pod_term(Z, selector(app="apart"))))
+    order = add_workload(apart, "apart", 3, pending, workloads, 10)
+    crowd = make_pod("crowd").label("app", "crowd").req(cpu="500m").preferred_node_affinity(5, term(req(Z, "In", "b")))
+    add_workload(crowd, "crowd", 2, pending, workloads, order)
+    return Cluster(nodes=nodes, pending=tuple(pending), workloads=tuple(workloads))
+
+
+def test_a_class_apart_by_zone_keeps_its_alone_pods_zone_to_itself_while_sharing_room_with_another() -> None:
+    # at best: one `apart` pod alone in zone a, two in zone b paying (-200 + 10), one `crowd` pod in b's last
+    # 500m (+5): -185. The LP over node groups shares b's room between the two classes but let the paying
+    # `apart` pods join the alone one in b (-182.5); each class alone claimed all of b (-190 + 10 = -180). The LP
+    # now also holds each class to its own bound, which keeps the zones apart: -185.
+    cluster = _apart_class_beside_a_crowd()
+    assert p_bound(cluster) == exhaustive_best(cluster, False)[1] == -185
