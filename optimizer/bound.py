@@ -548,8 +548,8 @@ class _Stopped(Exception):
 LP_TOLERANCE = 1e-7
 
 
-def _joint_linear(problem: Problem, comp: Component, policy: Policy,
-                  interrupt: Interrupt = NEVER) -> tuple[float, set[int], dict[int, int]] | None:
+def _joint_linear(problem: Problem, comp: Component, policy: Policy, interrupt: Interrupt = NEVER,
+                  max_columns: int | None = None) -> tuple[float, set[int], dict[int, int]] | None:
     """(most the linear terms, preferred node affinity less untolerated PreferNoSchedule taints, and the preferred
     pod-affinity terms met by existing pods, can pay over the classes that prefer some nodes to others, those
     classes) when every pod is placed: an LP over node groups.
@@ -566,7 +566,10 @@ def _joint_linear(problem: Problem, comp: Component, policy: Policy,
     pods per domain (_spread_caps), and a class with its own preferred anti-affinity term has each column split
     in two, the pods that do not pay the term (alone of the class in a domain free of matching pods: at most the
     free domains among the column's nodes, and over the class at most all its free domains) and the pods that
-    pay it (the gain less the term's weight). Returns (LP optimum, classes in it, class -> the term split by)."""
+    pay it (the gain less the term's weight). Returns (LP optimum, classes in it, class -> the term split by).
+
+    With `max_columns`, an LP of more columns is given up as soon as they are counted (HiGHS's time grows about
+    with their square: at 5,000 nodes 622,000 columns ran past 190 s); joint_columns_given_up then says so."""
     from scipy.optimize import linprog
     from scipy.sparse import coo_matrix
 
@@ -666,6 +669,9 @@ def _joint_linear(problem: Problem, comp: Component, policy: Policy,
                 split[c] = index
             spread_rows.extend((c, sc, cap) for sc, cap in _spread_caps(problem, c))
             joint.add(c)
+            if max_columns is not None and len(cols) > max_columns:
+                problem.cache[_given_up_key(comp)] = len(cols)
+                return None
     if not joint:
         return None
     rows_i, rows_j, vals, rhs = [], [], [], []
@@ -756,6 +762,16 @@ def _joint_linear(problem: Problem, comp: Component, policy: Policy,
     return value + LP_TOLERANCE * max(1.0, abs(value)), joint, split
 
 
+def _given_up_key(comp: Component) -> tuple[object, ...]:
+    return ("bound.joint_given_up", comp.index, tuple(comp.classes))
+
+
+def joint_columns_given_up(problem: Problem, comp: Component) -> int | None:
+    """The columns counted when the joint LP of `comp` was given up for its size (more than its max_columns),
+    or None when it was not."""
+    return problem.cache.get(_given_up_key(comp))  # type: ignore[return-value]
+
+
 def _anti_split(problem: Problem, c: int, policy: Policy) -> tuple[int, int, np.ndarray, np.ndarray, PodAffinityTerm] | None:
     """(index, weight in P, domain code per node, taken per code, the term) of class c's own preferred anti-affinity term
     of largest weight, for the joint LP to split the class's columns by; None when it has none, or when one of
@@ -781,7 +797,7 @@ def preference_bound(problem: Problem, comp: Component, policy: Policy, all_plac
     """Upper bound on the component's part of P (see the module docstring); computed once per problem (the
     neighbourhood search asks before its rounds, the plan's bounds after them: at 1,000 nodes the joint LP's
     groups take seconds to build)."""
-    key = ("bound.preference", comp.index, tuple(comp.classes), policy, all_placed)
+    key = ("bound.preference", comp.index, tuple(comp.classes), policy, all_placed, None)
     found = problem.cache.get(key)
     if found is None:
         found = problem.cache[key] = _preference_bound(problem, comp, policy, all_placed)
@@ -789,24 +805,25 @@ def preference_bound(problem: Problem, comp: Component, policy: Policy, all_plac
 
 
 def preference_bound_unless(problem: Problem, comp: Component, policy: Policy, all_placed: bool,
-                            interrupt: Interrupt) -> int | None:
+                            interrupt: Interrupt, max_columns: int | None = None) -> int | None:
     """preference_bound, or None once `interrupt` is set (Ctrl-C): building the LP's groups takes seconds at
-    1,000 nodes, and a plan printed on Ctrl-C reports its bounds unknown. A stopped bound is not remembered."""
-    key = ("bound.preference", comp.index, tuple(comp.classes), policy, all_placed)
+    1,000 nodes, and a plan printed on Ctrl-C reports its bounds unknown. A stopped bound is not remembered.
+    With `max_columns`, a joint LP of more columns is not solved (the per-class form stands)."""
+    key = ("bound.preference", comp.index, tuple(comp.classes), policy, all_placed, max_columns)
     found = problem.cache.get(key)
     if found is None:
         try:
-            found = problem.cache[key] = _preference_bound(problem, comp, policy, all_placed, interrupt)
+            found = problem.cache[key] = _preference_bound(problem, comp, policy, all_placed, interrupt, max_columns)
         except _Stopped:
             return None
     return found  # type: ignore[return-value]
 
 
 def _preference_bound(problem: Problem, comp: Component, policy: Policy, all_placed: bool,
-                      interrupt: Interrupt = NEVER) -> int:
+                      interrupt: Interrupt = NEVER, max_columns: int | None = None) -> int:
     total = 0
     cls_set = set(comp.classes)
-    joint = _joint_linear(problem, comp, policy, interrupt) if all_placed else None
+    joint = _joint_linear(problem, comp, policy, interrupt, max_columns) if all_placed else None
     # the joint form of the classes' own terms: the LP over node groups for the linear terms of the classes in it,
     # plus their affinity caps, plus the per-class bound of the others; the smaller of the two forms is the bound
     per_class_part, joint_part = 0, (joint[0] if joint is not None else 0.0)
