@@ -568,8 +568,10 @@ def _joint_linear(problem: Problem, comp: Component, policy: Policy, interrupt: 
     free domains among the column's nodes, and over the class at most all its free domains) and the pods that
     pay it (the gain less the term's weight). Returns (LP optimum, classes in it, class -> the term split by).
 
-    With `max_columns`, an LP of more columns is given up as soon as they are counted (HiGHS's time grows about
-    with their square: at 5,000 nodes 622,000 columns ran past 190 s); joint_columns_given_up then says so."""
+    With `max_columns`, the LP holds at most that many columns (HiGHS's time grows about with their square: at
+    5,000 nodes 622,000 columns ran past 190 s): the classes with the most at stake (pods times the spread of
+    their gains) first, a class whose columns would not fit is left to its per-class bound (the LP without it has
+    only more room: a relaxation still); joint_classes_left_out then counts them."""
     from scipy.optimize import linprog
     from scipy.sparse import coo_matrix
 
@@ -613,7 +615,9 @@ def _joint_linear(problem: Problem, comp: Component, policy: Policy, interrupt: 
     free_rows: list[tuple[list[int], float]] = []  # (a class's columns that do not pay its term, free domains)
     pair_rows: list[tuple[list[int], float]] = []  # (a split column's two halves, its cap)
     spread_rows: list[tuple[int, np.ndarray, np.ndarray]] = []  # (class, spread domain per node, cap per domain)
-    for c, (gains, ub) in every.items():
+    left_out = 0
+    for c, (gains, ub) in sorted(every.items(), key=lambda item: (
+            -problem.classes[item[0]].size * float(item[1][0].max() - item[1][0].min()), item[0])):
         if stop():
             return None
         feas = problem.feasible[c]
@@ -637,6 +641,9 @@ def _joint_linear(problem: Problem, comp: Component, policy: Policy, interrupt: 
             mine_cols = [col for col in mine if col[2] > low]
             mine_cols.append((c, -1, low, sum(cap for _, _, gain, cap in mine if gain == low)))
             anti = _anti_split(problem, c, policy)
+            if max_columns is not None and len(cols) + len(mine_cols) * (1 if anti is None else 2) > max_columns:
+                left_out += 1
+                continue
             if anti is None:
                 cols.extend(mine_cols)
             else:
@@ -669,9 +676,8 @@ def _joint_linear(problem: Problem, comp: Component, policy: Policy, interrupt: 
                 split[c] = index
             spread_rows.extend((c, sc, cap) for sc, cap in _spread_caps(problem, c))
             joint.add(c)
-            if max_columns is not None and len(cols) > max_columns:
-                problem.cache[_given_up_key(comp)] = len(cols)
-                return None
+    if left_out:
+        problem.cache[_left_out_key(comp)] = (left_out, len(joint))
     if not joint:
         return None
     rows_i, rows_j, vals, rhs = [], [], [], []
@@ -762,14 +768,13 @@ def _joint_linear(problem: Problem, comp: Component, policy: Policy, interrupt: 
     return value + LP_TOLERANCE * max(1.0, abs(value)), joint, split
 
 
-def _given_up_key(comp: Component) -> tuple[object, ...]:
-    return ("bound.joint_given_up", comp.index, tuple(comp.classes))
+def _left_out_key(comp: Component) -> tuple[object, ...]:
+    return ("bound.joint_left_out", comp.index, tuple(comp.classes))
 
 
-def joint_columns_given_up(problem: Problem, comp: Component) -> int | None:
-    """The columns counted when the joint LP of `comp` was given up for its size (more than its max_columns),
-    or None when it was not."""
-    return problem.cache.get(_given_up_key(comp))  # type: ignore[return-value]
+def joint_classes_left_out(problem: Problem, comp: Component) -> tuple[int, int] | None:
+    """(classes left out of the joint LP of `comp` for its max_columns, classes in it), or None when none was."""
+    return problem.cache.get(_left_out_key(comp))  # type: ignore[return-value]
 
 
 def _anti_split(problem: Problem, c: int, policy: Policy) -> tuple[int, int, np.ndarray, np.ndarray, PodAffinityTerm] | None:

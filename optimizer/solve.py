@@ -39,7 +39,7 @@ from ..models.objects import Cluster, Pod
 
 from .ahead import AHEAD
 from .blockers import carrier, dynamic_reason
-from .bound import joint_columns_given_up, node_groups, placed_bound, preference_bound_unless
+from .bound import joint_classes_left_out, node_groups, placed_bound, preference_bound_unless
 from .context import TERM_KINDS, Explain
 from .framework import Profile, Reason
 from .model import Built, build, existing_terms, term_vars
@@ -87,9 +87,9 @@ BOUND_SECONDS_PER_PAIR = 3.5e-5
 # The preference bound's joint LP (optimizer.bound._joint_linear) of a large component is planned at
 # (columns / LP_COLUMNS_PER_ROOT_SECOND) ** 2 seconds: HiGHS's time grows about with the square of its columns
 # (2 cores, 1,000 nodes: 27,600 columns 0.2 s, 61,000 1.8 s, 145,000 8.4 s; 5,000 nodes: 622,000 more than 190 s,
-# 3.4 million more than 210 s and 8 GB). It is solved when planned within LP_SHARE of the component's time;
-# a larger one is given up once its columns are counted, and the per-class form of the bound stands (at 5,000
-# nodes the LP took all the time the neighbourhood rounds had, and never ended).
+# 3.4 million more than 210 s and 8 GB). It holds the columns planned within LP_SHARE of the component's time:
+# the classes with the most at stake, the others bounded one at a time (at 5,000 nodes the whole LP took all the
+# time the neighbourhood rounds had, and never ended).
 LP_COLUMNS_PER_ROOT_SECOND = 50_000
 LP_SHARE = 0.5
 
@@ -490,7 +490,7 @@ def _bound_seconds(problem: Problem, comp: Component) -> float:
 def _lp_columns(problem: Problem, comp: Component, deadline: float, state: SolveState) -> int:
     """The most columns the joint LP of `comp` may have: planned within LP_SHARE of the component's time, from
     the deterministic clock (the same on every machine), once per component (a later share must not build it
-    again). A larger LP is given up when its columns are counted; the plan's notes say so."""
+    again). Classes beyond them are left out of the LP; the plan's notes say so."""
     if comp.index not in state.lp_columns:
         seconds = LP_SHARE * max(0.0, deadline - _now())
         state.lp_columns[comp.index] = int(LP_COLUMNS_PER_ROOT_SECOND * seconds ** 0.5)
@@ -525,10 +525,10 @@ def _solve_large(problem: Problem, comp: Component, policy: Policy, params: Solv
     cap = None if state.interrupt.is_set() else preference_bound_unless(
         problem, comp, policy, True, state.interrupt, _lp_columns(problem, comp, deadline, state))
     pref_cap_all = float("inf") if cap is None else cap
-    if (counted := joint_columns_given_up(problem, comp)) is not None:
-        note = (f"component {comp.index}: the preference bound is its per-class form: the joint LP over node groups "
-                f"has more than {state.lp_columns[comp.index]} columns ({counted} counted when it was given up), "
-                f"too many to solve in {LP_SHARE:.0%} of the part's time, so it was not solved")
+    if (left_out := joint_classes_left_out(problem, comp)) is not None:
+        note = (f"component {comp.index}: the preference bound's joint LP over node groups holds {left_out[1]} "
+                f"classes, within the {state.lp_columns[comp.index]} columns it can solve in {LP_SHARE:.0%} of the "
+                f"part's time; {left_out[0]} classes more are bounded one class at a time")
         if note not in state.notes:
             state.notes.append(note)
             if params.log_progress:
