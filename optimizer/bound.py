@@ -548,8 +548,8 @@ class _Stopped(Exception):
 LP_TOLERANCE = 1e-7
 
 
-def _joint_linear(problem: Problem, comp: Component, policy: Policy,
-                  interrupt: Interrupt = NEVER) -> tuple[float, set[int], dict[int, int]] | None:
+def _joint_linear(problem: Problem, comp: Component, policy: Policy, interrupt: Interrupt = NEVER,
+                  max_columns: int | None = None) -> tuple[float, set[int], dict[int, int]] | None:
     """(most the linear terms, preferred node affinity less untolerated PreferNoSchedule taints, and the preferred
     pod-affinity terms met by existing pods, can pay over the classes that prefer some nodes to others, those
     classes) when every pod is placed: an LP over node groups.
@@ -566,7 +566,12 @@ def _joint_linear(problem: Problem, comp: Component, policy: Policy,
     pods per domain (_spread_caps), and a class with its own preferred anti-affinity term has each column split
     in two, the pods that do not pay the term (alone of the class in a domain free of matching pods: at most the
     free domains among the column's nodes, and over the class at most all its free domains) and the pods that
-    pay it (the gain less the term's weight). Returns (LP optimum, classes in it, class -> the term split by)."""
+    pay it (the gain less the term's weight). Returns (LP optimum, classes in it, class -> the term split by).
+
+    With `max_columns`, the LP holds at most that many columns (HiGHS's time grows about with their square: at
+    5,000 nodes 622,000 columns ran past 190 s): the classes with the most at stake (pods times the spread of
+    their gains) first, a class whose columns would not fit is left to its per-class bound (the LP without it has
+    only more room: a relaxation still); joint_classes_left_out then counts them."""
     from scipy.optimize import linprog
     from scipy.sparse import coo_matrix
 
@@ -611,7 +616,9 @@ def _joint_linear(problem: Problem, comp: Component, policy: Policy,
     pair_rows: list[tuple[list[int], float]] = []  # (a split column's two halves, its cap)
     spread_rows: list[tuple[int, np.ndarray, np.ndarray]] = []  # (class, spread domain per node, cap per domain)
     value_rows: list[tuple[list[int], float]] = []  # (a split class's columns, the most they are worth together)
-    for c, (gains, ub) in every.items():
+    left_out = 0
+    for c, (gains, ub) in sorted(every.items(), key=lambda item: (
+            -problem.classes[item[0]].size * float(item[1][0].max() - item[1][0].min()), item[0])):
         if stop():
             return None
         feas = problem.feasible[c]
@@ -635,6 +642,9 @@ def _joint_linear(problem: Problem, comp: Component, policy: Policy,
             mine_cols = [col for col in mine if col[2] > low]
             mine_cols.append((c, -1, low, sum(cap for _, _, gain, cap in mine if gain == low)))
             anti = _anti_split(problem, c, policy)
+            if max_columns is not None and len(cols) + len(mine_cols) * (1 if anti is None else 2) > max_columns:
+                left_out += 1
+                continue
             if anti is None:
                 cols.extend(mine_cols)
             else:
@@ -675,6 +685,8 @@ def _joint_linear(problem: Problem, comp: Component, policy: Policy,
                     value_rows.append((list(range(first, len(cols))), float(together[0])))
             spread_rows.extend((c, sc, cap) for sc, cap in _spread_caps(problem, c))
             joint.add(c)
+    if left_out:
+        problem.cache[_left_out_key(comp)] = (left_out, len(joint))
     if not joint:
         return None
     rows_i, rows_j, vals, rhs = [], [], [], []
@@ -771,6 +783,15 @@ def _joint_linear(problem: Problem, comp: Component, policy: Policy,
     return value + LP_TOLERANCE * max(1.0, abs(value)), joint, split
 
 
+def _left_out_key(comp: Component) -> tuple[object, ...]:
+    return ("bound.joint_left_out", comp.index, tuple(comp.classes))
+
+
+def joint_classes_left_out(problem: Problem, comp: Component) -> tuple[int, int] | None:
+    """(classes left out of the joint LP of `comp` for its max_columns, classes in it), or None when none was."""
+    return problem.cache.get(_left_out_key(comp))  # type: ignore[return-value]
+
+
 def _anti_split(problem: Problem, c: int, policy: Policy) -> tuple[int, int, np.ndarray, np.ndarray, PodAffinityTerm] | None:
     """(index, weight in P, domain code per node, taken per code, the term) of class c's own preferred anti-affinity term
     of largest weight, for the joint LP to split the class's columns by; None when it has none, or when one of
@@ -796,7 +817,7 @@ def preference_bound(problem: Problem, comp: Component, policy: Policy, all_plac
     """Upper bound on the component's part of P (see the module docstring); computed once per problem (the
     neighbourhood search asks before its rounds, the plan's bounds after them: at 1,000 nodes the joint LP's
     groups take seconds to build)."""
-    key = ("bound.preference", comp.index, tuple(comp.classes), policy, all_placed)
+    key = ("bound.preference", comp.index, tuple(comp.classes), policy, all_placed, None)
     found = problem.cache.get(key)
     if found is None:
         found = problem.cache[key] = _preference_bound(problem, comp, policy, all_placed)
@@ -804,24 +825,25 @@ def preference_bound(problem: Problem, comp: Component, policy: Policy, all_plac
 
 
 def preference_bound_unless(problem: Problem, comp: Component, policy: Policy, all_placed: bool,
-                            interrupt: Interrupt) -> int | None:
+                            interrupt: Interrupt, max_columns: int | None = None) -> int | None:
     """preference_bound, or None once `interrupt` is set (Ctrl-C): building the LP's groups takes seconds at
-    1,000 nodes, and a plan printed on Ctrl-C reports its bounds unknown. A stopped bound is not remembered."""
-    key = ("bound.preference", comp.index, tuple(comp.classes), policy, all_placed)
+    1,000 nodes, and a plan printed on Ctrl-C reports its bounds unknown. A stopped bound is not remembered.
+    With `max_columns`, a joint LP of more columns is not solved (the per-class form stands)."""
+    key = ("bound.preference", comp.index, tuple(comp.classes), policy, all_placed, max_columns)
     found = problem.cache.get(key)
     if found is None:
         try:
-            found = problem.cache[key] = _preference_bound(problem, comp, policy, all_placed, interrupt)
+            found = problem.cache[key] = _preference_bound(problem, comp, policy, all_placed, interrupt, max_columns)
         except _Stopped:
             return None
     return found  # type: ignore[return-value]
 
 
 def _preference_bound(problem: Problem, comp: Component, policy: Policy, all_placed: bool,
-                      interrupt: Interrupt = NEVER) -> int:
+                      interrupt: Interrupt = NEVER, max_columns: int | None = None) -> int:
     total = 0
     cls_set = set(comp.classes)
-    joint = _joint_linear(problem, comp, policy, interrupt) if all_placed else None
+    joint = _joint_linear(problem, comp, policy, interrupt, max_columns) if all_placed else None
     # the joint form of the classes' own terms: the LP over node groups for the linear terms of the classes in it,
     # plus their affinity caps, plus the per-class bound of the others; the smaller of the two forms is the bound
     per_class_part, joint_part = 0, (joint[0] if joint is not None else 0.0)

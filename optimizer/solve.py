@@ -39,7 +39,7 @@ from ..models.objects import Cluster, Pod
 
 from .ahead import AHEAD
 from .blockers import carrier, dynamic_reason
-from .bound import node_groups, placed_bound, preference_bound_unless
+from .bound import joint_classes_left_out, node_groups, placed_bound, preference_bound_unless
 from .context import TERM_KINDS, Explain
 from .framework import Profile, Reason
 from .model import Built, build, existing_terms, term_vars
@@ -84,6 +84,14 @@ MIN_PART_SECONDS = 1.0
 # 8,000 classes x 24 groups, built and run in 5-7 s on 2 busy cores): a packed part that leaves pods pending
 # keeps that time for its bounds, which are computed after the search.
 BOUND_SECONDS_PER_PAIR = 3.5e-5
+# The preference bound's joint LP (optimizer.bound._joint_linear) of a large component is planned at
+# (columns / LP_COLUMNS_PER_ROOT_SECOND) ** 2 seconds: HiGHS's time grows about with the square of its columns
+# (2 cores, 1,000 nodes: 27,600 columns 0.2 s, 61,000 1.8 s, 145,000 8.4 s; 5,000 nodes: 622,000 more than 190 s,
+# 3.4 million more than 210 s and 8 GB). It holds the columns planned within LP_SHARE of the component's time:
+# the classes with the most at stake, the others bounded one at a time (at 5,000 nodes the whole LP took all the
+# time the neighbourhood rounds had, and never ended).
+LP_COLUMNS_PER_ROOT_SECOND = 50_000
+LP_SHARE = 0.5
 
 
 @dataclass
@@ -95,6 +103,7 @@ class SolveState:
     rounds: int = 0  # neighbourhood rounds, all components together
     seconds_per_variable: float = SECONDS_PER_VARIABLE  # measured by the rounds built so far
     notes: list[str] = field(default_factory=list)  # for the plan's notes (the packing repair's outcome)
+    lp_columns: dict[int, int] = field(default_factory=dict)  # component -> the most columns its joint LP may have
 
 
 @dataclass
@@ -462,7 +471,8 @@ def _relaxation_bounds(problem: Problem, comp: Component, r: ComponentResult, po
         limit = max(0.05, min(10.0, deadline - _now()))
         r.placed_bound, _ = placed_bound(problem, comp, limit, params.workers, state.interrupt)
     # None on Ctrl-C during the LP: the bound is then unknown, as for every part after Ctrl-C
-    r.pref_bound = preference_bound_unless(problem, comp, policy, all_placed, state.interrupt)
+    r.pref_bound = preference_bound_unless(problem, comp, policy, all_placed, state.interrupt,
+                                           state.lp_columns.get(comp.index))
     state.timings["bound"] += time.perf_counter() - t0
 
 
@@ -475,6 +485,16 @@ def _lex_key(problem: Problem, r: ComponentResult) -> tuple[tuple[int, ...], int
 def _bound_seconds(problem: Problem, comp: Component) -> float:
     """The time the placed bound of `comp` is planned to take to build and solve (BOUND_SECONDS_PER_PAIR)."""
     return BOUND_SECONDS_PER_PAIR * len(comp.classes) * len(node_groups(problem, comp.nodes))
+
+
+def _lp_columns(problem: Problem, comp: Component, deadline: float, state: SolveState) -> int:
+    """The most columns the joint LP of `comp` may have: planned within LP_SHARE of the component's time, from
+    the deterministic clock (the same on every machine), once per component (a later share must not build it
+    again). Classes beyond them are left out of the LP; the plan's notes say so."""
+    if comp.index not in state.lp_columns:
+        seconds = LP_SHARE * max(0.0, deadline - _now())
+        state.lp_columns[comp.index] = int(LP_COLUMNS_PER_ROOT_SECOND * seconds ** 0.5)
+    return state.lp_columns[comp.index]
 
 
 def _solve_large(problem: Problem, comp: Component, policy: Policy, params: SolverParams,
@@ -502,8 +522,17 @@ def _solve_large(problem: Problem, comp: Component, policy: Policy, params: Solv
     first: ComponentResult | None = None
     # After Ctrl-C no round runs and the plan's bounds stay unknown: the relaxation's LP (seconds to build at
     # 1,000 nodes) would only delay the plan, so it is not started, or given up, on Ctrl-C
-    cap = None if state.interrupt.is_set() else preference_bound_unless(problem, comp, policy, True, state.interrupt)
+    cap = None if state.interrupt.is_set() else preference_bound_unless(
+        problem, comp, policy, True, state.interrupt, _lp_columns(problem, comp, deadline, state))
     pref_cap_all = float("inf") if cap is None else cap
+    if (left_out := joint_classes_left_out(problem, comp)) is not None:
+        note = (f"component {comp.index}: the preference bound's joint LP over node groups holds {left_out[1]} "
+                f"classes, within the {state.lp_columns[comp.index]} columns it can solve in {LP_SHARE:.0%} of the "
+                f"part's time; {left_out[0]} classes more are bounded one class at a time")
+        if note not in state.notes:
+            state.notes.append(note)
+            if params.log_progress:
+                print(f"  [{comp.index}] {note}", file=sys.stderr, flush=True)
 
     def reaches_bounds(r: ComponentResult) -> bool:
         """Every pod placed and P at the relaxation's bound: the part is proven optimal."""

@@ -9,10 +9,11 @@ from hypothesis import strategies as st
 
 from builders import make_node, make_pod, pod_term, req, selector, term
 from podplan.models.objects import Cluster, Workload
-from podplan.optimizer.bound import _joint_linear, preference_bound
+from podplan.optimizer.bound import _joint_linear, preference_bound, preference_bound_unless
 from podplan.optimizer.model import existing_terms
 from podplan.optimizer.policy import Policy
 from podplan.optimizer.problem import build_problem
+from podplan.optimizer.runner import NEVER
 from podplan.optimizer.registry import DEFAULT_PROFILE
 from test_solve_property import exhaustive_best
 
@@ -63,6 +64,20 @@ def test_the_joint_preference_bound_is_never_below_the_exhaustive_optimum(cluste
     placed, best_p = exhaustive_best(cluster, False)
     if sum(placed) == len(cluster.pending):  # the all-placed bound is what a plan placing every pod is judged by
         assert p_bound(cluster) >= best_p
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(crowded(), st.integers(0, 6))
+def test_a_joint_lp_capped_to_a_few_columns_is_still_never_below_the_exhaustive_optimum(cluster: Cluster,
+                                                                                        max_columns: int) -> None:
+    # at 5,000 nodes the LP holds only the columns it can solve in time; the classes left out are bounded alone
+    placed, best_p = exhaustive_best(cluster, False)
+    if sum(placed) == len(cluster.pending):
+        problem = build_problem(cluster, DEFAULT_PROFILE)
+        policy = Policy()
+        capped = sum(existing_terms(problem, policy).values()) + sum(
+            preference_bound_unless(problem, comp, policy, True, NEVER, max_columns) for comp in problem.components)
+        assert capped >= best_p
 
 
 def one_small_zone_for_two_templates() -> Cluster:
