@@ -421,6 +421,13 @@ def _anti_class_bound(problem: Problem, c: int, policy: Policy, all_placed: bool
     existing matching pods, exactly one paying pod of c alone in its domain is not possible either: it would be
     alone, so it is counted as one of the free ones. The best split between the two kinds is the bound; the
     room of a node is counted for both kinds (a relaxation)."""
+    key = ("bound.anti_class", c, policy, all_placed)  # asked by the joint LP and the per-class form alike
+    if key not in problem.cache:
+        problem.cache[key] = _anti_class(problem, c, policy, all_placed)
+    return problem.cache[key]  # type: ignore[return-value]
+
+
+def _anti_class(problem: Problem, c: int, policy: Policy, all_placed: bool) -> tuple[int, int] | None:
     cls = problem.classes[c]
     rep = cls.rep
     terms = [(w, i, t) for kind, i, w, t in _pref_terms(rep)
