@@ -150,6 +150,16 @@ def test_small_texts_agree_with_pyyaml(text: str) -> None:
     agrees(text)
 
 
+@pytest.mark.parametrize("char", ["e", "é", "Ω", "😀"], ids=["ascii", "latin-1", "two-byte", "four-byte"])
+def test_texts_stored_one_to_four_bytes_a_character_agree_with_pyyaml(char: str) -> None:
+    # the compiled loop cuts the text into lines itself, over a str's 1, 2 or 4-byte code units: the same lines
+    # repeated at different depths, a literal block (made from text.split), and lines longer than 8 characters
+    text = (f"a: {char}x\nb:\n  - {char}x\n  - c: |\n      {char} line\n      - not: item\n    d: {char}x\n"
+            f"long: {char * 40}\n---\na: {char}x\nlong: {char * 40}\n")
+    assert agrees(text) == [{"a": f"{char}x", "b": [f"{char}x", {"c": f"{char} line\n- not: item\n", "d": f"{char}x"}],
+                             "long": char * 40}, {"a": f"{char}x", "long": char * 40}]
+
+
 def test_a_literal_blocks_lines_are_text_whatever_they_look_like() -> None:
     # every distinct line is classified before the documents are built: a line the reader would refuse as a
     # node ("b: [1", "? c", "&x y") is still its own when it is a literal block's text
