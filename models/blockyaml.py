@@ -265,14 +265,40 @@ class _Lines:
 
     def all(self, lines: Iterable[str]) -> list[_Line]:
         """Each line's _Line, _REFUSED for a line this reader does not take: it raises NotMine only if the loop
-        reaches it (a literal block's lines are text, whatever they look like)."""
+        reaches it (a literal block's lines are text, whatever they look like).
+
+        The commonest distinct line, `key: plain value` (names, uids, addresses: 100,000 of production 5,000's
+        141,000), is classified here by the steps __call__ takes for it (key, value, scalar), without their calls;
+        any other line, and one whose key or value is new or refused, goes the whole way."""
         out = []
+        memo, value_of = self.memo, self.scalars.value
         for line in lines:
             try:
+                s = line.lstrip(" ")
+                colon = s.find(": ")
+                if colon > 0 and s[0] not in _WHOLE_WAY and s[colon - 1] != " ":
+                    rest = s[colon + 2:].lstrip(" ")
+                    if rest and rest[0] not in _WHOLE_WAY_VALUES:
+                        text = s[:colon]
+                        key = memo.get(text, _MISSING)
+                        if key is _MISSING:
+                            key = value_of(_plain(text))
+                        text = rest.rstrip(" ")
+                        value = memo.get(text, _MISSING)
+                        if value is _MISSING:
+                            value = value_of(_plain(text))
+                        out.append((_KEY, len(line) - len(s), 0, key, _SCALAR, value))
+                        continue
                 out.append(self(line))
             except NotMine:
                 out.append(_REFUSED)
         return out
+
+
+# First characters of a line, and of a value, that _Lines.all leaves to the whole classification: comments, sequence
+# entries, document markers, directives, complex keys, quotes; quoted values, flow collections, literal blocks.
+_WHOLE_WAY = frozenset("#-.%?\"'")
+_WHOLE_WAY_VALUES = frozenset("\"'{[|")
 
 
 def _parse(text: str, scalars: _Scalars) -> list[Any]:

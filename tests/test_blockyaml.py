@@ -263,3 +263,26 @@ def test_literal_blocks_agree_with_pyyaml(lines: list[str], header: str, indent:
 @given(st.text(alphabet=st.characters(max_codepoint=0x80), max_size=30) | st.text(max_size=30))
 def test_the_ascii_test_of_foreign_characters_is_the_regular_expressions(text: str) -> None:
     assert blockyaml._has_foreign_characters(text) == (blockyaml._NOT_MINE.search(text) is not None)
+
+
+def test_the_common_lines_shortcut_classifies_as_the_whole_classification() -> None:
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    def whole_way(lines: list[str]) -> list[Any]:
+        classify, out = blockyaml._Lines(blockyaml._Scalars()), []
+        for line in lines:
+            try:
+                out.append(classify(line))
+            except blockyaml.NotMine:
+                out.append(blockyaml._REFUSED)
+        return out
+
+    line = st.text(alphabet=" :-#.?%ab1~'\"{}[]|&*!>", max_size=12)
+
+    @settings(max_examples=500, deadline=None)
+    @given(st.lists(line, max_size=6))
+    def check(lines: list[str]) -> None:
+        assert blockyaml._Lines(blockyaml._Scalars()).all(lines) == whole_way(lines)
+
+    check()
