@@ -15,6 +15,10 @@ fresh process, one at a time:
     python benchmarks/bench_io.py --production-5000        # ... and production 5,000 (minutes on 2 cores)
     python benchmarks/bench_io.py --rows production-1000 --no-ctrl-c
     python benchmarks/bench_io.py --nodes 12 --no-ctrl-c                # toy size (smoke test)
+    python benchmarks/bench_io.py --production-5000 --rows production-5000 --no-ctrl-c --repeat 5
+
+With --repeat N each reading and validate runs N times (fresh processes, interleaved: YAML, JSON, validate, then
+again), and each cell shows min / median / max.
 
 Instances: production N = `podplan generate --profile production --nodes N --pods 10*N --seed 0`;
 shape S = `podplan generate --shape S --nodes 1000 --seed 0`. The machine's cores and load average are printed
@@ -26,6 +30,7 @@ import argparse
 import json
 import os
 import signal
+import statistics
 import subprocess
 import sys
 import threading
@@ -139,6 +144,13 @@ def ctrl_c(path: Path, after: float, fallback: float = 240.0) -> tuple[float, st
     return gone, what
 
 
+def spread(values: list[float]) -> str:
+    """min / median / max of several runs (the one value of a single run)."""
+    if len(values) == 1:
+        return f"{values[0]:.1f}"
+    return f"{min(values):.1f} / {statistics.median(values):.1f} / {max(values):.1f}"
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--production-5000", action="store_true", help="add production 5,000 nodes / 50,000 pods")
@@ -148,6 +160,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--nodes", type=int, default=1000, help="nodes of the production and shape rows (toy sizes "
                                                              "for a smoke test)")
     ap.add_argument("--inputs", type=Path, default=INPUTS, help="where the generated inputs are kept")
+    ap.add_argument("--repeat", type=int, default=1, help="runs of each reading and validate (min / median / max)")
     args = ap.parse_args(argv)
     chosen = rows(args.production_5000, args.nodes)
     if args.rows:
@@ -158,14 +171,20 @@ def main(argv: list[str] | None = None) -> None:
     print("|---|---|---:|---:|---:|---:|---:|---:|---:|---|---:|")
     for name, (what, nodes, pods) in chosen.items():
         yaml_path, json_path = write_inputs(name, what, nodes, pods, args.inputs)
-        y_cpu, y_wall, counts = read_seconds(yaml_path)
-        j_cpu, j_wall, _ = read_seconds(json_path)
-        v_wall, v_cpu, v_rss = validate(yaml_path)
+        runs: dict[str, list[float]] = {}
+        for _ in range(max(1, args.repeat)):
+            y_cpu, y_wall, counts = read_seconds(yaml_path)
+            j_cpu, j_wall, _ = read_seconds(json_path)
+            v_wall, v_cpu, v_rss = validate(yaml_path)
+            for key, value in (("y_cpu", y_cpu), ("y_wall", y_wall), ("j_cpu", j_cpu), ("j_wall", j_wall),
+                               ("v_wall", v_wall), ("v_cpu", v_cpu), ("v_rss", v_rss)):
+                runs.setdefault(key, []).append(value)
         gone, what_printed = (float("nan"), "-") if args.no_ctrl_c else ctrl_c(yaml_path, args.ctrl_c_after)
-        row: list[Any] = [name, counts, f"{yaml_path.stat().st_size / 1e6:.1f}", f"{y_cpu:.1f} ({y_wall:.1f})",
-                          f"{json_path.stat().st_size / 1e6:.1f}", f"{j_cpu:.1f} ({j_wall:.1f})",
-                          f"{v_wall:.1f} ({v_cpu:.1f})", f"{v_rss:.0f}", "-" if gone != gone else f"{gone:.1f}",
-                          what_printed, f"{os.getloadavg()[0]:.1f}"]
+        row: list[Any] = [name, counts, f"{yaml_path.stat().st_size / 1e6:.1f}",
+                          f"{spread(runs['y_cpu'])} ({spread(runs['y_wall'])})",
+                          f"{json_path.stat().st_size / 1e6:.1f}", f"{spread(runs['j_cpu'])} ({spread(runs['j_wall'])})",
+                          f"{spread(runs['v_wall'])} ({spread(runs['v_cpu'])})", f"{max(runs['v_rss']):.0f}",
+                          "-" if gone != gone else f"{gone:.1f}", what_printed, f"{os.getloadavg()[0]:.1f}"]
         print("| " + " | ".join(str(x) for x in row) + " |", flush=True)
 
 

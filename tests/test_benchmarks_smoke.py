@@ -108,6 +108,16 @@ def test_bench_io_prints_reading_validate_and_ctrl_c_per_instance(tmp_path: Path
     assert all(r[8] == "-" for r in rows)  # no Ctrl-C column asked for
 
 
+def test_bench_io_repeated_shows_min_median_and_max_of_each_figure(tmp_path: Path) -> None:
+    header, *rows = table("bench_io.py", "--nodes", "12", "--no-ctrl-c", "--rows", "production-12", "--repeat", "3",
+                          "--inputs", str(tmp_path))
+    (row,) = rows
+    cells = dict(zip(header, row))
+    low, median, high = (float(x) for x in cells["read YAML cpu s (wall)"].split(" (")[0].split(" / "))
+    assert low <= median <= high
+    assert cells["validate wall s (cpu)"].count(" / ") == 4  # wall and CPU, three figures each
+
+
 def test_bench_verify_prints_the_verifiers_parts_on_a_valid_greedy_plan(tmp_path: Path) -> None:
     header, *rows = table("bench_verify.py", "--nodes", "12", "--inputs", str(tmp_path))
     assert header[:2] == ["instance", "pods judged"] and header[-2:] == ["ok", "load"]

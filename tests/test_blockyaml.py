@@ -150,6 +150,16 @@ def test_small_texts_agree_with_pyyaml(text: str) -> None:
     agrees(text)
 
 
+@pytest.mark.parametrize("char", ["e", "é", "Ω", "😀"], ids=["ascii", "latin-1", "two-byte", "four-byte"])
+def test_texts_stored_one_to_four_bytes_a_character_agree_with_pyyaml(char: str) -> None:
+    # the compiled loop cuts the text into lines itself, over a str's 1, 2 or 4-byte code units: the same lines
+    # repeated at different depths, a literal block (made from text.split), and lines longer than 8 characters
+    text = (f"a: {char}x\nb:\n  - {char}x\n  - c: |\n      {char} line\n      - not: item\n    d: {char}x\n"
+            f"long: {char * 40}\n---\na: {char}x\nlong: {char * 40}\n")
+    assert agrees(text) == [{"a": f"{char}x", "b": [f"{char}x", {"c": f"{char} line\n- not: item\n", "d": f"{char}x"}],
+                             "long": char * 40}, {"a": f"{char}x", "long": char * 40}]
+
+
 def test_a_literal_blocks_lines_are_text_whatever_they_look_like() -> None:
     # every distinct line is classified before the documents are built: a line the reader would refuse as a
     # node ("b: [1", "? c", "&x y") is still its own when it is a literal block's text
@@ -253,3 +263,26 @@ def test_literal_blocks_agree_with_pyyaml(lines: list[str], header: str, indent:
 @given(st.text(alphabet=st.characters(max_codepoint=0x80), max_size=30) | st.text(max_size=30))
 def test_the_ascii_test_of_foreign_characters_is_the_regular_expressions(text: str) -> None:
     assert blockyaml._has_foreign_characters(text) == (blockyaml._NOT_MINE.search(text) is not None)
+
+
+def test_the_common_lines_shortcut_classifies_as_the_whole_classification() -> None:
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    def whole_way(lines: list[str]) -> list[Any]:
+        classify, out = blockyaml._Lines(blockyaml._Scalars()), []
+        for line in lines:
+            try:
+                out.append(classify(line))
+            except blockyaml.NotMine:
+                out.append(blockyaml._REFUSED)
+        return out
+
+    line = st.text(alphabet=" :-#.?%ab1~'\"{}[]|&*!>", max_size=12)
+
+    @settings(max_examples=500, deadline=None)
+    @given(st.lists(line, max_size=6))
+    def check(lines: list[str]) -> None:
+        assert blockyaml._Lines(blockyaml._Scalars()).all(lines) == whole_way(lines)
+
+    check()

@@ -223,3 +223,25 @@ def test_each_pod_gets_a_node_selector_of_its_own_with_the_spec_remembered() -> 
     c = parse_documents([_pod(n, {"app": "web"}, nodeSelector={"disk": "ssd"}) for n in ("a", "b")])
     a, b = c.pending
     assert a.node_selector == b.node_selector == {"disk": "ssd"} and a.node_selector is not b.node_selector
+
+
+def test_parts_have_the_same_memo_key_exactly_when_they_print_the_same() -> None:
+    """Two decoded parts share a memo key (models.parse._text) only when they are the same value of the same types
+    (repr tells `1` from `true` and `1.0`); a date, which marshal cannot write, is keyed by its repr."""
+    import datetime
+
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    scalars = st.one_of(st.none(), st.booleans(), st.integers(-2, 2), st.sampled_from([0.0, -0.0, 1.0, 1e300]),
+                        st.sampled_from(["", "1", "a", "é", "\ud800"]), st.just(datetime.date(2024, 1, 1)))
+    values = st.recursive(scalars, lambda inner: st.lists(inner, max_size=2)
+                          | st.dictionaries(st.sampled_from(["a", "b", "1"]), inner, max_size=2), max_leaves=4)
+
+    @settings(max_examples=600, deadline=None)
+    @given(values, values)
+    def check(a, b) -> None:  # type: ignore[no-untyped-def]
+        assert (P._text(a) == P._text(b)) == (repr(a) == repr(b))
+        assert P._names_label_keys(P._text({"matchLabelKeys": [a]}))
+
+    check()
