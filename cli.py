@@ -640,7 +640,7 @@ def explain(files: Sequence[str], output: str, pod_patterns: Sequence[str], node
     batch's final state: the existing pods plus the other pending pods where simulate places them (each pod
     with its own profile's plugins)."""
     from .optimizer.explain import explain as run
-    from .optimizer.render.inputs import (SUMMARY_NODES, SUMMARY_PODS, explain_document, explain_summary,
+    from .optimizer.render.inputs import (SUMMARY_NODES, SUMMARY_PODS, explain_summary,
                                           explain_table, why_pending_document, why_pending_table)
     from .optimizer.render.plans import dump
 
