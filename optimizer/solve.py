@@ -169,10 +169,11 @@ def _solve_component(problem: Problem, comp: Component, built: Built, greedy_cou
                      params: SolverParams, deadline: float, state: SolveState, started: float,
                      caps: dict[str, int] | None = None, skip: frozenset[str] = frozenset(),
                      rebuild: Callable[[], Built] | None = None,
-                     settings: dict[str, Any] | None = None) -> ComponentResult:
+                     settings: dict[str, Any] | None = None, charge_work: bool = False) -> ComponentResult:
     """The staged lexicographic search of one built model. `caps`: level values known to be upper bounds
     (a stage whose incumbent reaches its cap is skipped, proven); `skip`: levels not searched here.
-    `rebuild`: a fresh model of the same part, for the canonical form (see _canonical)."""
+    `rebuild`: a fresh model of the same part, for the canonical form (see _canonical); `charge_work`: proven
+    stages are charged their deterministic time (runner.run)."""
     ctx = built.ctx
     model = ctx.model
     tvars = built.terms
@@ -203,7 +204,7 @@ def _solve_component(problem: Problem, comp: Component, built: Built, greedy_cou
         model, stages, params, deadline, incumbent=incumbent, interrupt=state.interrupt,
         progress=lambda name: Progress(f"{comp.index}:{name}", started, params.log_progress),
         repair=repair if greedy_counts is not None and params.use_hint else None, check_hint=params.debug_hints,
-        extra=lambda model: dict(settings or {}))
+        extra=lambda model: dict(settings or {}), charge_work=charge_work)
     if done.stopped == "infeasible":
         raise RuntimeError(f"component {comp.index}: the model is infeasible; leaving every pod pending must "
                            "always be feasible: a bug in an encoding")
@@ -616,7 +617,10 @@ def _solve_large(problem: Problem, comp: Component, policy: Policy, params: Solv
         v0 = _now()
         r = _solve_component(problem, comp, built, incumbent, params, round_deadline, state, started,
                              caps=caps, skip=frozenset({"strategy"}) if remaining > 20 else frozenset(),
-                             settings=ROUND_SETTINGS if focused is None else {})
+                             settings=ROUND_SETTINGS if focused is None else {},
+                             # a focused round's model is mostly frozen variables: charged per variable, its
+                             # proven search (seconds on spread shapes) was charged a tenth of its wall time
+                             charge_work=focused is not None)
         searched = _now() - v0
         state.timings["search"] += time.perf_counter() - t0
         rounds += 1

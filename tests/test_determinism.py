@@ -285,3 +285,40 @@ def test_a_proven_sequential_run_that_asks_to_be_charged_its_work_is_charged_its
         again = run(_a_big_model_with_few_free_variables(), params, 5.0, portfolio=False, charge_work=True)
         assert clk.used == charged[True][0]
         assert again.solver.response_proto.deterministic_time == charged[True][1]
+
+
+def _a_small_model_that_takes_a_search():
+    """14 jobs of prime lengths on 4 machines, the longest machine as short as can be: 57 variables, proven
+    only after a real search (about a unit of deterministic time)."""
+    from ortools.sat.python import cp_model
+
+    m = cp_model.CpModel()
+    w = [37, 41, 43, 47, 53, 59, 61, 67, 71, 73, 79, 83, 89, 97]
+    x = [[m.new_bool_var(f"x[{i},{k}]") for k in range(4)] for i in range(len(w))]
+    for row in x:
+        m.add_exactly_one(row)
+    span = m.new_int_var(0, 2000, "span")
+    for k in range(4):
+        m.add(sum(w[i] * x[i][k] for i in range(len(w))) <= span)
+    m.minimize(span)
+    return m
+
+
+def test_a_proven_interleaved_run_that_asks_to_be_charged_its_work_is_charged_the_same_with_one_and_two_workers() -> None:
+    # a focused neighbourhood round: few variables, a search of seconds; charged per variable it cost the clock
+    # a tenth of its wall time, and the rounds of a 60 s solve ran past the limit on a quiet machine
+    from podplan.optimizer.runner import PROVEN_SECONDS_PER_UNIT, PROVEN_SECONDS_PER_VARIABLE, Clock, Status, clocked, run
+
+    charged = {}
+    for workers in (1, 2):
+        for charge_work in (False, True):
+            with clocked(Clock(time.perf_counter() + 60.0)) as clk:
+                got = run(_a_small_model_that_takes_a_search(), SolverParams(time_limit=10, workers=workers,
+                                                                           deterministic=True), 5.0,
+                          charge_work=charge_work)
+                assert got.status is Status.OPTIMAL
+                charged[(workers, charge_work)] = clk.used
+                work = got.solver.response_proto.deterministic_time
+    assert charged[(1, False)] == charged[(2, False)] == PROVEN_SECONDS_PER_VARIABLE * 57
+    assert charged[(1, True)] == charged[(2, True)] == min(5.0, PROVEN_SECONDS_PER_UNIT * work)
+    assert charged[(1, True)] > 100 * charged[(1, False)]
