@@ -631,8 +631,11 @@ def _solve_large(problem: Problem, comp: Component, policy: Policy, params: Solv
                 focus_pods = min(FOCUS_PODS_MAX, int(focus_pods * 1.5))
             elif searched >= 0.95 * round_limit:
                 focus_pods = max(FOCUS_PODS_MIN, int(focus_pods * 0.75))
-        if nvars >= full_size and first is None:
-            return r  # the candidates were every feasible pair: this was the full model, with CP-SAT's proof
+        if nvars >= full_size and first is None and frozen is None:
+            # the candidates were every feasible pair and no class was frozen: this was the full model, with
+            # CP-SAT's proof (a focused round whose frozen classes' incumbent nodes are all their feasible ones
+            # has every pair too, but proves only its restriction)
+            return r
         outcome = (sum(r.placed_by_priority.values()), sum(r.terms.values()))
         if params.log_progress and outcome == logged:
             quiet += 1  # --verbose prints changes: 150 identical round lines would say nothing
