@@ -717,16 +717,12 @@ def _joint_linear(problem: Problem, comp: Component, policy: Policy, interrupt: 
                     vals.append(float(q))
             rhs.append(float(room))
             row += 1
-    for js, free in free_rows + pair_rows:
+    # pods per set of columns (free domains, a split column's cap), then a split class's value over its columns
+    for js, most, by_value in [(js, free, False) for js, free in free_rows + pair_rows] + \
+            [(js, most, True) for js, most in value_rows]:
         rows_i.extend([row] * len(js))
         rows_j.extend(js)
-        vals.extend([1.0] * len(js))
-        rhs.append(free)
-        row += 1
-    for js, most in value_rows:
-        rows_i.extend([row] * len(js))
-        rows_j.extend(js)
-        vals.extend(cols[j][2] for j in js)
+        vals.extend(cols[j][2] if by_value else 1.0 for j in js)
         rhs.append(most)
         row += 1
     # a class's DoNotSchedule spread caps its pods per domain (_spread_caps): a row per domain over the class's
