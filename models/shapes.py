@@ -99,6 +99,8 @@ SHAPES: dict[str, Shape] = {
     "util-50": Shape(utilization=0.5, anti_pref=0.3),
     "util-90": Shape(utilization=0.9),
     "broken-running": Shape(anti_pref=0.3, running=0.3, broken=0.5),
+    "cache-zone-mixed": Shape(web_cache=0.2, anti_pref=0.3, anti_zone=0.4, node_pref=0.25, spread=0.4,
+                              spread_anyway=0.2, utilization=0.75),
     # held out: reported apart, never tuned on
     "anti-host-50": Shape(anti_pref=0.50),
     "anti-zone-40": Shape(anti_pref=0.40, anti_zone=1.0, spread=0.2),
@@ -114,8 +116,8 @@ SHAPES: dict[str, Shape] = {
                               spread_anyway=0.3),
     "cache-zone-anti": Shape(web_cache=0.25, anti_pref=0.3, anti_zone=0.5, utilization=0.8),
 }
-TUNE = tuple(list(SHAPES)[:12])
-HELD_OUT = tuple(list(SHAPES)[12:])
+TUNE = tuple(list(SHAPES)[:13])
+HELD_OUT = tuple(list(SHAPES)[13:])
 BENCH_5000 = ("eks-default", "anti-host-30", "spread-anyway", "anti-zone-40", "prefs-everywhere")
 
 

@@ -76,11 +76,14 @@ class ModelContext:
         return all(c in self.frozen for c in classes)
 
     def make_x(self, candidates: dict[int, Sequence[int]] | None = None,
-               frozen: dict[int, dict[int, int]] | None = None) -> None:
+               frozen: dict[int, dict[int, int]] | None = None,
+               held: dict[int, dict[int, int]] | None = None) -> None:
         """x on every statically feasible (class, node); with `candidates`, only on those nodes of a class
         (a restriction of the model: its solutions are solutions, its bound is not a bound); `frozen`:
-        class -> {node: count}, the class held at those counts (x only there, fixed)."""
+        class -> {node: count}, the class held at those counts (x only there, fixed); `held`: class ->
+        {node: count}, a class that is not frozen keeps at least those counts there (only its other pods move)."""
         self.frozen = dict(frozen or {})
+        floors = held or {}
         p = self.problem
         names = [n.name for n in p.nodes]
         new_var = self.model.new_int_var
@@ -92,9 +95,9 @@ class ModelContext:
                 nodes = list(self.explain.free[c])  # type: ignore[union-attr]
                 ubs = [cls.size] * len(nodes)
             elif c in self.frozen:
-                held = self.frozen[c]
-                nodes = sorted(n for n, v in held.items() if v > 0)
-                ubs = [held[n] for n in nodes]
+                counts = self.frozen[c]
+                nodes = sorted(n for n, v in counts.items() if v > 0)
+                ubs = [counts[n] for n in nodes]
             else:
                 feas = p.feasible[c]
                 if candidates is not None and c in candidates:
@@ -105,10 +108,12 @@ class ModelContext:
                 ubs = p.ub.matrix[c, feas].tolist() if len(feas) else []
             by_class = self.by_class[c]
             cname = cls.name
+            floor = floors.get(c, {})
             for n, ub in zip(nodes, ubs):
                 if ub <= 0:
                     continue
-                self.x[(c, n)] = new_var(ub if c in self.frozen else 0, ub, f"x[{cname},{names[n]}]")
+                lb = ub if c in self.frozen else min(ub, floor.get(n, 0))
+                self.x[(c, n)] = new_var(lb, ub, f"x[{cname},{names[n]}]")
                 self.ub[(c, n)] = ub
                 self.by_node[n].append(c)
                 by_class.append(n)

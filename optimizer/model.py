@@ -54,12 +54,13 @@ class Built:
 def build(problem: Problem, comp: Component, policy: Policy, strategy: str,
           explain: Explain | None = None, symmetry: bool = True,
           candidates: dict[int, Sequence[int]] | None = None,
-          frozen: dict[int, dict[int, int]] | None = None) -> Built:
+          frozen: dict[int, dict[int, int]] | None = None,
+          held: dict[int, dict[int, int]] | None = None) -> Built:
     """Every rule's constraints and terms for one component, plus gang constraints and objective levels;
     with `candidates`, the restricted model where each class may only use those nodes; with `frozen`, the
-    classes held at those counts (see ModelContext.make_x)."""
+    classes held at those counts, with `held` classes held at least at those (see ModelContext.make_x)."""
     ctx = ModelContext(problem, comp, policy, explain)
-    ctx.make_x(candidates, frozen)
+    ctx.make_x(candidates, frozen, held)
     for enc in problem.profile.encodings:
         enc.encode(ctx)
     _encode_gangs(ctx, problem.gangs)

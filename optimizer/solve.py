@@ -563,6 +563,7 @@ def _solve_large(problem: Problem, comp: Component, policy: Policy, params: Solv
         fixed = len(incumbent)
         every_pod = bool(incumbent) and _places_all(_by_priority(problem, incumbent), total)
         focused: set[int] | None = None
+        held: dict[int, dict[int, int]] | None = None
         room = room_left(problem, comp, incumbent)  # for focus and candidates alike
         if every_pod:
             # placed is as good as it gets: focused rounds on the classes whose preferences are left unpaid
@@ -576,8 +577,9 @@ def _solve_large(problem: Problem, comp: Component, policy: Policy, params: Solv
                     if owed.get(c, 0) >= owed_before.get(c, 0):
                         stuck[c] = stuck.get(c, 0) + 1
             weights = {c: v / (1 + 4 * stuck.get(c, 0)) for c, v in owed.items()}
-            focused = focus(problem, comp, incumbent, policy, weights, focus_pods, rng, room)
-            focused_before, owed_before = focused, owed
+            drawn = focus(problem, comp, incumbent, policy, weights, focus_pods, rng, room)
+            focused, held = drawn.free(), drawn.held(incumbent)
+            focused_before, owed_before = set(drawn.drawn), owed
             k = FOCUS_NODES
         else:
             k = max(1, int((params.neighbourhood_variables - fixed) / (1.5 * max(1, len(comp.classes)))))
@@ -598,7 +600,7 @@ def _solve_large(problem: Problem, comp: Component, policy: Policy, params: Solv
         # nor a tie-break level: focused rounds never search it (a focused round searching it took half its time)
         built = build(problem, comp, policy, params.strategy if frozen is None else "",
                       symmetry=params.symmetry_breaking and frozen is None,
-                      candidates=cands, frozen=frozen)
+                      candidates=cands, frozen=frozen, held=held)
         built.terms = term_vars(built.ctx)
         state.timings["build"] += time.perf_counter() - t0
         # the deterministic clock's cost of a build (without one: a no-op)
