@@ -593,8 +593,7 @@ def _joint_linear(problem: Problem, comp: Component, policy: Policy, interrupt: 
             raise _Stopped
         return clk is not None and clk.wall_over("the preference bound's LP")
 
-    every: dict[int, tuple[np.ndarray, np.ndarray]] = {}
-    met_at = np.zeros(len(problem.nodes), dtype=bool)  # nodes where an affinity term pays for sure
+    every: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
     for c in comp.classes:
         if stop():
             return None
@@ -605,17 +604,39 @@ def _joint_linear(problem: Problem, comp: Component, policy: Policy, interrupt: 
         gains = gains + met
         if not len(gains) or gains.max() == gains.min():
             continue
-        every[c] = (gains, ub)
-        met_at[problem.feasible[c][met > 0]] = True
-    # node groups, the nodes where an affinity term is met each apart (the hostname is masked in the groups)
-    groups = []
-    for members in node_groups(problem, comp.nodes):
-        groups.append(members[~met_at[members]])
-        groups.extend(np.asarray([n]) for n in members[met_at[members]].tolist())
-    groups = [g for g in groups if len(g)]
-    group_of = np.full(len(problem.nodes), -1, dtype=np.int64)
-    for g, members in enumerate(groups):
-        group_of[members] = g
+        every[c] = (gains, ub, met)
+    # node groups (the hostname masked): a family of nodes alike. A class's columns are per family, and apart per
+    # set of nodes of a family where a preferred affinity term of its own is met (its cache's node). The nodes
+    # where any class's term is met were groups of their own for every class: at 5,000 nodes 3,000 such nodes,
+    # a column each for every class preferring on-demand nodes, 3.4 million columns.
+    families = node_groups(problem, comp.nodes)
+    family_of = np.full(len(problem.nodes), -1, dtype=np.int64)
+    for f, members in enumerate(families):
+        family_of[members] = f
+    groups: list[np.ndarray] = list(families)  # group g < len(families) is family g
+    group_family: list[int] = list(range(len(families)))
+    subgroup: dict[tuple[int, ...], int] = {}
+
+    def class_groups(c: int, met: np.ndarray) -> np.ndarray:
+        """Group per feasible node of class c: its family, or the group of its family's nodes where c's own
+        affinity terms pay the same (registered on first use)."""
+        feas = problem.feasible[c]
+        out = family_of[feas].copy()
+        if not met.any():
+            return out
+        for f, v in sorted({(int(family_of[n]), int(m)) for n, m in zip(feas[met > 0].tolist(),
+                                                                        met[met > 0].tolist())}):
+            at = np.flatnonzero((family_of[feas] == f) & (met == v))
+            if len(at) == len(families[f]):
+                continue  # the whole family: the family's group
+            key = tuple(feas[at].tolist())
+            if key not in subgroup:
+                subgroup[key] = len(groups)
+                groups.append(feas[at])
+                group_family.append(f)
+            out[at] = subgroup[key]
+        return out
+
     cols: list[tuple[int, int, float, int]] = []  # (class, group, gain, cap)
     joint: set[int] = set()
     split: dict[int, int] = {}  # class -> the anti-affinity term its columns are split by
@@ -624,18 +645,19 @@ def _joint_linear(problem: Problem, comp: Component, policy: Policy, interrupt: 
     spread_rows: list[tuple[int, np.ndarray, np.ndarray]] = []  # (class, spread domain per node, cap per domain)
     value_rows: list[tuple[list[int], float]] = []  # (a split class's columns, the most they are worth together)
     left_out = 0
-    for c, (gains, ub) in sorted(every.items(), key=lambda item: (
+    for c, (gains, ub, met) in sorted(every.items(), key=lambda item: (
             -problem.classes[item[0]].size * float(item[1][0].max() - item[1][0].min()), item[0])):
         if stop():
             return None
         feas = problem.feasible[c]
         if not len(feas):
             continue
+        group_at = class_groups(c, met)  # per feasible node
         # per group of the class's feasible nodes: its gain (the same on every node of the group, else the
         # class stays out of the LP) and the sum of its per-node caps, by one sort and reductions (a loop over
         # groups was 3.5 million iterations, 100 s, at 5,000 nodes)
-        order = np.argsort(group_of[feas], kind="stable")
-        g_sorted, gain_sorted, ub_sorted = group_of[feas][order], gains[order], ub[order]
+        order = np.argsort(group_at, kind="stable")
+        g_sorted, gain_sorted, ub_sorted = group_at[order], gains[order], ub[order]
         starts = np.flatnonzero(np.r_[True, g_sorted[1:] != g_sorted[:-1]])
         g_min = np.minimum.reduceat(gain_sorted, starts)
         ok = bool((g_min == np.maximum.reduceat(gain_sorted, starts)).all())
@@ -660,13 +682,13 @@ def _joint_linear(problem: Problem, comp: Component, policy: Policy, interrupt: 
                 # over the class at most the free domains in all; every other pod pays the term's weight
                 index, m_a, codes, taken, term = anti
                 size = problem.classes[c].size
-                used = feas[ub > 0]
-                low_nodes = used[np.isin(group_of[used], [g for _, g, gain, _ in mine if gain == low])]
+                used, used_group = feas[ub > 0], group_at[ub > 0]
+                low_nodes = used[np.isin(used_group, [g for _, g, gain, _ in mine if gain == low])]
                 # free domains per group, for every group at once (one np.unique over the class's nodes per
                 # column was 30 s at 5,000 nodes): the distinct (group, domain) pairs among nodes in free domains
                 at = codes[used]
-                free_at = ~taken[at] & (group_of[used] >= 0)
-                pairs = np.unique(group_of[used][free_at].astype(np.int64) * len(taken) + at[free_at])
+                free_at = ~taken[at] & (used_group >= 0)
+                pairs = np.unique(used_group[free_at].astype(np.int64) * len(taken) + at[free_at])
                 free_in = np.bincount(pairs // len(taken), minlength=len(groups))
                 at_low = codes[low_nodes]
                 free_low = len(np.unique(at_low[~taken[at_low]]))
@@ -698,10 +720,14 @@ def _joint_linear(problem: Problem, comp: Component, policy: Policy, interrupt: 
         return None
     rows_i, rows_j, vals, rhs = [], [], [], []
     row = 0
+    # room per group: a family's row holds every column within it (its own groups' too), a family's own group
+    # the columns on exactly its nodes
     by_group: dict[int, list[int]] = defaultdict(list)
     for j, (c, g, _, _) in enumerate(cols):
         if g >= 0:
             by_group[g].append(j)
+            if g >= len(families):
+                by_group[group_family[g]].append(j)
     for g, js in sorted(by_group.items()):
         if stop():
             return None
@@ -731,15 +757,16 @@ def _joint_linear(problem: Problem, comp: Component, policy: Policy, interrupt: 
     for j, (c, g, _, _) in enumerate(cols):
         if g >= 0:
             by_class[c].append(j)
-    grouped = np.flatnonzero(group_of >= 0)
+    group_nodes = np.concatenate(groups) if groups else np.zeros(0, dtype=np.int64)
+    group_index = np.repeat(np.arange(len(groups)), [len(g) for g in groups])
     for c, sc, cap in spread_rows:
         if stop():
             return None
         # each group's domain when all its nodes share one (the lowest and highest code over its nodes agree)
         lowest = np.full(len(groups), np.iinfo(np.int64).max, dtype=np.int64)
         highest = np.full(len(groups), np.iinfo(np.int64).min, dtype=np.int64)
-        np.minimum.at(lowest, group_of[grouped], sc[grouped])
-        np.maximum.at(highest, group_of[grouped], sc[grouped])
+        np.minimum.at(lowest, group_index, sc[group_nodes])
+        np.maximum.at(highest, group_index, sc[group_nodes])
         per_domain: dict[int, list[int]] = defaultdict(list)
         for j in by_class[c]:
             g = cols[j][1]

@@ -125,3 +125,39 @@ def test_the_wall_clock_run_out_gives_the_joint_lp_up_and_says_so(monkeypatch) -
     with clocked(Clock(time.perf_counter() + 60.0)) as clk:
         joint = _joint_linear(problem, comp, Policy())
     assert joint is not None and round(joint[0]) == 10 and clk.cuts == []
+
+
+@st.composite
+def caches_in_one_family(draw: st.DrawFn) -> Cluster:
+    """Nodes alike (one family of the LP) but for the caches they run: each template's own cache nodes are a group
+    of its own within the family, every other template's columns span the whole family."""
+    nodes = [make_node(f"n{i}").label(H, f"n{i}").label(Z, "a").alloc(cpu="1", memory="4Gi", pods=110).build()
+             for i in range(draw(st.integers(2, 4)))]
+    names = [n.name for n in nodes]
+    existing = [make_pod(f"cache-{k}-{i}").label("app", f"cache-{k}").req(cpu="250m").on(node).set(order=i).build()
+                for k in range(2) for i, node in enumerate(draw(st.lists(st.sampled_from(names), min_size=1,
+                                                                         max_size=2, unique=True)))]
+    pending, workloads, order = [], [], 10
+    for i in range(draw(st.integers(2, 3))):
+        app, size = f"t{i}", draw(st.integers(1, 2))
+        b = make_pod(app).label("app", app).req(cpu=draw(st.sampled_from(["250m", "500m"])))
+        if draw(st.booleans()):
+            b = b.preferred_pod_affinity(draw(st.integers(1, 5)), pod_term(H, selector(app=f"cache-{i % 2}")))
+        else:
+            b = b.preferred_node_affinity(draw(st.integers(1, 5)), term(req(H, "In", draw(st.sampled_from(names)))))
+        if draw(st.booleans()):
+            b = b.preferred_pod_anti_affinity(draw(st.integers(1, 5)), pod_term(H, selector(app=app)))
+        workloads.append(Workload("Deployment", "default", app, replicas=size))
+        for k in range(size):
+            pending.append(b.set(name=f"{app}-{k}", workload=f"Deployment/default/{app}", order=order).build())
+            order += 1
+    return Cluster(nodes=tuple(nodes), pods=tuple(existing), pending=tuple(pending), workloads=tuple(workloads))
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(caches_in_one_family())
+def test_the_joint_bound_with_each_templates_cache_nodes_apart_in_a_family_is_never_below_the_optimum(
+        cluster: Cluster) -> None:
+    placed, best_p = exhaustive_best(cluster, False)
+    if sum(placed) == len(cluster.pending):
+        assert p_bound(cluster) >= best_p
