@@ -29,6 +29,18 @@ def p_bound(cluster: Cluster, all_placed: bool = True) -> int:
         preference_bound(problem, comp, policy, all_placed) for comp in problem.components)
 
 
+def _cluster(nodes: list, existing: list, templates: list) -> Cluster:
+    """The cluster of `nodes`, `existing` pods and a Deployment per (app, pod builder, replicas) of `templates`,
+    all pending."""
+    pending, workloads, order = [], [], 10
+    for app, b, size in templates:
+        workloads.append(Workload("Deployment", "default", app, replicas=size))
+        for k in range(size):
+            pending.append(b.set(name=f"{app}-{k}", workload=f"Deployment/default/{app}", order=order).build())
+            order += 1
+    return Cluster(nodes=tuple(nodes), pods=tuple(existing), pending=tuple(pending), workloads=tuple(workloads))
+
+
 @st.composite
 def crowded(draw: st.DrawFn) -> Cluster:
     nodes = []
@@ -39,7 +51,7 @@ def crowded(draw: st.DrawFn) -> Cluster:
     if draw(st.booleans()):
         existing.append(make_pod("cache").label("app", "cache").req(cpu="500m")
                         .on(draw(st.sampled_from([n.name for n in nodes]))).set(order=0).build())
-    pending, workloads, order = [], [], 10
+    templates = []
     n_templates = draw(st.integers(2, 3))
     sizes = [draw(st.integers(1, 3)) for _ in range(n_templates)]
     while sum(sizes) > 6:
@@ -51,11 +63,8 @@ def crowded(draw: st.DrawFn) -> Cluster:
             b = b.preferred_node_affinity(draw(st.integers(1, 5)), term(req(Z, "In", "b")))
         if draw(st.booleans()):
             b = b.preferred_pod_affinity(draw(st.integers(1, 5)), pod_term(H, selector(app="cache")))
-        workloads.append(Workload("Deployment", "default", app, replicas=size))
-        for k in range(size):
-            pending.append(b.set(name=f"{app}-{k}", workload=f"Deployment/default/{app}", order=order).build())
-            order += 1
-    return Cluster(nodes=tuple(nodes), pods=tuple(existing), pending=tuple(pending), workloads=tuple(workloads))
+        templates.append((app, b, size))
+    return _cluster(nodes, existing, templates)
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -137,7 +146,7 @@ def caches_in_one_family(draw: st.DrawFn) -> Cluster:
     existing = [make_pod(f"cache-{k}-{i}").label("app", f"cache-{k}").req(cpu="250m").on(node).set(order=i).build()
                 for k in range(2) for i, node in enumerate(draw(st.lists(st.sampled_from(names), min_size=1,
                                                                          max_size=2, unique=True)))]
-    pending, workloads, order = [], [], 10
+    templates = []
     for i in range(draw(st.integers(2, 3))):
         app, size = f"t{i}", draw(st.integers(1, 2))
         b = make_pod(app).label("app", app).req(cpu=draw(st.sampled_from(["250m", "500m"])))
@@ -147,11 +156,8 @@ def caches_in_one_family(draw: st.DrawFn) -> Cluster:
             b = b.preferred_node_affinity(draw(st.integers(1, 5)), term(req(H, "In", draw(st.sampled_from(names)))))
         if draw(st.booleans()):
             b = b.preferred_pod_anti_affinity(draw(st.integers(1, 5)), pod_term(H, selector(app=app)))
-        workloads.append(Workload("Deployment", "default", app, replicas=size))
-        for k in range(size):
-            pending.append(b.set(name=f"{app}-{k}", workload=f"Deployment/default/{app}", order=order).build())
-            order += 1
-    return Cluster(nodes=tuple(nodes), pods=tuple(existing), pending=tuple(pending), workloads=tuple(workloads))
+        templates.append((app, b, size))
+    return _cluster(nodes, existing, templates)
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
