@@ -183,21 +183,6 @@ def classify(classes: Sequence[PodClass], existing: Sequence[Pod]) -> list[str]:
     return kind
 
 
-def _unpinned(rep: Pod, classes: Sequence[PodClass], kind: list[str]) -> bool:
-    """A ZONE class whose only rule is anti-affinity against itself per host: no spread or pod affinity of its own,
-    and no modelled class's spread counts it or required affinity targets it (so no zone count depends on where
-    its pods go)."""
-    if _hard(rep) or rep.affinity.pod_required:
-        return False
-    for d in classes:
-        if kind[d.index] == REST:
-            continue
-        if any(_spread_matches(sc, d.rep, rep) for sc in _hard(d.rep)) or \
-                any(_term_matches(t, d.rep, rep) for t in d.rep.affinity.pod_required):
-            return False
-    return True
-
-
 def joint_search(base: Cluster, offers: Sequence[Offer], node_types: NodeTypes, profile: Profile, est: Estimate,
                  slots: dict[int, int], params: SolverParams, limit: float, lower_micro: int = 0,
                  interrupt: Interrupt = NEVER, hints: Sequence[tuple[list[tuple[Offer, str]], dict[str, str]]] = (),
@@ -486,17 +471,13 @@ def joint_search(base: Cluster, offers: Sequence[Offer], node_types: NodeTypes, 
     best = None
     tries = [hint_counts(new, on) for new, on in [(est_new, est.placements), *hints]]
     local = [kind[members[0]] == LOCAL for members in glist]
-    # a group with anti-affinity against itself per host and no zone rule, counted by no one's spread nor named by
-    # anyone's required affinity, may go anywhere its per-node bound lets it (at most one pod a node): the fill
-    # moves it like a local group instead of keeping it where the estimator put it (on new nodes, one a node)
-    loose = [local[gi] or _unpinned(classes[members[0]].rep, classes, kind) for gi, members in enumerate(glist)]
     # the groups with zone rules start where the estimator put them (its answer is valid, and their spread counts
     # and affinity targets are then the estimator's); the local groups are the relaxation's to round
     est_ce, est_cn = tries[0]
-    keep_ce = {k: v for k, v in est_ce.items() if not loose[k[0]] and k in x_ex and v <= top[k]}
-    keep_cn = {k: v for k, v in est_cn.items() if not loose[k[0]] and k in x_new}
+    keep_ce = {k: v for k, v in est_ce.items() if not local[k[0]] and k in x_ex and v <= top[k]}
+    keep_cn = {k: v for k, v in est_cn.items() if not local[k[0]] and k in x_new}
     rounded = _rounded(glist, size, greq, free, alloc, cap_ex, cap_new, top, offers, slots, by_offer, price,
-                       max(0.5, (limit - (now() - started)) * ROUNDING_SHARE), loose, res_keys,
+                       max(0.5, (limit - (now() - started)) * ROUNDING_SHARE), local, res_keys,
                        keep_ce, keep_cn, node_zone)
     floor: dict[tuple[int, int], int] = {}
     if rounded is not None:
