@@ -267,14 +267,21 @@ def test_when_cp_sat_finds_no_start_in_its_time_the_rounds_start_from_the_estima
     pending = tuple(make_pod(f"s{i}").label("app", "s").req(cpu="500m").set(order=i).build() for i in range(4)) + \
         (make_pod("big").label("app", "big").req(cpu="2").set(order=9).build(),)
     types = NodeTypes((a_type("one", "1", 0.5), a_type("two", "2", 1.1)))
-    cluster = Cluster(nodes=nodes, pending=pending)
+    cost, est_cost = _joint_answer(Cluster(nodes=nodes, pending=pending), types, 5)
+    assert cost <= est_cost + 1e-9
+
+
+def _joint_answer(cluster: Cluster, types: NodeTypes, slots: int) -> tuple[float, float]:
+    """The joint search's answer on `cluster` (`slots` slots per offer), verified on the grown cluster: its cost
+    and the estimator's."""
     offers = offers_of(types)
     est = estimate(cluster, list(cluster.pending), offers, DEFAULT_PROFILE, {t.name: 10 for t in types.types}, 0)
-    got = joint_search(cluster, offers, types, DEFAULT_PROFILE, est, {i: 5 for i in range(len(offers))}, PARAMS, 10.0)
+    got = joint_search(cluster, offers, types, DEFAULT_PROFILE, est, {i: slots for i in range(len(offers))}, PARAMS,
+                       10.0)
     assert got is not None and not got.rest
     grown = replace(cluster, nodes=cluster.nodes + tuple(n for _, n in got.nodes))
     check(grown, Plan(placements=got.placements, pending={}, status=Status.FEASIBLE))
-    assert sum(o.type.price for o, _ in got.nodes) <= est.cost() + 1e-9
+    return sum(o.type.price for o, _ in got.nodes), est.cost()
 
 
 def test_a_model_too_large_to_build_in_its_share_of_the_clock_is_not_built_and_says_why():
@@ -319,12 +326,6 @@ def test_the_start_packs_the_pods_left_over_on_the_type_that_suits_them_not_only
         tuple(make_pod(f"small{i}").label("app", "small").req(cpu="1", memory="512Mi").set(order=10 + i).build()
               for i in range(8))
     types = NodeTypes((sized("c", "8Gi", 0.34), sized("m", "32Gi", 0.384)))
-    cluster = Cluster(nodes=nodes, pending=pending)
-    offers = offers_of(types)
-    est = estimate(cluster, list(cluster.pending), offers, DEFAULT_PROFILE, {t.name: 10 for t in types.types}, 0)
-    got = joint_search(cluster, offers, types, DEFAULT_PROFILE, est, {i: 6 for i in range(len(offers))}, PARAMS, 10.0)
-    assert got is not None and not got.rest
-    grown = replace(cluster, nodes=cluster.nodes + tuple(n for _, n in got.nodes))
-    check(grown, Plan(placements=got.placements, pending={}, status=Status.FEASIBLE))
-    assert sum(o.type.price for o, _ in got.nodes) == pytest.approx(1.152)
-    assert est.cost() == pytest.approx(1.36)
+    cost, est_cost = _joint_answer(Cluster(nodes=nodes, pending=pending), types, 6)
+    assert cost == pytest.approx(1.152)
+    assert est_cost == pytest.approx(1.36)
