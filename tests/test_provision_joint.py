@@ -267,14 +267,21 @@ def test_when_cp_sat_finds_no_start_in_its_time_the_rounds_start_from_the_estima
     pending = tuple(make_pod(f"s{i}").label("app", "s").req(cpu="500m").set(order=i).build() for i in range(4)) + \
         (make_pod("big").label("app", "big").req(cpu="2").set(order=9).build(),)
     types = NodeTypes((a_type("one", "1", 0.5), a_type("two", "2", 1.1)))
-    cluster = Cluster(nodes=nodes, pending=pending)
+    cost, est_cost = _joint_answer(Cluster(nodes=nodes, pending=pending), types, 5)
+    assert cost <= est_cost + 1e-9
+
+
+def _joint_answer(cluster: Cluster, types: NodeTypes, slots: int) -> tuple[float, float]:
+    """The joint search's answer on `cluster` (`slots` slots per offer), verified on the grown cluster: its cost
+    and the estimator's."""
     offers = offers_of(types)
     est = estimate(cluster, list(cluster.pending), offers, DEFAULT_PROFILE, {t.name: 10 for t in types.types}, 0)
-    got = joint_search(cluster, offers, types, DEFAULT_PROFILE, est, {i: 5 for i in range(len(offers))}, PARAMS, 10.0)
+    got = joint_search(cluster, offers, types, DEFAULT_PROFILE, est, {i: slots for i in range(len(offers))}, PARAMS,
+                       10.0)
     assert got is not None and not got.rest
     grown = replace(cluster, nodes=cluster.nodes + tuple(n for _, n in got.nodes))
     check(grown, Plan(placements=got.placements, pending={}, status=Status.FEASIBLE))
-    assert sum(o.type.price for o, _ in got.nodes) <= est.cost() + 1e-9
+    return sum(o.type.price for o, _ in got.nodes), est.cost()
 
 
 def test_a_model_too_large_to_build_in_its_share_of_the_clock_is_not_built_and_says_why():
@@ -294,3 +301,31 @@ def test_a_model_too_large_to_build_in_its_share_of_the_clock_is_not_built_and_s
     assert why == [f"not built: 5 count variables would take 0s to build, more than its "
                    f"{4 * BUILD_SECONDS_PER_VARIABLE:.1f}s"]
     assert joint_search(cluster, offers, types, DEFAULT_PROFILE, est, {0: 2}, PARAMS, 10.0, why=why) is not None
+
+
+def test_the_start_packs_the_pods_left_over_on_the_type_that_suits_them_not_only_the_relaxation_s(monkeypatch):
+    """Every CP-SAT run of the joint model finds nothing, so the answer is its start. The relaxation buys mostly
+    the compute type (8Gi for 4 cpu), but four memory-heavy pods (6Gi each) take one such node each: packed with
+    the memory type (32Gi) first, three nodes (1.152) hold every pod, where the relaxation's type needs four
+    (1.36, the estimator's answer too)."""
+    from ortools.sat.python import cp_model
+
+    from podplan.models.nodetypes import NodeType
+    from podplan.optimizer.provision import joint
+    from podplan.optimizer.runner import Run
+
+    def sized(name: str, memory: str, price: float) -> NodeType:
+        node = make_node(name).label("node.kubernetes.io/instance-type", name).alloc(cpu="4", memory=memory,
+                                                                                     pods=110).build()
+        return NodeType(name=name, price=price, node=node, capacity=dict(node.allocatable))
+
+    monkeypatch.setattr(joint, "run", lambda model, params, limit, **kw: Run(Status.UNKNOWN, cp_model.CpSolver()))
+    nodes = (make_node("n0").label(H, "n0").label(Z, "a").alloc(cpu="1", memory="1Gi", pods=110).build(),)
+    pending = tuple(make_pod(f"heavy{i}").label("app", "heavy").req(cpu="1", memory="6Gi").set(order=i).build()
+                    for i in range(4)) + \
+        tuple(make_pod(f"small{i}").label("app", "small").req(cpu="1", memory="512Mi").set(order=10 + i).build()
+              for i in range(8))
+    types = NodeTypes((sized("c", "8Gi", 0.34), sized("m", "32Gi", 0.384)))
+    cost, est_cost = _joint_answer(Cluster(nodes=nodes, pending=pending), types, 6)
+    assert cost == pytest.approx(1.152)
+    assert est_cost == pytest.approx(1.36)

@@ -61,6 +61,11 @@ ROUNDING_SHARE = 0.3
 # the improvement rounds after the first answer (_improve): each frees a few existing nodes and new nodes around
 # the least loaded new node and lets CP-SAT re-place their pods, the rest of the answer fixed
 KNAPSACK_SECONDS = 0.1  # one existing node's knapsack fill, at most (most end in 5-15 ms)
+# of what is left after the fill: CP-SAT's search with the fill's counts on the existing nodes kept (a small packing
+# of what is left). On the tune rows of the 200-node family it never found an answer cheaper than the fill's, while
+# its half of the time (9-17 s of the clock) was what the improvement rounds lacked (docs/capacity.md)
+FLOOR_SHARE = 0.15
+
 IMPROVE_MIN_SECONDS = 1.0  # a round only with this much of the joint model's time left
 IMPROVE_ROUND_SECONDS = 1.5  # one round's CP-SAT run, at most
 IMPROVE_ROUND_CHARGE = 0.3  # charged per round for its Python work (choosing the nodes, cloning the model)
@@ -504,35 +509,43 @@ def joint_search(base: Cluster, offers: Sequence[Offer], node_types: NodeTypes, 
         sub = m.clone()
         for k, lo in floor.items():
             sub.add(sub.get_int_var_from_proto_index(x_ex[k].index) >= lo)
-        res = run(sub, params, max(0.1, (limit - (now() - started)) * 0.5), interrupt=interrupt)
+        res = run(sub, params, max(0.1, (limit - (now() - started)) * FLOOR_SHARE), interrupt=interrupt)
         if res.values is not None:
             vals = res.values
             hint(m, {k: vals[v.index] for k, v in x_ex.items()}, {k: vals[v.index] for k, v in x_new.items()})
     values = None if res is None else res.values
     status = None if res is None else res.status
-    if values is None and not interrupt.is_set():
-        # (half of what is left: the rest for the improvement rounds, or, when it finds nothing, the older search)
+
+    def start_of(ce: dict, cn: dict) -> list[int] | None:
+        """A hint's counts as the model's values, when it places every modelled pod on the model's slots."""
+        placed = defaultdict(int)
+        for (gi, _), k in list(ce.items()) + list(cn.items()):
+            placed[gi] += k
+        if any(placed[gi] != size[gi] for gi in range(len(glist))):
+            return None
+        start = [0] * len(m.proto.variables)
+        for k, v in x_ex.items():
+            start[v.index] = ce.get(k, 0)
+        for k, v in x_new.items():
+            start[v.index] = cn.get(k, 0)
+        used = {s for (_, s), k in cn.items() if k > 0}
+        for s, y in opened.items():
+            start[y.index] = int(s in used)
+        return start
+
+    hinted = None if best is None else start_of(best[1], best[2])
+    if values is None and hinted is None and not interrupt.is_set():
+        # no answer from the fill's neighbourhood and no complete hint: the whole model, with half of what is left
+        # (the rest for the improvement rounds, or, when it finds nothing, the older search). With a complete hint
+        # the rounds start from it instead: on the 200-node family the whole model found nothing within its half
+        # wherever the neighbourhood had found nothing, and the rounds are where an answer improves
         whole = run(m, params, max(0.1, (limit - (now() - started)) * 0.5), interrupt=interrupt)
         values, status = whole.values, whole.status
-    if values is None and best is None:
-        return None
-    if best is not None and (values is None or best[0] < _cost(values, opened, price)):
+    if hinted is not None and (values is None or best[0] < _cost(values, opened, price)):
         # a hint cheaper than CP-SAT's answer (the estimator's, where the relaxation's fill left more to buy), or
         # CP-SAT found none in its time (on 3/spread of the 200-node family it found none from the fill's hint): the
-        # improvement rounds start from it when it places every modelled pod on the model's slots
-        placed = defaultdict(int)
-        for (gi, _), k in list(best[1].items()) + list(best[2].items()):
-            placed[gi] += k
-        if all(placed[gi] == size[gi] for gi in range(len(glist))):
-            start = [0] * len(m.proto.variables)
-            for k, v in x_ex.items():
-                start[v.index] = best[1].get(k, 0)
-            for k, v in x_new.items():
-                start[v.index] = best[2].get(k, 0)
-            used = {s for (_, s), k in best[2].items() if k > 0}
-            for s, y in opened.items():
-                start[y.index] = int(s in used)
-            values, status = start, Status.FEASIBLE
+        # improvement rounds start from it
+        values, status = hinted, Status.FEASIBLE
     if values is None:
         return None
     stamp("joint model's start")
@@ -739,14 +752,31 @@ def _rounded(glist, size, greq, free, alloc, cap_ex, cap_new, top, offers, slots
     a = coo_matrix((vals, (rows, cs)), shape=(len(lo), len(cols))).tocsr()
     from scipy.optimize import linprog
 
-    t0 = time.perf_counter()
-    res = linprog(cost, A_ub=a[n_g:], b_ub=np.array(hi[n_g:]), A_eq=a[:n_g], b_eq=np.array(hi[:n_g]),
-                  bounds=np.stack([np.zeros(len(cols)), ub], axis=1), method="highs",
-                  options=lp_options())
-    # (its iterations are cheaper per nonzero than the pattern program's: 1.3 s where the pattern program's rate says 6)
-    charge_lp(res, a.nnz, "the joint model's relaxation", time.perf_counter() - t0, rate=0.3)
-    if res.x is None or res.status != 0:
+    def relax(a) -> object:
+        t0 = time.perf_counter()
+        res = linprog(cost, A_ub=a[n_g:], b_ub=np.array(hi[n_g:]), A_eq=a[:n_g], b_eq=np.array(hi[:n_g]),
+                      bounds=np.stack([np.zeros(len(cols)), ub], axis=1), method="highs", options=lp_options())
+        # (its iterations are cheaper per nonzero than the pattern program's: 1.3 s where the pattern program's
+        # rate says 6)
+        charge_lp(res, a.nnz, "the joint model's relaxation", time.perf_counter() - t0, rate=0.3)
+        return None if res.x is None or res.status != 0 else res
+
+    res = relax(a)
+    if res is None:
         return None
+    # the relaxation's counts on the existing nodes, rounded down, are a fill of their own (cheaper than the
+    # knapsacks': no knapsack runs). A second relaxation with at most one pod a new node for the groups that take
+    # one a node (anti-affinity per host against itself), whose pods the pooled new nodes above hold whole: its
+    # counts another fill (each won on rows of the 200-node family: docs/capacity.md)
+    fracs = [{k: float(res.x[index[("x",) + k]]) for k in top}]
+    for o, members in per_offer.items():
+        for gi, i in members:
+            if cap_new[gi][o] == 1 < size[gi]:
+                row([(i, 1.0), (index[("y", o)], -1.0)], -np.inf, 0.0)
+    if len(lo) > a.shape[0]:
+        per_node_res = relax(coo_matrix((vals, (rows, cs)), shape=(len(lo), len(cols))).tocsr())
+        if per_node_res is not None:
+            fracs.append({k: float(per_node_res.x[index[("x",) + k]]) for k in top})
     # what one more pod of a group costs in the relaxation: its row's dual (the price of placing it elsewhere)
     dual = np.maximum(np.asarray(res.eqlin.marginals, dtype=float), 0.0)
     # the relaxation's duals value a pod by the resource its pool runs out of and nothing for the others: worth at
@@ -758,7 +788,6 @@ def _rounded(glist, size, greq, free, alloc, cap_ex, cap_new, top, offers, slots
             dual[gi] = max(dual[gi], min(own))
     bought = {o: res.x[index[("y", o)]] for o in range(n_o)}
     main = max(range(n_o), key=lambda o: bought[o])
-    frac = {k: float(res.x[index[("x",) + k]]) for k in top}
     groups_on: dict[int, list[int]] = defaultdict(list)
     for (gi, n) in top:
         groups_on[n].append(gi)
@@ -770,7 +799,7 @@ def _rounded(glist, size, greq, free, alloc, cap_ex, cap_new, top, offers, slots
     pref = sorted(range(n_o), key=lambda o: -bought[o])
     slot_offer = {s: o for o, ss in by_offer.items() for s in ss}
 
-    def attempt(value: np.ndarray, quota: dict[tuple[int, str | None], int] | None):
+    def attempt(value: np.ndarray | dict, quota: dict[tuple[int, str | None], int] | None):
         """quota None: the groups with zone rules where the estimator put them (keep_ce, keep_cn); else each may
         go anywhere within its zone, at most quota[(group, zone)] pods there (the estimator's count: the spread
         counts and affinity targets per zone stay the estimator's, so its rules still hold)."""
@@ -801,14 +830,17 @@ def _rounded(glist, size, greq, free, alloc, cap_ex, cap_new, top, offers, slots
         if (left_ex < 0).any() or any(t < 0 for t in todo) or any((r < 0).any() for r in room.values()):
             return None
         for n in sorted(groups_on):
-            cand = [gi for gi in groups_on[n] if todo[gi] > 0 and value[gi] > 1e-9 and allowed(gi, node_zone[n]) > 0]
+            cand = [gi for gi in groups_on[n] if todo[gi] > 0 and (isinstance(value, dict) or value[gi] > 1e-9)
+                    and allowed(gi, node_zone[n]) > 0]
             if not cand:
                 continue
             most = {gi: min(top[(gi, n)], todo[gi], allowed(gi, node_zone[n])) for gi in cand}
             # the same room's best fill under looser bounds is still the best when it keeps within these (at 200
             # nodes, 20 kinds of room: most knapsacks repeat, with fewer pods left of a group or two)
             fill = None
-            for wider, best_fill in solved.get(left_ex[n].tobytes(), ()):
+            if isinstance(value, dict):  # a relaxation's own counts, rounded down
+                fill = {gi: min(most[gi], int(value[(gi, n)] + 1e-6)) for gi in cand}
+            for wider, best_fill in (() if fill is not None else solved.get(left_ex[n].tobytes(), ())):
                 if all(k <= wider.get(gi, 0) for gi, k in most.items()) and \
                         all(k <= most.get(gi, 0) for gi, k in best_fill.items() if k > 0):
                     fill = best_fill
@@ -842,6 +874,25 @@ def _rounded(glist, size, greq, free, alloc, cap_ex, cap_new, top, offers, slots
                     left_ex[n] -= fit * req
                     if not local[gi]:
                         q[(gi, node_zone[n])] -= fit
+        # the pods left, first fit decreasing on new slots: with the relaxation's offers first, and with each
+        # offer first in turn (the relaxation buys for the pods it leaves over, which may not be the ones the
+        # knapsacks leave: on a full cluster memory-heavy pods left for its compute-optimised type took a node
+        # each); the cheapest wins
+        default = [o for o in pref if bought[o] > 1e-6] + sorted(range(n_o), key=lambda o: price.get(
+            by_offer[o][0], 1 << 62) if by_offer.get(o) else 1 << 62)
+        packed = None
+        for first in [[]] + [[o] for o in range(n_o) if by_offer.get(o)]:
+            got = pack_new(first + default, list(todo), dict(q), dict(cn), {s: r.copy() for s, r in room.items()},
+                           list(opened))
+            if got is not None and (packed is None or got[2] < packed[2]):
+                packed = got
+        if packed is None:
+            return None  # the slots run out: no answer from these values
+        return ce, packed[0], floor, packed[2]
+
+    def pack_new(choice: list[int], todo: list[int], q: dict, cn: dict, room: dict, opened: list[int]):
+        """First fit decreasing of the pods `todo` on the open slots, then on new slots of the offers in `choice`'s
+        order: (counts on slots, slots opened, their price), or None when the slots run out."""
         next_slot: dict[int, int] = defaultdict(int)
         for o, ss in by_offer.items():  # past the kept groups' slots
             while next_slot[o] < len(ss) and ss[next_slot[o]] in room:
@@ -856,7 +907,7 @@ def _rounded(glist, size, greq, free, alloc, cap_ex, cap_new, top, offers, slots
                     if cap_new[gi][o] <= 0:
                         continue
                     fit = int(np.min(np.where(pos, room[s] // np.where(pos, req, 1), 1 << 40)))
-                    fit = min(fit, int(cap_new[gi][o]) - cn.get((gi, s), 0), todo[gi], allowed(gi, offers[o].zone))
+                    fit = min(fit, int(cap_new[gi][o]) - cn.get((gi, s), 0), todo[gi], allowed_in(q, gi, offers[o].zone))
                     if fit > 0:
                         cn[(gi, s)] = cn.get((gi, s), 0) + fit
                         todo[gi] -= fit
@@ -867,22 +918,23 @@ def _rounded(glist, size, greq, free, alloc, cap_ex, cap_new, top, offers, slots
                         break
                 if placed:
                     continue
-                # a new slot: the relaxation's offers first, then the cheapest that takes the pod
-                choice = [o for o in pref if bought[o] > 1e-6] + sorted(range(n_o), key=lambda o: price.get(
-                    by_offer[o][0], 1 << 62) if by_offer.get(o) else 1 << 62)
                 for o in choice:
                     while next_slot[o] < len(by_offer.get(o, [])) and by_offer[o][next_slot[o]] in room:
                         next_slot[o] += 1
                     if cap_new[gi][o] > 0 and next_slot[o] < len(by_offer.get(o, [])) and (alloc[o] >= req).all() \
-                            and allowed(gi, offers[o].zone) > 0:
+                            and allowed_in(q, gi, offers[o].zone) > 0:
                         s = by_offer[o][next_slot[o]]
                         next_slot[o] += 1
                         opened.append(s)
                         room[s] = alloc[o].astype(np.int64).copy()
                         break
                 else:
-                    return None  # the slots run out: no answer from these values
-        return ce, cn, floor, sum(price[s] for s in opened)
+                    return None
+        return cn, opened, sum(price[s] for s in opened)
+
+    def allowed_in(q: dict, gi: int, zone: str | None) -> int:
+        return 1 << 40 if local[gi] else q.get((gi, zone), 0)
+
 
 
 
@@ -902,9 +954,9 @@ def _rounded(glist, size, greq, free, alloc, cap_ex, cap_new, top, offers, slots
         quota[(gi, node_zone[n])] += k
     for (gi, s), k in keep_cn.items():
         quota[(gi, offers[slot_offer[s]].zone)] += k
-    runs = [(v, quota) for v in values]
+    runs = [(f, quota) for f in fracs] + [(v, quota) for v in values]
     if not all(local):
-        runs.insert(1, (values[0], None))
+        runs.insert(len(fracs) + 1, (values[0], None))
     best = None
     for v, qu in runs:
         if now() > deadline and best is not None:
