@@ -31,8 +31,9 @@ and for the restricted program's optimum z_R with duals (pi, sigma, rho), Lagran
 
 where K is at most the knapsack's proven upper bound (values rounded up), rho_o the duals of the max/limits rows
 on offer o's columns, and N_o the most nodes of offer o an answer no dearer than a known one can use (floor(known
-/ price), the type's max; every pod otherwise). With no filling left to add this is z_R itself. The bound used is
-that Lagrangian value (the smaller of it and z_R at the end), less a relative 1e-6 for HiGHS's tolerances.
+/ price), the type's max; every pod otherwise). With no filling left to add this is z_R itself. Beside it, the
+same Lagrangian function at theta * pi (farley_bound: no N_o at theta = min_o price_o / K_o). The bound used is
+the larger (the smaller of it and z_R at the end), less a relative 1e-6 for HiGHS's tolerances.
 
 Measured on the 200-node family (docs/capacity.md): it converges in 5-10 s and raises the covering program's
 bound by 1-2 % of the answer (2/plain 12.82 -> 13.02); the new nodes' packing barely matters there (the
