@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from builders import make_node, make_pod, pod_term, selector
 from podplan.models.nodetypes import NodeTypes
@@ -163,3 +164,46 @@ def test_gpu_pods_that_kube_scheduler_spreads_are_packed_onto_the_existing_gpu_n
     verify_answer(a)
     assert a.estimator.cost() > 0
     assert a.cost == 0 and a.status is Status.OPTIMAL and len(a.placements) == 3
+
+
+def _scaled_bound_at(cluster: Cluster, types: NodeTypes, pi, known: int | None) -> float:
+    """The pattern program's scaled Lagrangian bound at duals `pi` of one's choice (it holds at any pi >= 0)."""
+    import numpy as np
+
+    from podplan.optimizer.provision.patterns import _knapsack_bound, _setup, farley_bound, prepare
+
+    offers = offers_of(types)
+    d = prepare(cluster, offers, DEFAULT_PROFILE)
+    price, most_nodes, bins, _ = _setup(d, offers, types, known)
+    pi = np.asarray(pi, dtype=float)[:len(d.size)]
+    k_ex = sum(len(nodes) * _knapsack_bound(pi, d.cap_ex[:, nodes[0]], d.req, d.free[nodes[0]], 5.0)[0]
+               for nodes in bins)
+    k_new = np.array([_knapsack_bound(pi, d.cap_new[:, o], d.req, d.alloc[o], 5.0)[0] for o in range(len(offers))])
+    return farley_bound(float(pi @ d.size), k_ex, k_new, price, most_nodes)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(instances(), st.lists(st.floats(0.0, 3.0), min_size=12, max_size=12))
+def test_the_scaled_lagrangian_bound_at_any_duals_never_exceeds_the_exhaustive_optimum(
+        instance: tuple[Cluster, NodeTypes], pi: list[float]) -> None:
+    # column generation stopped early has duals far from the optimum's: the bound must hold at any of them
+    cluster, types = instance
+    best = brute_cost(cluster, types)
+    if best is None:
+        return  # no set of new nodes places every pod: any bound is valid
+    for known in (None, round(best * MICRO)):
+        assert _scaled_bound_at(cluster, types, pi, known) <= best + 1e-6, (known, pi, best)
+
+
+def test_the_scaled_lagrangian_bound_counts_pods_that_cannot_share_a_new_node_where_the_covering_bound_does_not(
+        ) -> None:
+    # the case above, at duals of one per pod (no unscaled bound: no answer known, so every offer may take every
+    # pod's node): three 1-cpu nodes (one 2-cpu node dearer), where the covering bound pools 1.7 cpu into 2
+    nodes = (make_node("n0").label(H, "n0").label(Z, "a").alloc(cpu="100m", memory="8Gi", pods=110).build(),)
+    pending = tuple(make_pod(f"p{i}").label("app", "a").req(cpu=c).set(order=i).build()
+                    for i, c in enumerate(["600m", "600m", "500m"]))
+    types = NodeTypes((a_type("one", "1", 1.0), a_type("two", "2", 3.5)))
+    cluster = Cluster(nodes=nodes, pending=pending)
+    cover = cover_bound(cluster, offers_of(types), types, DEFAULT_PROFILE, 10.0).bound_micro / MICRO
+    scaled = _scaled_bound_at(cluster, types, [1.0] * 12, None)
+    assert cover < 3 - 1e-6 and 3 - 1e-6 <= scaled <= brute_cost(cluster, types) == 3.0

@@ -31,8 +31,9 @@ and for the restricted program's optimum z_R with duals (pi, sigma, rho), Lagran
 
 where K is at most the knapsack's proven upper bound (values rounded up), rho_o the duals of the max/limits rows
 on offer o's columns, and N_o the most nodes of offer o an answer no dearer than a known one can use (floor(known
-/ price), the type's max; every pod otherwise). With no filling left to add this is z_R itself. The bound used is
-that Lagrangian value (the smaller of it and z_R at the end), less a relative 1e-6 for HiGHS's tolerances.
+/ price), the type's max; every pod otherwise). With no filling left to add this is z_R itself. Beside it, the
+same Lagrangian function at theta * pi (farley_bound: no N_o at theta = min_o price_o / K_o). The bound used is
+the larger (the smaller of it and z_R at the end), less a relative 1e-6 for HiGHS's tolerances.
 
 Measured on the 200-node family (docs/capacity.md): it converges in 5-10 s and raises the covering program's
 bound by 1-2 % of the answer (2/plain 12.82 -> 13.02); the new nodes' packing barely matters there (the
@@ -41,6 +42,8 @@ relaxation with pooled existing room but whole-node fillings of new nodes: 12.06
 from __future__ import annotations
 
 import math
+import os
+import sys
 import time
 from collections import defaultdict
 from collections.abc import Sequence
@@ -175,6 +178,27 @@ def _greedy_fill(values: np.ndarray, most: np.ndarray, req: np.ndarray, room: np
             out[int(g)] = k
             left -= k * q
     return out
+
+
+def farley_bound(worth: float, k_ex: float, k_new: np.ndarray, price: np.ndarray, most_nodes: np.ndarray) -> float:
+    """The Lagrangian bound at the duals pi scaled by theta (Farley's bound of column generation stopped early).
+
+    Relax the covering rows with multipliers theta * pi (the type rows dropped: a relaxation too). A knapsack's
+    value scales with its values, so for any theta >= 0
+
+        z* >= theta * (pi.size - sum_b |b| K_b) + sum_o N_o * min(0, price_o - theta * K_o)
+
+    (worth = pi.size, k_ex = sum_b |b| K_b, k_new[o] = K_o: upper bounds on the best fillings at pi). This is
+    concave in theta and linear between the points price_o / K_o, so its maximum is at one of them (or at 1, where
+    it is the unscaled bound). At theta = min_o price_o / K_o no offer's term is negative: the bound then needs no
+    N_o, which is what makes it useful far from convergence, where the unscaled bound multiplies each priced-out
+    offer's reduced cost by the N_o nodes it might take."""
+    thetas = {1.0} | {float(price[o] / k_new[o]) for o in range(len(price)) if k_new[o] > 0}
+    best = -math.inf
+    for theta in sorted(thetas):
+        value = theta * (worth - k_ex) + float(np.sum(most_nodes * np.minimum(0.0, price - theta * k_new)))
+        best = max(best, value)
+    return best
 
 
 def _type_rows(offers: Sequence[Offer], node_types: NodeTypes) -> list[tuple[np.ndarray, float]]:
@@ -313,12 +337,15 @@ def _generate(d: _Data, offers: Sequence[Offer], type_rows: list, price: np.ndar
             # weaker bound and no column, and the program does not converge; most take a thirtieth of it)
             per = max(KNAPSACK_MIN_SECONDS, (deadline - now()) / max(1, 2 * (n_b + n_o)))
             cache: dict[bytes, tuple[float, dict[int, int]]] = {}
+            k_ex = 0.0  # sum_b |b| K_b: the most the existing nodes' fillings are worth at pi
+            k_new = np.zeros(n_o)  # K_o per offer
             for b, nodes in enumerate(bins):
                 if mult[b] <= 0:
                     continue
                 n = nodes[0]
                 upper_k, fill = _knapsack_bound(pi, np.minimum(d.cap_ex[:, n], sizes), d.req, d.free[n], per)
                 lagr += float(mult[b]) * min(0.0, sigma[b] - upper_k)
+                k_ex += float(mult[b]) * upper_k
                 if fill and sum(pi[g] * k for g, k in fill.items()) > sigma[b] + 1e-9:
                     added += columns.add("ex", b, fill)
             for o in range(n_o):
@@ -326,12 +353,13 @@ def _generate(d: _Data, offers: Sequence[Offer], type_rows: list, price: np.ndar
                 if key not in cache:
                     cache[key] = _knapsack_bound(pi, most_g_new[:, o], d.req, d.alloc[o], per)
                 upper_k, fill = cache[key]
+                k_new[o] = upper_k
                 rc = price[o] + extra[o] - upper_k
                 if rc < 0:
                     lagr += float(most_nodes[o]) * rc
                 if fill and sum(pi[g] * k for g, k in fill.items()) > price[o] + extra[o] + 1e-9:
                     added += columns.add("new", o, fill)
-            best_lb = max(best_lb, lagr)
+            best_lb = max(best_lb, lagr, farley_bound(float(pi @ sizes), k_ex, k_new, price, most_nodes))
             if added == 0:
                 converged = True
                 break
@@ -383,6 +411,9 @@ def pattern_bound(base: Cluster, offers: Sequence[Offer], node_types: NodeTypes,
     price, most_nodes, bins, columns = _setup(d, offers, node_types, known_micro)
     type_rows = _type_rows(offers, node_types)
     mult = np.array([len(b) for b in bins], dtype=np.int64)
+    if log is None and os.environ.get("PODPLAN_PATTERN_LOG"):
+        def log(line: str) -> None:  # (a reading aid: the program's rounds on stderr)
+            print(f"pattern program: {line}", file=sys.stderr, flush=True)
     lp = _generate(d, offers, type_rows, price, most_nodes, d.size.astype(np.int64), bins, mult, columns, deadline,
                    True, log, interrupt)
     # a program no filling completes (slack used) proves nothing here: the covering program says infeasible
