@@ -18,9 +18,9 @@ bound is not a bound (optimizer.bound gives one).
 
 Once the incumbent places every pod, rounds are *focused* (`focus`): only the classes whose preferences the
 incumbent leaves most unpaid (`shortfall`), drawn at random weighted by it, get candidates, and of the classes
-occupying the nodes they want, the pods there; every other pod stays where the incumbent has it. A model of a few thousand free
-variables is searched to its optimum in seconds, where one over every class (25,000 variables at 1,000 nodes)
-found one or two improvements per 20 s round.
+occupying the nodes they want, the pods there; every other pod stays where the incumbent has it. A model of a
+few thousand free variables is searched to its optimum in seconds, where one over every class (25,000 variables
+at 1,000 nodes) found one or two improvements per 20 s round.
 """
 from __future__ import annotations
 

@@ -808,9 +808,6 @@ def _rounded(glist, size, greq, free, alloc, cap_ex, cap_new, top, offers, slots
         todo = list(size)
         q = dict(quota or {})
 
-        def allowed(gi: int, zone: str | None) -> int:
-            return 1 << 40 if local[gi] else q.get((gi, zone), 0)
-
         # each existing node filled by a knapsack over the groups' values (whole pods, its own room), node by node
         opened: list[int] = []  # slot ids in opening order
         room: dict[int, np.ndarray] = {}
@@ -831,10 +828,10 @@ def _rounded(glist, size, greq, free, alloc, cap_ex, cap_new, top, offers, slots
             return None
         for n in sorted(groups_on):
             cand = [gi for gi in groups_on[n] if todo[gi] > 0 and (isinstance(value, dict) or value[gi] > 1e-9)
-                    and allowed(gi, node_zone[n]) > 0]
+                    and allowed(q, gi, node_zone[n]) > 0]
             if not cand:
                 continue
-            most = {gi: min(top[(gi, n)], todo[gi], allowed(gi, node_zone[n])) for gi in cand}
+            most = {gi: min(top[(gi, n)], todo[gi], allowed(q, gi, node_zone[n])) for gi in cand}
             # the same room's best fill under looser bounds is still the best when it keeps within these (at 200
             # nodes, 20 kinds of room: most knapsacks repeat, with fewer pods left of a group or two)
             fill = None
@@ -867,7 +864,7 @@ def _rounded(glist, size, greq, free, alloc, cap_ex, cap_new, top, offers, slots
                     break
                 pos = req > 0
                 fit = int(np.min(np.where(pos, left_ex[n] // np.where(pos, req, 1), 1 << 40)))
-                fit = min(fit, top[(gi, n)] - ce.get((gi, n), 0), todo[gi], allowed(gi, node_zone[n]))
+                fit = min(fit, top[(gi, n)] - ce.get((gi, n), 0), todo[gi], allowed(q, gi, node_zone[n]))
                 if fit > 0:
                     ce[(gi, n)] = ce.get((gi, n), 0) + fit
                     todo[gi] -= fit
@@ -907,7 +904,7 @@ def _rounded(glist, size, greq, free, alloc, cap_ex, cap_new, top, offers, slots
                     if cap_new[gi][o] <= 0:
                         continue
                     fit = int(np.min(np.where(pos, room[s] // np.where(pos, req, 1), 1 << 40)))
-                    fit = min(fit, int(cap_new[gi][o]) - cn.get((gi, s), 0), todo[gi], allowed_in(q, gi, offers[o].zone))
+                    fit = min(fit, int(cap_new[gi][o]) - cn.get((gi, s), 0), todo[gi], allowed(q, gi, offers[o].zone))
                     if fit > 0:
                         cn[(gi, s)] = cn.get((gi, s), 0) + fit
                         todo[gi] -= fit
@@ -922,7 +919,7 @@ def _rounded(glist, size, greq, free, alloc, cap_ex, cap_new, top, offers, slots
                     while next_slot[o] < len(by_offer.get(o, [])) and by_offer[o][next_slot[o]] in room:
                         next_slot[o] += 1
                     if cap_new[gi][o] > 0 and next_slot[o] < len(by_offer.get(o, [])) and (alloc[o] >= req).all() \
-                            and allowed_in(q, gi, offers[o].zone) > 0:
+                            and allowed(q, gi, offers[o].zone) > 0:
                         s = by_offer[o][next_slot[o]]
                         next_slot[o] += 1
                         opened.append(s)
@@ -932,11 +929,9 @@ def _rounded(glist, size, greq, free, alloc, cap_ex, cap_new, top, offers, slots
                     return None
         return cn, opened, sum(price[s] for s in opened)
 
-    def allowed_in(q: dict, gi: int, zone: str | None) -> int:
+    def allowed(q: dict, gi: int, zone: str | None) -> int:
+        """How many more pods of group gi may go to `zone` under the quota q (a group without zone rules: any)."""
         return 1 << 40 if local[gi] else q.get((gi, zone), 0)
-
-
-
 
     # values to fill the existing nodes by: the duals (raised as above), then a pod's cost on the offer the
     # relaxation buys most of, its cpu and memory shares weighed equally; the cheapest answer wins (measured on
