@@ -21,13 +21,19 @@ incumbent leaves most unpaid (`shortfall`), drawn at random weighted by it, get 
 occupying the nodes they want, the pods there; every other pod stays where the incumbent has it. A model of a
 few thousand free variables is searched to its optimum in seconds, where one over every class (25,000 variables
 at 1,000 nodes) found one or two improvements per 20 s round.
+
+While pods are left pending, rounds are focused on placing them (`focus` with `placing`): the pending classes of
+the highest priority with pods left, drawn weighted by their pending pods, want the nodes where one more of their
+pods lacks least (`lacking_least`: the smallest share of its request missing, the best few per zone of its zone
+spread), and the pods of other classes there are freed to make room. A round over every class found nothing in
+its first seconds on a cluster 95 % full, where the pods left were 1.5-cpu pods and every node's free cpu less.
 """
 from __future__ import annotations
 
 import random
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -173,6 +179,7 @@ class Focus:
 
     drawn: frozenset[int]
     blockers: dict[int, frozenset[int]]  # class -> the nodes its pods are freed from
+    wanted: dict[int, frozenset[int]] = field(default_factory=dict)  # drawn class -> nodes among its candidates
 
     def free(self) -> set[int]:
         """Every class the round's model does not freeze."""
@@ -189,11 +196,12 @@ class Focus:
 
 def focus(problem: Problem, comp: Component, incumbent: Mapping[tuple[int, int], int], policy: Policy,
           owed: Mapping[int, float], budget: int, rng: random.Random,
-          room: Mapping[str, np.ndarray] | None = None) -> Focus:
+          room: Mapping[str, np.ndarray] | None = None, placing: bool = False) -> Focus:
     """Classes for a focused round (see the module docstring): drawn weighted by what they are owed until
     about `budget` pods are free, with the pods of other classes on the nodes they would want. Only those pods
     of a blocker are freed, not the whole class: a web's cache nodes hold pods of some thirty classes, whole
-    hundreds of pods each, and rounds that freed them all ran out of time without a gain."""
+    hundreds of pods each, and rounds that freed them all ran out of time without a gain. `placing`: `owed`
+    counts pending pods, and the nodes wanted are where one more pod lacks least room (`lacking_least`)."""
     order = sorted(owed)
     weights = np.asarray([owed[c] for c in order], dtype=float)
     if not order:
@@ -210,6 +218,12 @@ def focus(problem: Problem, comp: Component, incumbent: Mapping[tuple[int, int],
             on_node[n].append((c, v))
     room = room if room is not None else room_left(problem, comp, incumbent)
     members = set(comp.classes)
+    wanted: dict[int, frozenset[int]] = {}
+    of_class: dict[int, dict[int, int]] = defaultdict(dict)
+    if placing:
+        for (c, n), v in incumbent.items():
+            if v > 0:
+                of_class[c][n] = v
     for j in np.argsort(-keys, kind="stable").tolist():
         if pods >= budget:
             break
@@ -218,20 +232,60 @@ def focus(problem: Problem, comp: Component, incumbent: Mapping[tuple[int, int],
         blockers.pop(c, None)
         pods += problem.classes[c].size
         feas = problem.feasible[c]
-        fit = np.minimum(problem.ub.matrix[c, feas].astype(np.int64), room[PODS][feas])
-        for blocker_node in _attractive(problem, c, feas, fit, policy, {}, 3):
+        if placing:
+            nodes = wanted[c] = frozenset(lacking_least(problem, c, room, of_class[c], nprng))
+        else:
+            fit = np.minimum(problem.ub.matrix[c, feas].astype(np.int64), room[PODS][feas])
+            nodes = frozenset(_attractive(problem, c, feas, fit, policy, {}, 3))
+        for blocker_node in sorted(nodes):
             for b, v in on_node.get(blocker_node, ()):
                 if b not in drawn and b in members and blocker_node not in blockers[b]:
                     blockers[b].add(blocker_node)
                     pods += v
-    return Focus(frozenset(drawn), {b: frozenset(ns) for b, ns in sorted(blockers.items())})
+    return Focus(frozenset(drawn), {b: frozenset(ns) for b, ns in sorted(blockers.items())},
+                 {c: ns for c, ns in sorted(wanted.items()) if c in drawn})
+
+
+LACKING_NODES = 4  # nodes a pending class wants in a placing round (per domain of its hard spread)
+LACKING_DOMAINS = 8  # a hard spread over more domains than this: the best nodes overall
+
+
+def lacking_least(problem: Problem, c: int, room: Mapping[str, np.ndarray], mine: Mapping[int, int],
+                  nprng: np.random.Generator, k: int = LACKING_NODES) -> list[int]:
+    """The feasible nodes of class c where one more of its pods lacks the smallest share of its request (the
+    largest over its resources; 0 where it fits now), ties at random; with a hard topology spread over a few
+    domains (zones) the best `k` of each (the pod may only go to some of them), else the best `k`."""
+    feas = problem.feasible[c]
+    rep = problem.classes[c].rep
+    slots = problem.ub.matrix[c, feas].astype(np.int64) - np.fromiter((mine.get(n, 0) for n in feas.tolist()),
+                                                                      np.int64, len(feas))
+    short = np.maximum(0, 1 - room[PODS][feas]).astype(float)
+    for r in checked(rep.requests):
+        if r != PODS:
+            q = rep.requests[r]
+            np.maximum(short, np.maximum(0, q - room[r][feas]) / q, out=short)
+    score = short + 1e-3 * nprng.random(len(feas))
+    score[slots <= 0] = np.inf  # no pod more of it may go there (its own per-node bound)
+    groups = [np.arange(len(feas))]
+    for s in rep.spread_constraints:
+        codes, names = problem.codes(s.topology_key)
+        if s.when_unsatisfiable == "DoNotSchedule" and 1 < len(names) <= LACKING_DOMAINS:
+            domain = codes[feas]
+            groups = [np.flatnonzero(domain == d) for d in range(len(names))]
+            break
+    out: list[int] = []
+    for g in groups:
+        best = g[np.argsort(score[g], kind="stable")[:k]]
+        out.extend(feas[best[np.isfinite(score[best])]].tolist())
+    return out
 
 
 def candidates(problem: Problem, comp: Component, incumbent: Mapping[tuple[int, int], int], k: int,
                rng: random.Random, policy: Policy | None = None, focused: set[int] | None = None,
-               room: Mapping[str, np.ndarray] | None = None) -> dict[int, list[int]]:
+               room: Mapping[str, np.ndarray] | None = None,
+               wanted: Mapping[int, Iterable[int]] | None = None) -> dict[int, list[int]]:
     """Candidate node indices per class of `comp` (see the module docstring); `room`: room_left of the
-    incumbent, when the caller has it already."""
+    incumbent, when the caller has it already; `wanted`: more nodes per class (a placing round's targets)."""
     room = room if room is not None else room_left(problem, comp, incumbent)
     mine: dict[int, set[int]] = defaultdict(set)
     for (c, n), v in incumbent.items():
@@ -258,6 +312,8 @@ def candidates(problem: Problem, comp: Component, incumbent: Mapping[tuple[int, 
         if policy is not None:
             chosen.update(_attractive(problem, c, feas, fit, policy, mine, k))
         chosen.update(nprng.choice(feas, size=min(len(feas), max(1, k // 2)), replace=False).tolist())
+        if wanted is not None:
+            chosen.update(wanted.get(c, ()))
         out[c] = chosen
     # co-location: a class with required pod affinity may follow its targets, and they it
     for c in comp.classes:

@@ -80,6 +80,9 @@ ROUND_SETTINGS = {"linearization_level": 0, "ignore_subsolvers": ["default_lp", 
 FOCUS_PODS, FOCUS_PODS_MIN, FOCUS_PODS_MAX = 800, 200, 10_000
 FOCUS_NODES = 8
 FOCUS_ROUND_SECONDS = 3.0
+# A pending class that this many placing rounds drew failed to place more of is left to later rounds' chance:
+# once every class of every priority is, the rounds turn to preferences (some pods may fit nowhere)
+PLACING_TRIES = 3
 # Share of a large component's time the packing repair (optimizer.packing) may use when the incumbent leaves
 # pods pending and only resources decide where they go; the neighbourhood rounds get the rest.
 PACKING_SHARE = 0.85
@@ -488,6 +491,21 @@ def _lex_key(problem: Problem, r: ComponentResult) -> tuple[tuple[int, ...], int
     return tuple(r.placed_by_priority.get(q, 0) for q in prios), pref
 
 
+def _pending_top(problem: Problem, comp: Component, incumbent: Mapping[tuple[int, int], int],
+                 stuck: Mapping[int, int]) -> dict[int, int]:
+    """Pending pods per class of `comp`, of the highest priority with a class that fewer than PLACING_TRIES
+    rounds failed to place more of (placed is lexicographic by priority: the higher ones first)."""
+    placed: dict[int, int] = defaultdict(int)
+    for (c, _), v in incumbent.items():
+        placed[c] += v
+    pending = {c: problem.classes[c].size - placed[c] for c in comp.classes if problem.classes[c].size > placed[c]}
+    for q in sorted({problem.classes[c].priority for c in pending}, reverse=True):
+        tier = {c: v for c, v in pending.items() if problem.classes[c].priority == q}
+        if any(stuck.get(c, 0) < PLACING_TRIES for c in tier):
+            return tier
+    return {}
+
+
 def _bound_seconds(problem: Problem, comp: Component) -> float:
     """The time the placed bound of `comp` is planned to take to build and solve (BOUND_SECONDS_PER_PAIR)."""
     return BOUND_SECONDS_PER_PAIR * len(comp.classes) * len(node_groups(problem, comp.nodes))
@@ -552,9 +570,13 @@ def _solve_large(problem: Problem, comp: Component, policy: Policy, params: Solv
     stuck: dict[int, int] = {}  # class -> focused rounds that did not pay it more
     # larger parts start with larger rounds: each round rebuilds the whole part's model, so its cost grows
     # with the part even when it frees few pods
-    focus_pods = min(FOCUS_PODS_MAX, max(FOCUS_PODS, sum(total.values()) // 25))
+    # (one size per kind of round, placing or preferences: a placing round that ends quickly says nothing of
+    # how long a preference round of that size takes)
+    focus_pods = dict.fromkeys((True, False), min(FOCUS_PODS_MAX, max(FOCUS_PODS, sum(total.values()) // 25)))
     focused_before: set[int] | None = None
     owed_before: dict[int, int] = {}
+    placing = False  # the last focused round was on pending pods
+    stuck_placing: dict[int, int] = {}  # class -> placing rounds that did not place more of it
     while not state.interrupt.is_set():
         if (clk := clock()) is not None and clk.wall_over("neighbourhood rounds"):
             break
@@ -565,25 +587,32 @@ def _solve_large(problem: Problem, comp: Component, policy: Policy, params: Solv
         focused: set[int] | None = None
         held: dict[int, dict[int, int]] | None = None
         room = room_left(problem, comp, incumbent)  # for focus and candidates alike
-        if every_pod:
-            # placed is as good as it gets: focused rounds on the classes whose preferences are left unpaid
-            owed = shortfall(problem, comp, incumbent, policy)
+        wanted: dict[int, frozenset[int]] | None = None
+        if incumbent:
+            # every pod placed: focused rounds on the classes whose preferences are left unpaid; else on the
+            # pending pods of the highest priority that has any (a round over every class found nothing in its
+            # first seconds on a cluster 95 % full: optimizer.neighbourhood's docstring)
+            owed = {} if every_pod else _pending_top(problem, comp, incumbent, stuck_placing)
+            now_placing = bool(owed)  # else pods left pending that PLACING_TRIES rounds each could not place
+            owed = owed or shortfall(problem, comp, incumbent, policy)
             if not owed:
                 break  # nothing is owed: the incumbent meets the estimate everywhere
-            if focused_before is not None:
+            tally = stuck_placing if now_placing else stuck
+            if focused_before is not None and placing == now_placing:
                 # a class a round could not improve is owed what it cannot get (no room where it wants to
                 # be): drawn less often, so that later rounds go where gains are left
                 for c in focused_before:
                     if owed.get(c, 0) >= owed_before.get(c, 0):
-                        stuck[c] = stuck.get(c, 0) + 1
-            weights = {c: v / (1 + 4 * stuck.get(c, 0)) for c, v in owed.items()}
-            drawn = focus(problem, comp, incumbent, policy, weights, focus_pods, rng, room)
-            focused, held = drawn.free(), drawn.held(incumbent)
+                        tally[c] = tally.get(c, 0) + 1
+            placing = now_placing
+            weights = {c: v / (1 + 4 * tally.get(c, 0)) for c, v in owed.items()}
+            drawn = focus(problem, comp, incumbent, policy, weights, focus_pods[placing], rng, room, placing=placing)
+            focused, held, wanted = drawn.free(), drawn.held(incumbent), drawn.wanted
             focused_before, owed_before = set(drawn.drawn), owed
             k = FOCUS_NODES
         else:
             k = max(1, int((params.neighbourhood_variables - fixed) / (1.5 * max(1, len(comp.classes)))))
-        cands = candidates(problem, comp, incumbent, k, rng, policy, focused, room)
+        cands = candidates(problem, comp, incumbent, k, rng, policy, focused, room, wanted)
         nvars = sum(len(v) for v in cands.values())
         if nvars * per_var * 2 > remaining and rounds > 0 or nvars * per_var > remaining:
             break  # building and searching another round would overrun the component's share
@@ -630,9 +659,9 @@ def _solve_large(problem: Problem, comp: Component, policy: Policy, params: Solv
             # a round whose search took less than its build frees more pods next time (building is the cost to
             # amortise: at 5,000 nodes it takes seconds); one that runs out of time, fewer
             if searched < spent:
-                focus_pods = min(FOCUS_PODS_MAX, int(focus_pods * 1.5))
+                focus_pods[placing] = min(FOCUS_PODS_MAX, int(focus_pods[placing] * 1.5))
             elif searched >= 0.95 * round_limit:
-                focus_pods = max(FOCUS_PODS_MIN, int(focus_pods * 0.75))
+                focus_pods[placing] = max(FOCUS_PODS_MIN, int(focus_pods[placing] * 0.75))
         if nvars >= full_size and first is None and frozen is None:
             # the candidates were every feasible pair and no class was frozen: this was the full model, with
             # CP-SAT's proof (a focused round whose frozen classes' incumbent nodes are all their feasible ones

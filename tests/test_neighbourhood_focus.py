@@ -1,14 +1,17 @@
 """A focused neighbourhood round frees the classes drawn and, of the classes in their way, only the pods on the
-nodes they want (optimizer.neighbourhood.focus): the round's model keeps every other pod where it is."""
+nodes they want (optimizer.neighbourhood.focus): the round's model keeps every other pod where it is. While pods
+are pending, the nodes wanted are where one more of them lacks least room (lacking_least)."""
 from __future__ import annotations
 
 import random
 import time
 
-from builders import make_node, make_pod, pod_term, selector
+import numpy as np
+
+from builders import PodBuilder, make_node, make_pod, pod_term, selector, spread
 from podplan.models.objects import Cluster, Workload
 from podplan.optimizer.model import build
-from podplan.optimizer.neighbourhood import focus
+from podplan.optimizer.neighbourhood import candidates, focus, lacking_least, room_left
 from podplan.optimizer.policy import Policy
 from podplan.optimizer.problem import Problem, build_problem
 from podplan.optimizer.registry import DEFAULT_PROFILE
@@ -66,3 +69,71 @@ def test_the_round_moves_the_blockers_pods_off_the_wanted_node_and_keeps_the_oth
     assert counts.get((web, 0)) == 2
     assert counts.get((filler, 1), 0) >= 1 and counts.get((filler, 2), 0) >= 1
     assert counts.get((filler, 0), 0) == 0
+
+
+
+Z = "topology.kubernetes.io/zone"
+
+
+def _fillers_and_big(big: PodBuilder, zones: str = "aaaa") -> tuple[Problem, int, int]:
+    """Four empty nodes of 1 cpu; pending: two pods `big` builds (1 cpu each) and fourteen 100m filler pods."""
+    nodes = tuple(make_node(f"n{i}").label(H, f"n{i}").label(Z, zones[i]).alloc(cpu="1", memory="16Gi", pods=20)
+                  .build() for i in range(4))
+    pending = tuple(big.set(name=f"big-{i}", workload="Deployment/default/big", order=i).build() for i in range(2))
+    pending += tuple(make_pod(f"filler-{i}").label("app", "filler").req(cpu="100m")
+                     .set(workload="Deployment/default/filler", order=5 + i).build() for i in range(14))
+    cluster = Cluster(nodes=nodes, pending=pending,
+                      workloads=(Workload("Deployment", "default", "big", replicas=2),
+                                 Workload("Deployment", "default", "filler", replicas=14)))
+    problem = build_problem(cluster, DEFAULT_PROFILE)
+    by_name = {problem.classes[c].rep.labels["app"]: c for c in problem.components[0].classes}
+    return problem, by_name["big"], by_name["filler"]
+
+
+# the fillers of the incumbent: 800m on n0, 100m on n1, 500m on n2, none on n3; one more big pod lacks 80 %,
+# 10 %, 50 % and 0 % of its cpu there
+SPREAD_FILLERS = {0: 8, 1: 1, 2: 5}
+
+
+def _room(problem: Problem, filler: int, extra: dict[tuple[int, int], int] | None = None) -> dict:
+    incumbent = {(filler, n): v for n, v in SPREAD_FILLERS.items()} | (extra or {})
+    return room_left(problem, problem.components[0], incumbent)
+
+
+def test_a_pending_class_wants_the_nodes_where_one_more_pod_lacks_the_smallest_share_of_its_request() -> None:
+    problem, big, filler = _fillers_and_big(make_pod("big").label("app", "big").req(cpu="1"))
+    rng = np.random.default_rng(0)
+    assert lacking_least(problem, big, _room(problem, filler), {}, rng, k=2) == [3, 1]
+    assert lacking_least(problem, big, _room(problem, filler), {}, rng, k=4) == [3, 1, 2, 0]
+
+
+def test_a_node_where_the_class_may_put_no_more_pods_is_not_wanted() -> None:
+    # required anti-affinity per host against itself: n3 already holds one of its pods and takes no other
+    big = make_pod("big").label("app", "big").req(cpu="1").pod_anti_affinity(pod_term(H, selector(app="big")))
+    problem, big_c, filler = _fillers_and_big(big)
+    room = _room(problem, filler, {(big_c, 3): 1})
+    assert lacking_least(problem, big_c, room, {3: 1}, np.random.default_rng(0), k=2) == [1, 2]
+
+
+def test_with_a_hard_zone_spread_the_class_wants_the_best_nodes_of_every_zone() -> None:
+    big = make_pod("big").label("app", "big").req(cpu="1").spread(spread(1, Z, selector(app="big")))
+    problem, big_c, filler = _fillers_and_big(big, zones="aabb")
+    assert lacking_least(problem, big_c, _room(problem, filler), {}, np.random.default_rng(0), k=1) == [1, 3]
+
+
+def test_a_placing_round_moves_the_pods_in_the_way_and_places_the_pending_ones() -> None:
+    # the incumbent spreads the fillers so that no node has a whole cpu left: both big pods are pending; a round
+    # drawn for them frees the fillers on the nodes they want, gathers them and places both
+    problem, big, filler = _fillers_and_big(make_pod("big").label("app", "big").req(cpu="1"))
+    comp = problem.components[0]
+    incumbent = {(filler, 0): 4, (filler, 1): 4, (filler, 2): 3, (filler, 3): 3}
+    chosen = focus(problem, comp, incumbent, Policy(), {big: 2}, budget=1, rng=random.Random(0), placing=True)
+    assert chosen.drawn == {big} and chosen.wanted[big] == {0, 1, 2, 3}
+    assert chosen.blockers == {filler: {0, 1, 2, 3}} and chosen.held(incumbent) == {filler: {}}
+    cands = candidates(problem, comp, incumbent, 1, random.Random(0), Policy(), chosen.free(), wanted=chosen.wanted)
+    built = build(problem, comp, Policy(), "", symmetry=False, candidates=cands, held=chosen.held(incumbent))
+    params = SolverParams(time_limit=10, workers=1, seed=0)
+    r = _solve_component(problem, comp, built, incumbent, params, time.perf_counter() + 10, SolveState(NEVER),
+                         time.perf_counter())
+    placed = {c: sum(v for (k, _), v in r.counts.items() if k == c) for c in (big, filler)}
+    assert placed == {big: 2, filler: 14}
