@@ -15,7 +15,8 @@ measured against relaxations of the full model, each an upper bound on every fea
   model's per-node upper bounds), every preferred pod-affinity term satisfied (by at most as many pods as fit in
   the domains a matching pod can be in: those of existing matching pods, plus one per pending matching pod, the
   roomiest), no ScheduleAnyway skew above
-  maxSkew, every existing pod's preferred term that pending pods could satisfy satisfied. When a plan places
+  maxSkew (in the joint LP, the skew of a group whose counted classes are all in it, paid: _skew_rows), every
+  existing pod's preferred term that pending pods could satisfy satisfied. When a plan places
   every pod of the component, every plan with the optimal placed vector places them all too, so negative
   values count in full, and a class's own preferred anti-affinity costs at least the pods that cannot be alone
   in a domain (one per domain free of matching pods at most, the rest within the other domains' room and the
@@ -41,7 +42,7 @@ from .noderesources.filtering import PODS
 from .packing import size_cuts
 from .podtopologyspread.encoding import _targets as spread_targets
 from .podtopologyspread.common import SpreadConstraint
-from .podtopologyspread.encoding import eligible_nodes, hard_constraints
+from .podtopologyspread.encoding import SoftGroup, eligible_nodes, hard_constraints, soft_groups
 from .policy import Policy
 from .problem import Component, Problem
 from .runner import NEVER, Interrupt, SolverParams, Status, clock, now, run
@@ -573,7 +574,9 @@ def _joint_linear(problem: Problem, comp: Component, policy: Policy, interrupt: 
     pods per domain (_spread_caps), and a class with its own preferred anti-affinity term has each column split
     in two, the pods that do not pay the term (alone of the class in a domain free of matching pods: at most the
     free domains among the column's nodes, and over the class at most all its free domains) and the pods that
-    pay it (the gain less the term's weight). Returns (LP optimum, classes in it, class -> the term split by).
+    pay it (the gain less the term's weight). A ScheduleAnyway group whose counted classes are all in the LP pays
+    its skew there (_skew_rows: their columns are then one per group, each in one domain). Returns (LP optimum,
+    classes in it, class -> the term split by).
 
     With `max_columns`, the LP holds at most that many columns (HiGHS's time grows about with their square: at
     5,000 nodes 622,000 columns ran past 190 s): the classes with the most at stake (pods times the spread of
@@ -605,6 +608,11 @@ def _joint_linear(problem: Problem, comp: Component, policy: Policy, interrupt: 
         if not len(gains) or gains.max() == gains.min():
             continue
         every[c] = (gains, ub, met)
+    # ScheduleAnyway groups whose counted classes are all in the LP: their skew is paid in it (_skew_rows), for
+    # which those classes' columns are each in one domain (their least-gain groups not merged into one column)
+    soft = [s for s in soft_groups(problem) if s.targets and set(s.involved) <= set(comp.classes)
+            and set(s.targets) <= set(every)] if policy.schedule_anyway_skew else []
+    resolved = {c for s in soft for c in s.targets}
     # node groups (the hostname masked): a family of nodes alike. A class's columns are per family, and apart per
     # set of nodes of a family where a preferred affinity term of its own is met (its cache's node). The nodes
     # where any class's term is met were groups of their own for every class: at 5,000 nodes 3,000 such nodes,
@@ -668,8 +676,9 @@ def _joint_linear(problem: Problem, comp: Component, policy: Policy, interrupt: 
             # the groups where the class gains least are one column without room constraints (dropping them
             # only loosens the LP, a relaxation still): at 1,000 nodes, one column per (class, group) was 320,000
             low = min(gain for _, _, gain, _ in mine)
-            mine_cols = [col for col in mine if col[2] > low]
-            mine_cols.append((c, -1, low, sum(cap for _, _, gain, cap in mine if gain == low)))
+            mine_cols = [col for col in mine if col[2] > low or c in resolved]
+            if c not in resolved:
+                mine_cols.append((c, -1, low, sum(cap for _, _, gain, cap in mine if gain == low)))
             anti = _anti_split(problem, c, policy)
             if max_columns is not None and len(cols) + len(mine_cols) * (1 if anti is None else 2) > max_columns:
                 left_out += 1
@@ -779,14 +788,21 @@ def _joint_linear(problem: Problem, comp: Component, policy: Policy, interrupt: 
                 vals.extend([1.0] * len(js))
                 rhs.append(float(cap[d]))
                 row += 1
+    skew_vars = 0
+    if soft:
+        row, skew_vars = _skew_rows([s for s in soft if set(s.targets) <= joint], problem, cols, groups,
+                                    len(cols), row, rows_i, rows_j, vals, rhs)
+    n_vars = len(cols) + skew_vars
     eq_i, eq_j, eq_rhs = [], [], []
     index = {c: k for k, c in enumerate(sorted(joint))}
     for j, (c, *_rest) in enumerate(cols):
         eq_i.append(index[c])
         eq_j.append(j)
     eq_rhs = [float(problem.classes[c].size) for c in sorted(joint)]
-    a_ub = coo_matrix((vals, (rows_i, rows_j)), shape=(row, len(cols))).tocsr()
-    a_eq = coo_matrix(([1.0] * len(eq_i), (eq_i, eq_j)), shape=(len(joint), len(cols))).tocsr()
+    a_ub = coo_matrix((vals, (rows_i, rows_j)), shape=(row, n_vars)).tocsr()
+    a_eq = coo_matrix(([1.0] * len(eq_i), (eq_i, eq_j)), shape=(len(joint), n_vars)).tocsr()
+    # per skew group (max, min, excess): the excess costs the policy's multiplier per unit
+    objective = [-gain for _, _, gain, _ in cols] + [0.0, 0.0, float(policy.schedule_anyway_skew)] * (skew_vars // 3)
     # HiGHS's interior point method (with its crossover to a vertex): at 5,000 nodes this LP has 420,000
     # columns, which the default dual simplex took 212 s of CPU to solve and the interior point 18 s (1,000
     # nodes: 0.3 s either way). Under a deterministic clock the wall deadline caps it as it capped the build.
@@ -796,8 +812,9 @@ def _joint_linear(problem: Problem, comp: Component, policy: Policy, interrupt: 
     if clk is not None:
         options["time_limit"] = max(0.1, clk.wall_left())
     finished, res = interrupt.unless_set(
-        lambda: linprog(c=[-gain for _, _, gain, _ in cols], A_ub=a_ub, b_ub=rhs, A_eq=a_eq, b_eq=eq_rhs,
-                        bounds=[(0, cap) for *_, cap in cols], method="highs-ipm", options=options),
+        lambda: linprog(c=objective, A_ub=a_ub, b_ub=rhs, A_eq=a_eq, b_eq=eq_rhs,
+                        bounds=[(0, cap) for *_, cap in cols] + [(0, None)] * skew_vars, method="highs-ipm",
+                        options=options),
         deadline=clk.wall_deadline if clk is not None else None)
     if not finished:
         if interrupt.is_set():
@@ -811,6 +828,70 @@ def _joint_linear(problem: Problem, comp: Component, policy: Policy, interrupt: 
     # an upper bound rounded up by a hair is still one: the crossover's vertex is exact to about 1e-9
     value = -float(res.fun)
     return value + LP_TOLERANCE * max(1.0, abs(value)), joint, split
+
+
+def _skew_rows(soft: list[SoftGroup], problem: Problem, cols: list[tuple[int, int, float, int]],
+               groups: list[np.ndarray], first_var: int, row: int, rows_i: list[int], rows_j: list[int],
+               vals: list[float], rhs: list[float]) -> tuple[int, int]:
+    """The ScheduleAnyway skew of each group in `soft` in the joint LP: variables max, min and excess from
+    `first_var` on, max >= count_d >= min for every domain d of the group's eligible nodes (count_d: the
+    existing pods it counts there, plus the columns of its classes on nodes of d), excess >= max - min - maxSkew,
+    excess >= 0; the objective pays the multiplier per unit of excess. Every plan placing every pod gives these
+    a solution with excess its own (max(0, skew - maxSkew)), so the LP stays a relaxation. A group whose classes
+    have a column over nodes of several domains, or partly eligible, is left out (its skew counted free, as
+    before). Returns (the next row, the variables added)."""
+    added = 0
+    by_class: dict[int, list[int]] = defaultdict(list)
+    for j, (c, g, _, _) in enumerate(cols):
+        by_class[c].append(j)
+    for s in soft:
+        codes, _ = problem.codes(s.key)
+        eligible = np.zeros(len(problem.nodes), dtype=bool)
+        eligible[s.nodes] = True
+        domains = sorted({int(d) for d in codes[s.nodes] if d >= 0})
+        if len(domains) < 2:
+            continue  # one domain: no skew
+        const = dict.fromkeys(domains, 0)
+        for n, v in s.existing.items():
+            if eligible[n] and codes[n] >= 0:
+                const[int(codes[n])] += v
+        per_domain: dict[int, list[int]] = defaultdict(list)
+        ok = True
+        for c in s.targets:
+            for j in by_class[c]:
+                members = groups[cols[j][1]] if cols[j][1] >= 0 else None
+                inside = eligible[members] if members is not None else None
+                if inside is not None and not inside.any():
+                    continue  # pods there are not counted by the group
+                at = codes[members] if members is not None else None
+                if inside is None or not inside.all() or at.min() != at.max():
+                    ok = False  # a column over several domains (or partly eligible): no count per domain
+                    break
+                per_domain[int(at[0])].append(j)
+            if not ok:
+                break
+        if not ok:
+            continue
+        mx, mn, excess = first_var + added, first_var + added + 1, first_var + added + 2
+        added += 3
+        for d in domains:
+            js = per_domain.get(d, [])
+            # count_d - max <= -const_d  and  min - count_d <= const_d
+            rows_i.extend([row] * (len(js) + 1))
+            rows_j.extend(js + [mx])
+            vals.extend([1.0] * len(js) + [-1.0])
+            rhs.append(-float(const[d]))
+            rows_i.extend([row + 1] * (len(js) + 1))
+            rows_j.extend(js + [mn])
+            vals.extend([-1.0] * len(js) + [1.0])
+            rhs.append(float(const[d]))
+            row += 2
+        rows_i.extend([row] * 3)
+        rows_j.extend([mx, mn, excess])
+        vals.extend([1.0, -1.0, -1.0])
+        rhs.append(float(s.max_skew))
+        row += 1
+    return row, added
 
 
 def _left_out_key(comp: Component) -> tuple[object, ...]:

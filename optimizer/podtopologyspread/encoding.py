@@ -20,6 +20,7 @@ in the final state; − multiplier × max(0, max_d count_d − min_d count_d −
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -346,3 +347,33 @@ def existing_terms(problem: Problem, policy: Policy) -> dict[str, int]:
         if counts:
             total += max(0, max(counts.values()) - min(counts.values()) - max_skew)
     return {TERM: -policy.schedule_anyway_skew * total}
+
+
+@dataclass(frozen=True)
+class SoftGroup:
+    """A ScheduleAnyway group as optimizer.bound's joint LP reads it, when every pending pod is placed (the
+    group's first holder in input order is then in the final state, and its inclusion policies give the
+    domains)."""
+
+    key: str  # the topology key
+    max_skew: int
+    nodes: np.ndarray  # the eligible nodes: counted per their value of `key`
+    involved: tuple[int, ...]  # classes holding it or counted by it (the group's penalty depends on them only)
+    targets: tuple[int, ...]  # classes whose pods it counts
+    existing: dict[int, int]  # node -> existing pods it counts
+
+
+def soft_groups(problem: Problem) -> list[SoftGroup]:
+    """Every ScheduleAnyway group a pending pod can join or change (existing_terms holds the others)."""
+    out = []
+    for g, holders in _groups(problem).items():
+        involved = group_involves(problem, g, holders)
+        if not involved:
+            continue
+        ns, key, sel, max_skew = g
+        kind, first = holders[0]
+        rep = first.rep if kind == "pod" else problem.classes[first].rep
+        _, existing = _targets(problem, sel, ns)
+        out.append(SoftGroup(key, max_skew, np.asarray(_soft_nodes(problem, g, rep), dtype=np.int64),
+                             tuple(involved), tuple(_matching_classes(problem, sel, ns)), dict(existing)))
+    return out
