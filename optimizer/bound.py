@@ -486,6 +486,83 @@ def _anti_class(problem: Problem, c: int, policy: Policy, all_placed: bool) -> t
     return top, index
 
 
+ANTI_SKEW_DOMAINS_MAX = 3  # _anti_skew enumerates the count vectors over at most this many domains (zones)
+
+
+def _anti_skew(problem: Problem, c: int, policy: Policy) -> int | None:
+    """Exactly the most class c's own terms and the skew penalty of its own ScheduleAnyway group can pay together,
+    every pod placed, for a class whose only varying preference is its own preferred anti-affinity on the
+    group's key: its pods want to be alone in a zone and its spread wants them even. 9 pods over three zones
+    apart by zone (weight 100, multiplier 10, maxSkew 1): (1, 1, 7) pays 700 for the term and 50 for the skew,
+    (3, 3, 3) 900 and nothing; the per-class bound counted 700 and the skew free.
+
+    Enumerated over the count vectors of the class's domains (their room taken alone: a relaxation), when its
+    linear gains are the same on every node, it has no preferred pod affinity and one self-matching anti-affinity
+    term, no other pending pod matches that term or is counted by the group, and every node the class may use is
+    one the group counts; None otherwise (the other bounds stand)."""
+    key = ("bound.anti_skew", c, policy)
+    if key not in problem.cache:
+        problem.cache[key] = _anti_skew_value(problem, c, policy)
+    return problem.cache[key]  # type: ignore[return-value]
+
+
+def _anti_skew_value(problem: Problem, c: int, policy: Policy) -> int | None:
+    cls = problem.classes[c]
+    rep = cls.rep
+    if not (policy.schedule_anyway_skew and policy.pod_anti_affinity):
+        return None
+    terms = _pref_terms(rep)
+    anti = [(w, t) for kind, _, w, t in terms if kind != PREF_AFF and pref_pred(problem, rep, t)(rep)]
+    if len(anti) != 1 or len(terms) != 1:
+        return None  # (a preferred pod affinity, or a second anti-affinity term: not counted here)
+    w, t = anti[0]
+    groups = [g for g in soft_groups(problem) if g.key == t.topology_key and g.targets == (c,)
+              and g.involved == (c,)]
+    feas = problem.feasible[c]
+    gains, room = linear_gains(problem, c, policy)
+    if len(groups) != 1 or not len(feas) or gains.max() != gains.min():
+        return None
+    g = groups[0]
+    pred = pref_pred(problem, rep, t)
+    if list(problem.classes_matching(pred, selector=t.label_selector)) != [c]:
+        return None  # other pending pods decide whether a pod of c is alone
+    codes, names = problem.codes(t.topology_key)
+    eligible = np.zeros(len(problem.nodes), dtype=bool)
+    eligible[g.nodes] = True
+    if (codes[feas] < 0).any() or not eligible[feas].all():
+        return None
+    domains = sorted({int(d) for d in codes[g.nodes] if d >= 0})
+    cap = np.bincount(codes[feas], weights=np.asarray(room, dtype=np.int64), minlength=len(names)).astype(np.int64)
+    mine = [d for d in domains if cap[d] > 0]
+    if len(mine) > ANTI_SKEW_DOMAINS_MAX or not set(codes[feas].tolist()) <= set(domains):
+        return None
+    existing = problem.existing_matching(("ipa.pref", t, rep.namespace), pred, t.label_selector)
+    taken = np.zeros(len(names), dtype=bool)
+    for n, k in existing.items():
+        if k > 0 and codes[n] >= 0:
+            taken[codes[n]] = True
+    counted = np.zeros(len(names), dtype=np.int64)
+    for n, k in g.existing.items():
+        if eligible[n] and codes[n] >= 0:
+            counted[codes[n]] += k
+    size = cls.size
+    # every vector (n_d) over c's domains summing to size within their room: all but the last free, as a grid
+    axes = [np.arange(min(size, int(cap[d])) + 1) for d in mine[:-1]]
+    grid = np.stack([a.ravel() for a in np.meshgrid(*axes, indexing="ij")]) if axes else np.zeros((0, 1), np.int64)
+    last = size - grid.sum(axis=0)
+    ok = (last >= 0) & (last <= cap[mine[-1]])
+    n = np.vstack([grid[:, ok], last[ok][None, :]])  # (c's domains, vectors)
+    if not n.shape[1]:
+        return None  # the pods do not all fit: nothing to count
+    lone = (n == 1) & ~taken[mine][:, None]
+    paying = size - lone.sum(axis=0)
+    per = np.repeat(counted[domains][:, None], n.shape[1], axis=1)
+    per[[domains.index(d) for d in mine]] += n
+    excess = np.maximum(0, per.max(axis=0) - per.min(axis=0) - g.max_skew) if len(domains) > 1 else 0
+    value = -policy.pod_anti_affinity * w * paying - policy.schedule_anyway_skew * excess
+    return int(gains[0]) * size + int(value.max())
+
+
 ALONE_DOMAINS_MAX = 8  # _alone_by_domain enumerates the subsets of at most this many free domains (zones)
 
 
@@ -978,6 +1055,11 @@ def _preference_bound(problem: Problem, comp: Component, policy: Policy, all_pla
         together = _anti_class_bound(problem, c, policy, all_placed)
         if together is not None:
             alone = min(alone, together[0] - sum(v for i, v in broken.items() if i != together[1]))
+        # with its group's skew, which no other part of the bound counts (the joint LP pays the skew of groups of
+        # classes whose gains vary, _anti_skew only of a class whose gains do not)
+        skewed = _anti_skew(problem, c, policy) if all_placed else None
+        if skewed is not None:
+            alone = min(alone, skewed)
         per_class_part += alone
         if joint is not None and c in joint[1]:
             # the LP holds the class's gains, and the anti-affinity term it split its columns by
