@@ -28,7 +28,7 @@ measured against relaxations of the full model, each an upper bound on every fea
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -491,15 +491,16 @@ ANTI_SKEW_DOMAINS_MAX = 3  # _anti_skew enumerates the count vectors over at mos
 
 def _anti_skew(problem: Problem, c: int, policy: Policy) -> int | None:
     """Exactly the most class c's own terms and the skew penalty of its own ScheduleAnyway group can pay together,
-    every pod placed, for a class whose only varying preference is its own preferred anti-affinity on the
-    group's key: its pods want to be alone in a zone and its spread wants them even. 9 pods over three zones
-    apart by zone (weight 100, multiplier 10, maxSkew 1): (1, 1, 7) pays 700 for the term and 50 for the skew,
-    (3, 3, 3) 900 and nothing; the per-class bound counted 700 and the skew free.
+    every pod placed, for a class with one preferred anti-affinity term against itself on the group's key: its
+    pods want to be alone in a zone and its spread wants them even. 9 pods over three zones apart by zone
+    (weight 100, multiplier 10, maxSkew 1): (1, 1, 7) pays 700 for the term and 50 for the skew, (3, 3, 3) 900
+    and nothing; the per-class bound counted 700 and the skew free.
 
-    Enumerated over the count vectors of the class's domains (their room taken alone: a relaxation), when its
-    linear gains are the same on every node, it has no preferred pod affinity and one self-matching anti-affinity
-    term, no other pending pod matches that term or is counted by the group, and every node the class may use is
-    one the group counts; None otherwise (the other bounds stand)."""
+    Enumerated over the count vectors of the class's domains (up to ANTI_SKEW_DOMAINS_MAX), each domain's pods on
+    its best nodes (linear gains and preferred affinity met by existing pods; every node's room taken alone: a
+    relaxation), when no other pending pod matches the term, opens a domain for its preferred affinity or is
+    counted by the group, and every node the class may use is one the group counts; None otherwise (the other
+    bounds stand). Computed once per problem."""
     key = ("bound.anti_skew", c, policy)
     if key not in problem.cache:
         problem.cache[key] = _anti_skew_value(problem, c, policy)
@@ -512,15 +513,15 @@ def _anti_skew_value(problem: Problem, c: int, policy: Policy) -> int | None:
     if not (policy.schedule_anyway_skew and policy.pod_anti_affinity):
         return None
     terms = _pref_terms(rep)
-    anti = [(w, t) for kind, _, w, t in terms if kind != PREF_AFF and pref_pred(problem, rep, t)(rep)]
-    if len(anti) != 1 or len(terms) != 1:
-        return None  # (a preferred pod affinity, or a second anti-affinity term: not counted here)
+    anti = [(w, t) for kind, _, w, t in terms if kind != PREF_AFF]
+    if len(anti) != 1 or not pref_pred(problem, rep, anti[0][1])(rep):
+        return None  # (a second anti-affinity term, or one that does not see the class: not counted here)
     w, t = anti[0]
     groups = [g for g in soft_groups(problem) if g.key == t.topology_key and g.targets == (c,)
               and g.involved == (c,)]
     feas = problem.feasible[c]
-    gains, room = linear_gains(problem, c, policy)
-    if len(groups) != 1 or not len(feas) or gains.max() != gains.min():
+    met = _met_gains(problem, c, policy)
+    if len(groups) != 1 or not len(feas) or met is None:
         return None
     g = groups[0]
     pred = pref_pred(problem, rep, t)
@@ -532,10 +533,17 @@ def _anti_skew_value(problem: Problem, c: int, policy: Policy) -> int | None:
     if (codes[feas] < 0).any() or not eligible[feas].all():
         return None
     domains = sorted({int(d) for d in codes[g.nodes] if d >= 0})
-    cap = np.bincount(codes[feas], weights=np.asarray(room, dtype=np.int64), minlength=len(names)).astype(np.int64)
+    gains, room = linear_gains(problem, c, policy)
+    value = (gains + met).astype(np.int64)
+    room = np.asarray(room, dtype=np.int64)
+    at = codes[feas]
+    cap = np.bincount(at, weights=room, minlength=len(names)).astype(np.int64)
     mine = [d for d in domains if cap[d] > 0]
-    if len(mine) > ANTI_SKEW_DOMAINS_MAX or not set(codes[feas].tolist()) <= set(domains):
+    if len(mine) > ANTI_SKEW_DOMAINS_MAX or not set(at.tolist()) <= set(domains):
         return None
+    size = cls.size
+    # per domain of the class: the most k of its pods are worth there, k = 0..min(size, room)
+    worth = [_prefix_best(value[at == d], room[at == d], size) for d in mine]
     existing = problem.existing_matching(("ipa.pref", t, rep.namespace), pred, t.label_selector)
     taken = np.zeros(len(names), dtype=bool)
     for n, k in existing.items():
@@ -545,22 +553,21 @@ def _anti_skew_value(problem: Problem, c: int, policy: Policy) -> int | None:
     for n, k in g.existing.items():
         if eligible[n] and codes[n] >= 0:
             counted[codes[n]] += k
-    size = cls.size
     # every vector (n_d) over c's domains summing to size within their room: all but the last free, as a grid
-    axes = [np.arange(min(size, int(cap[d])) + 1) for d in mine[:-1]]
+    axes = [np.arange(len(v)) for v in worth[:-1]]
     grid = np.stack([a.ravel() for a in np.meshgrid(*axes, indexing="ij")]) if axes else np.zeros((0, 1), np.int64)
     last = size - grid.sum(axis=0)
-    ok = (last >= 0) & (last <= cap[mine[-1]])
+    ok = (last >= 0) & (last < len(worth[-1]))
     n = np.vstack([grid[:, ok], last[ok][None, :]])  # (c's domains, vectors)
     if not n.shape[1]:
         return None  # the pods do not all fit: nothing to count
+    total = sum(v[k] for v, k in zip(worth, n))
     lone = (n == 1) & ~taken[mine][:, None]
     paying = size - lone.sum(axis=0)
     per = np.repeat(counted[domains][:, None], n.shape[1], axis=1)
     per[[domains.index(d) for d in mine]] += n
     excess = np.maximum(0, per.max(axis=0) - per.min(axis=0) - g.max_skew) if len(domains) > 1 else 0
-    value = -policy.pod_anti_affinity * w * paying - policy.schedule_anyway_skew * excess
-    return int(gains[0]) * size + int(value.max())
+    return int((total - policy.pod_anti_affinity * w * paying - policy.schedule_anyway_skew * excess).max())
 
 
 ALONE_DOMAINS_MAX = 8  # _alone_by_domain enumerates the subsets of at most this many free domains (zones)
@@ -867,8 +874,11 @@ def _joint_linear(problem: Problem, comp: Component, policy: Policy, interrupt: 
                 row += 1
     skew_vars = 0
     if soft:
-        row, skew_vars = _skew_rows([s for s in soft if set(s.targets) <= joint], problem, cols, groups,
-                                    len(cols), row, rows_i, rows_j, vals, rhs)
+        paid = [s for s in soft if set(s.targets) <= joint]
+        worth = {c: v for s in paid if len(s.targets) == 1 and s.involved == s.targets
+                 for c in s.targets if (v := _anti_skew(problem, c, policy)) is not None}
+        row, skew_vars = _skew_rows(paid, problem, cols, groups, len(cols), row, rows_i, rows_j, vals, rhs, worth,
+                                    policy.schedule_anyway_skew)
     n_vars = len(cols) + skew_vars
     eq_i, eq_j, eq_rhs = [], [], []
     index = {c: k for k, c in enumerate(sorted(joint))}
@@ -909,14 +919,17 @@ def _joint_linear(problem: Problem, comp: Component, policy: Policy, interrupt: 
 
 def _skew_rows(soft: list[SoftGroup], problem: Problem, cols: list[tuple[int, int, float, int]],
                groups: list[np.ndarray], first_var: int, row: int, rows_i: list[int], rows_j: list[int],
-               vals: list[float], rhs: list[float]) -> tuple[int, int]:
+               vals: list[float], rhs: list[float], worth: Mapping[int, int], multiplier: int) -> tuple[int, int]:
     """The ScheduleAnyway skew of each group in `soft` in the joint LP: variables max, min and excess from
     `first_var` on, max >= count_d >= min for every domain d of the group's eligible nodes (count_d: the
     existing pods it counts there, plus the columns of its classes on nodes of d), excess >= max - min - maxSkew,
     excess >= 0; the objective pays the multiplier per unit of excess. Every plan placing every pod gives these
     a solution with excess its own (max(0, skew - maxSkew)), so the LP stays a relaxation. A group whose classes
     have a column over nodes of several domains, or partly eligible, is left out (its skew counted free, as
-    before). Returns (the next row, the variables added)."""
+    before). A group of one class c with `worth[c]` (_anti_skew: what its own terms and the group's skew pay
+    together at most) gets the row: c's columns' value less the multiplier times the excess, at most that (the LP
+    alone could put c's alone pods in zones its paying pods also fill, and so keep it even). Returns (the next
+    row, the variables added)."""
     added = 0
     by_class: dict[int, list[int]] = defaultdict(list)
     for j, (c, g, _, _) in enumerate(cols):
@@ -968,6 +981,13 @@ def _skew_rows(soft: list[SoftGroup], problem: Problem, cols: list[tuple[int, in
         vals.extend([1.0, -1.0, -1.0])
         rhs.append(float(s.max_skew))
         row += 1
+        if len(s.targets) == 1 and s.targets[0] in worth:
+            js = by_class[s.targets[0]]
+            rows_i.extend([row] * (len(js) + 1))
+            rows_j.extend(js + [excess])
+            vals.extend([cols[j][2] for j in js] + [-float(multiplier)])
+            rhs.append(float(worth[s.targets[0]]))
+            row += 1
     return row, added
 
 
@@ -1055,8 +1075,8 @@ def _preference_bound(problem: Problem, comp: Component, policy: Policy, all_pla
         together = _anti_class_bound(problem, c, policy, all_placed)
         if together is not None:
             alone = min(alone, together[0] - sum(v for i, v in broken.items() if i != together[1]))
-        # with its group's skew, which no other part of the bound counts (the joint LP pays the skew of groups of
-        # classes whose gains vary, _anti_skew only of a class whose gains do not)
+        # with its group's skew, which no other part of the per-class form counts; in the joint form only a class
+        # out of the LP uses it (the LP pays the skew of the groups whose counted classes are all in it)
         skewed = _anti_skew(problem, c, policy) if all_placed else None
         if skewed is not None:
             alone = min(alone, skewed)
