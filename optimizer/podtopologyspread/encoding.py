@@ -364,7 +364,15 @@ class SoftGroup:
 
 
 def soft_groups(problem: Problem) -> list[SoftGroup]:
-    """Every ScheduleAnyway group a pending pod can join or change (existing_terms holds the others)."""
+    """Every ScheduleAnyway group a pending pod can join or change (existing_terms holds the others); computed
+    once per problem (the bound asks per class)."""
+    found = problem.cache.get("spread.soft_groups")
+    if found is None:
+        found = problem.cache["spread.soft_groups"] = _soft_groups(problem)
+    return found  # type: ignore[return-value]
+
+
+def _soft_groups(problem: Problem) -> list[SoftGroup]:
     out = []
     for g, holders in _groups(problem).items():
         involved = group_involves(problem, g, holders)
