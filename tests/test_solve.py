@@ -356,6 +356,25 @@ def test_neighbourhood_search_of_a_large_part_still_places_the_pod_greedy_strand
     assert plan.status == "OPTIMAL" and plan.gap == 0.0 and plan.bound["placed"] == 3
 
 
+def test_a_pod_that_fits_nowhere_does_not_keep_the_rounds_from_the_preferences() -> None:
+    # six 1-cpu nodes each running a high-priority batch pod (700m on n0, 600m elsewhere): the 500m big pod fits
+    # on none and stays pending whatever moves. The start puts both webs, which prefer n0, on n5. A placing round
+    # for the big pod frees the pods on n1-n4, where it lacks least, never the webs; once such rounds have failed,
+    # the rounds turn to preferences and move the webs to n0
+    batch = replicas("wide", 1, req={"cpu": "700m"}, priority=100) + replicas("batch", 5, start=1,
+                                                                                req={"cpu": "600m"}, priority=100)
+    big = replicas("big", 1, start=6, req={"cpu": "500m"})
+    web = replicas("web", 2, start=7, req={"cpu": "100m"}, preferred_node_affinity=(10, term(req(H, "In", "n0"))))
+    cluster = Cluster(nodes=tuple(nodes(6, cpu="1")), pending=tuple(batch + big + web))
+    where = {"default/wide-0": "n0", "default/web-0": "n5", "default/web-1": "n5"}
+    where.update({f"default/batch-{i}": f"n{i + 1}" for i in range(5)})
+    start = replace(simulate(cluster), placements=where)
+    plan = solve(cluster, SolverParams(time_limit=10, workers=1, full_model_variables=0, debug_hints=True), None,
+                 start)
+    assert verify(cluster, plan.placements).ok and "default/big-0" not in plan.placements
+    assert {"web-0", "web-1"} <= set(on(plan, "n0")) and plan.gaps["preference"]["value"] == 20
+
+
 def _cache_and_webs() -> Cluster:
     """A running cache pod on n0; eight one-cpu batch pods (higher priority, queued first) that greedy spreads
     two per node; six web replicas that prefer the cache's node, where greedy's spreading leaves room for four."""
