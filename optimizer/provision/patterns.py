@@ -52,7 +52,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 from ortools.sat.python import cp_model
 
-from ...models.nodetypes import NodeTypes, new_node
+from ...models.nodetypes import ZONE_LABEL, NodeTypes, new_node
 from ...models.objects import Cluster, Node
 from ..framework import Profile
 from ..problem import build_problem
@@ -71,6 +71,7 @@ KNAPSACK_MIN_SECONDS = 0.5
 # pricing to convergence (4/plain 13.26, 1/production 12.92), in 4-13 s of the clock instead of 6-111 s; greedy
 # pricing alone drifts (4/plain 13.76), and DIVE_UP 0.5 rounds too much up (4/anti 13.63 against 13.26-13.30)
 DIVE_UP = 0.6
+ZONE_DIVE = bool(int(os.environ.get("ZONE_DIVE", "0")))
 DIVE_EXACT_ROUNDS = 1
 SCALE = 1_000_000  # knapsack values: pods' duals in millionths (rounded up, so the knapsack's bound stays an upper)
 
@@ -111,6 +112,11 @@ class _Data:
     pods: list[list[list[str]]]
     unit_ex: np.ndarray  # group x existing node
     unit_new: np.ndarray  # group x offer
+    zone_ex: list[str | None]  # per existing node
+    zone_new: list[str | None]  # per offer
+    # per class with zone spread: its pods per zone so that every zone that receives one stays within maxSkew of
+    # the least (zone_quotas); the dive places them so (by_zone), the bound ignores it
+    quota: dict[int, dict[str, int]]
 
 
 def prepare(base: Cluster, offers: Sequence[Offer], profile: Profile) -> _Data:
@@ -132,6 +138,9 @@ def prepare(base: Cluster, offers: Sequence[Offer], profile: Profile) -> _Data:
         pos = req > 0
         return np.min(np.where(pos, room // np.where(pos, req, 1), 1 << 40), axis=1)
 
+    zone_ex = [n.labels.get(ZONE_LABEL) for n in base.nodes]
+    zone_new = [o.zone for o in offers]
+    quotas = zone_quotas(base, classes, probes)
     groups: dict[tuple, list[int]] = defaultdict(list)
     rows: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
     for c in classes:
@@ -160,7 +169,46 @@ def prepare(base: Cluster, offers: Sequence[Offer], profile: Profile) -> _Data:
     unit_ex = np.array([np.frombuffer(k[1], dtype=np.int64) for k in keys], dtype=np.int64).reshape(len(glist), n_ex)
     unit_new = np.array([np.frombuffer(k[2], dtype=np.int64) for k in keys], dtype=np.int64).reshape(len(glist),
                                                                                                       len(offers))
-    return _Data(res_keys, glist, size, req, free, alloc, cap_ex, cap_new, pods, unit_ex, unit_new)
+    return _Data(res_keys, glist, size, req, free, alloc, cap_ex, cap_new, pods, unit_ex, unit_new, zone_ex, zone_new,
+                 quotas)
+
+
+def zone_quotas(base: Cluster, classes, probes: Sequence[Node]) -> dict[int, dict[str, int]]:
+    """Per class whose hard spread constraints are all over zones (no minDomains, node taints ignored, node
+    affinity honoured) and match no other pending class: its pods per zone, each to the zone with the fewest
+    matching pods (existing ones on the nodes its node affinity admits, then its own), so that a zone that receives
+    one is at most one above the least: within every constraint's maxSkew whatever the nodes. The zones: those of
+    the nodes (existing, and each offer's) the class's node affinity admits."""
+    from ..nodeaffinity.filtering import required_matches
+    from .joint import _hard, _spread_matches
+
+    out: dict[int, dict[str, int]] = {}
+    for c in classes:
+        hard = _hard(c.rep)
+        if not hard or any(s.topology_key != ZONE_LABEL or s.min_domains is not None or s.node_taints_policy !=
+                           "Ignore" or s.node_affinity_policy != "Honor" for s in hard):
+            continue
+        if any(_spread_matches(s, c.rep, d.rep) for s in hard for d in classes if d.index != c.index):
+            continue
+        nodes = [n for n in (*base.nodes, *probes) if required_matches(c.rep, n) and n.labels.get(ZONE_LABEL)]
+        zones = sorted({n.labels[ZONE_LABEL] for n in nodes})
+        if not zones:
+            continue
+        zone_of = {n.name: n.labels[ZONE_LABEL] for n in nodes}
+        counts = {z: 0 for z in zones}
+        for p in base.pods:
+            if p.node_name in zone_of and _spread_matches(hard[0], c.rep, p):
+                counts[zone_of[p.node_name]] += 1
+        if len(hard) > 1 and any(sum(1 for p in base.pods if p.node_name in zone_of and _spread_matches(s, c.rep, p))
+                                 != sum(counts.values()) for s in hard[1:]):
+            continue  # (constraints counting other pods: not stated here)
+        quota = {z: 0 for z in zones}
+        for _ in range(c.size):
+            z = min(zones, key=lambda z: (counts[z], z))
+            counts[z] += 1
+            quota[z] += 1
+        out[c.index] = quota
+    return out
 
 
 def _knapsack_bound(values: np.ndarray, most: np.ndarray, req: np.ndarray, room: np.ndarray, seconds: float
@@ -443,6 +491,9 @@ def _dive(d: _Data, offers: Sequence[Offer], node_types: NodeTypes, price: np.nd
     mult = np.array([len(b) for b in bins], dtype=np.int64)
     count: dict[int, int] = defaultdict(int)  # column -> copies fixed
     base_rows = _type_rows(offers, node_types)
+    if x is None:
+        x = _generate(d, offers, base_rows, price, most_nodes, sizes, bins, mult, columns, deadline, True,
+                      interrupt=interrupt, exact_rounds=DIVE_EXACT_ROUNDS).x
     while sizes.any():
         if x is None or now() >= deadline or (interrupt is not None and interrupt.is_set()):
             return None
@@ -495,6 +546,75 @@ def _dive(d: _Data, offers: Sequence[Offer], node_types: NodeTypes, price: np.nd
     if log:
         log(f"dive: {cost / MICRO:g}, {len(nodes)} new nodes, {len(columns.cols)} fillings")
     return Packing(tuple(nodes), existing, cost)
+
+
+def by_zone(d: _Data, columns: _Columns) -> tuple[_Data, _Columns, list[list[int]]]:
+    """The program with the pods of `d.quota`'s classes split per zone (a group per group and zone, on that zone's
+    nodes only; the group's other classes stay one group), its fillings rewritten (a filling's pods of such a group
+    are of its node's zone) and the existing nodes' kinds recomputed: the program the dive rounds, so that the zone
+    spread of these classes holds by construction."""
+    split: list[tuple[int, str | None]] = []  # new group -> (old group, zone; None: its classes without quota)
+    for g, members in enumerate(d.glist):
+        zones = sorted({z for c in members if c in d.quota for z, k in d.quota[c].items() if k > 0})
+        if any(c not in d.quota for c in members):
+            split.append((g, None))
+        split.extend((g, z) for z in zones)
+    index = {k: i for i, k in enumerate(split)}
+    zex = np.array([z or "" for z in d.zone_ex], dtype=object)
+    znew = np.array([z or "" for z in d.zone_new], dtype=object)
+    size, cap_ex, cap_new, unit_ex, unit_new, pods, glist = [], [], [], [], [], [], []
+    for g, z in split:
+        members = d.glist[g]
+        if z is None:
+            mine = [(c, keys) for c, keys in zip(members, d.pods[g]) if c not in d.quota]
+        else:  # each class's pods in the zones' order
+            mine = []
+            for c, keys in zip(members, d.pods[g]):
+                if d.quota.get(c, {}).get(z, 0) > 0:
+                    before = sum(k for y, k in d.quota[c].items() if y < z)
+                    mine.append((c, keys[before:before + d.quota[c][z]]))
+        ex_ok = np.ones(len(zex), dtype=bool) if z is None else zex == z
+        new_ok = np.ones(len(znew), dtype=bool) if z is None else znew == z
+        size.append(sum(len(keys) for _, keys in mine))
+        cap_ex.append(np.where(ex_ok, np.minimum(d.cap_ex[g], size[-1]), 0))
+        cap_new.append(np.where(new_ok, np.minimum(d.cap_new[g], size[-1]), 0))
+        unit_ex.append(np.where(ex_ok, d.unit_ex[g], 0))
+        unit_new.append(np.where(new_ok, d.unit_new[g], 0))
+        glist.append([c for c, _ in mine])
+        pods.append([keys for _, keys in mine])
+    ds = replace(d, glist=glist, size=np.array(size, dtype=np.int64), req=d.req[[g for g, _ in split]],
+                 cap_ex=np.array(cap_ex, dtype=np.int64), cap_new=np.array(cap_new, dtype=np.int64), pods=pods,
+                 unit_ex=np.array(unit_ex, dtype=np.int64), unit_new=np.array(unit_new, dtype=np.int64), quota={})
+    kinds: dict[bytes, list[int]] = defaultdict(list)
+    for n in range(d.free.shape[0]):
+        if ds.cap_ex[:, n].any():
+            kinds[d.free[n].tobytes() + ds.cap_ex[:, n].tobytes()].append(n)
+    bins = list(kinds.values())
+    kind_of = {n: b for b, nodes in enumerate(bins) for n in nodes}
+    old_kinds: dict[bytes, list[int]] = defaultdict(list)  # the old kinds, as _setup made them
+    for n in range(d.free.shape[0]):
+        if d.cap_ex[:, n].any():
+            old_kinds[d.free[n].tobytes() + d.cap_ex[:, n].tobytes()].append(n)
+    old_bins = list(old_kinds.values())
+
+    def rewrite(a: np.ndarray, zone: str | None) -> dict[int, int]:
+        """A filling's pods of group g, on a node of `zone`: of the group's classes without quota, or of the
+        group's pods there (either may take them all: fillings cover at least the pods)."""
+        out: dict[int, int] = {}
+        for g in np.flatnonzero(a):
+            i = index.get((int(g), None), index.get((int(g), zone)))
+            if i is not None:
+                out[i] = int(a[g])
+        return out
+
+    out = _Columns(len(split), [], set())
+    for kind, i, a in columns.cols:
+        if kind == "new":
+            out.add("new", i, rewrite(a, d.zone_new[i]))
+        else:
+            for b in sorted({kind_of[n] for n in old_bins[i] if n in kind_of}):
+                out.add("ex", b, rewrite(a, d.zone_ex[bins[b][0]]))
+    return ds, out, bins
 
 
 def _compact(d: _Data, offers: Sequence[Offer], packing: Packing) -> Packing:
@@ -586,38 +706,73 @@ def _compact(d: _Data, offers: Sequence[Offer], packing: Packing) -> Packing:
 
 def packing_answer(d: _Data, offers: Sequence[Offer], packing: Packing, existing_names: Sequence[str]
                    ) -> tuple[list[tuple[Offer, Node]], dict[str, str]] | None:
-    """The integer master's answer as pods on nodes: each filling's count of a group taken from the group's
-    classes (at most a class's own bound on the node), the existing nodes first; new nodes left empty (the
-    fillings cover more than the pods) are not bought. None when a class's bounds leave pods over."""
+    """The packing as pods on nodes: each filling's count of a group taken from the group's classes (the ones with
+    the most pods left first, at most a class's own bound on the node), the existing nodes first. The pods a
+    class's bound leaves over (a group's bound on a node is its classes' together) go first fit to the room left,
+    then to new nodes of the cheapest offer that holds them. New nodes left empty (the fillings cover more than
+    the pods) are not bought. None when a pod fits nowhere."""
     left = [[list(keys) for keys in group] for group in d.pods]
-    placements: dict[str, str] = {}
+    where: list[tuple[str, int]] = [("ex", n) for n in sorted(packing.existing)] + [("new", o) for o, _ in packing.new]
+    fills = [packing.existing[n] for n in sorted(packing.existing)] + [fill for _, fill in packing.new]
+    room = [(d.free[i] if kind == "ex" else d.alloc[i]).astype(np.int64).copy() for kind, i in where]
+    on: list[list[str]] = [[] for _ in where]  # pods per bin
+    mine: dict[tuple[int, int, int], int] = defaultdict(int)  # (group, class, bin) -> pods
 
-    def take(g: int, k: int, unit: int, node: str) -> int:
+    def unit(g: int, b: int) -> int:
+        kind, i = where[b]
+        u = int(d.unit_ex[g, i] if kind == "ex" else d.unit_new[g, i])
+        return 1 << 40 if u < 0 else u
+
+    def take(g: int, k: int, b: int) -> int:
         placed = 0
-        for keys in sorted(left[g], key=len, reverse=True):  # (the classes with the most pods left first)
-            n = min(len(keys), k - placed, len(keys) if unit < 0 else unit)
-            for key in keys[:n]:
-                placements[key] = node
-            del keys[:n]
+        q = d.req[g]
+        pos = q > 0
+        k = int(min(k, np.min(np.where(pos, room[b] // np.where(pos, q, 1), 1 << 40))))
+        for c in sorted(range(len(left[g])), key=lambda c: (-len(left[g][c]), c)):
+            n = min(len(left[g][c]), k - placed, unit(g, b) - mine[(g, c, b)])
+            if n <= 0:
+                continue
+            on[b].extend(left[g][c][:n])
+            del left[g][c][:n]
+            mine[(g, c, b)] += n
+            room[b] -= n * q
             placed += n
         return placed
 
-    for n, fill in sorted(packing.existing.items()):
+    for b, fill in enumerate(fills):
         for g, k in fill.items():
-            take(g, k, int(d.unit_ex[g, n]), existing_names[n])
+            take(g, k, b)
+    for g in range(len(left)):
+        while any(left[g]):
+            k = sum(len(keys) for keys in left[g])
+            for b in range(len(where)):
+                if (where[b][0] == "ex" or on[b]) and take(g, k, b) >= k:
+                    break
+                k = sum(len(keys) for keys in left[g])
+            if not any(left[g]):
+                break
+            fits = [o for o in range(len(offers)) if d.cap_new[g, o] > 0 and (d.alloc[o] >= d.req[g]).all()]
+            if not fits:
+                return None
+            o = min(fits, key=lambda o: (offers[o].type.price, o))
+            where.append(("new", o))
+            room.append(d.alloc[o].astype(np.int64).copy())
+            on.append([])
+            if take(g, k, len(where) - 1) == 0:
+                return None
+    placements: dict[str, str] = {}
     taken = set(existing_names)
     seq: dict[int, int] = defaultdict(int)
     nodes: list[tuple[Offer, Node]] = []
-    for o, fill in packing.new:
-        seq[o] += 1
-        name = fresh_name(offers[o], seq[o], set(taken))
-        if sum(take(g, k, int(d.unit_new[g, o]), name) for g, k in fill.items()) > 0:
-            taken.add(name)
-            nodes.append((offers[o], new_node(offers[o].type, name, offers[o].zone)))
-        else:
-            seq[o] -= 1
-    if any(keys for group in left for keys in group):
-        return None
+    for b, (kind, i) in enumerate(where):
+        if kind == "ex":
+            name = existing_names[i]
+        elif on[b]:
+            seq[i] += 1
+            name = fresh_name(offers[i], seq[i], taken)
+            nodes.append((offers[i], new_node(offers[i].type, name, offers[i].zone)))
+        for key in on[b]:
+            placements[key] = name
     return nodes, placements
 
 
@@ -646,12 +801,17 @@ def pattern_bound(base: Cluster, offers: Sequence[Offer], node_types: NodeTypes,
     lb = max(0.0, lp.lower) if lp.slack < 1e-6 else 0.0
     bound_micro = max(0, int(math.floor(lb * MICRO * (1 - 1e-6) - 1)))
     start = None
-    if master > 0 and lp.slack < 1e-6 and not (interrupt is not None and interrupt.is_set()) and \
+    if master > 0 and (ZONE_DIVE or not d.quota) and lp.slack < 1e-6 and not (interrupt is not None and interrupt.is_set()) and \
             not wall_over("the pattern program's dive"):
-        dived = _dive(d, offers, node_types, price, most_nodes, bins, columns, lp.x, started_clock + limit, log,
+        dd, dcols, dbins, x = d, columns, bins, lp.x
+        if d.quota and ZONE_DIVE:  # (the program's answer is not one of the split program: the dive starts with its own)
+            dd, dcols, dbins = by_zone(d, columns)
+            x = None
+        dived = _dive(dd, offers, node_types, price, most_nodes, dbins, dcols, x, started_clock + limit, log,
                       interrupt)
         if dived is not None:
-            start = _compact(d, offers, dived)
+            start = _compact(dd, offers, dived)
+            d = dd
             if log:
                 log(f"dive: {dived.cost_micro / MICRO:g}, compacted {start.cost_micro / MICRO:g} "
                     f"({len(start.new)} new nodes), lp {lp.value:.4f}")
