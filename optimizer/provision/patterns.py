@@ -71,7 +71,6 @@ KNAPSACK_MIN_SECONDS = 0.5
 # pricing to convergence (4/plain 13.26, 1/production 12.92), in 4-13 s of the clock instead of 6-111 s; greedy
 # pricing alone drifts (4/plain 13.76), and DIVE_UP 0.5 rounds too much up (4/anti 13.63 against 13.26-13.30)
 DIVE_UP = 0.6
-ZONE_DIVE = bool(int(os.environ.get("ZONE_DIVE", "0")))
 DIVE_EXACT_ROUNDS = 1
 SCALE = 1_000_000  # knapsack values: pods' duals in millionths (rounded up, so the knapsack's bound stays an upper)
 
@@ -114,9 +113,9 @@ class _Data:
     unit_new: np.ndarray  # group x offer
     zone_ex: list[str | None]  # per existing node
     zone_new: list[str | None]  # per offer
-    # per class with zone spread: its pods per zone so that every zone that receives one stays within maxSkew of
-    # the least (zone_quotas); the dive places them so (by_zone), the bound ignores it
-    quota: dict[int, dict[str, int]]
+    # per class with zone spread (zone_counts): its least maxSkew and matching pods per zone; the answers made of
+    # the dive's fillings keep it (packing_answer), the bound and the fillings ignore it
+    spread: dict[int, tuple[int, dict[str, int]]]
 
 
 def prepare(base: Cluster, offers: Sequence[Offer], profile: Profile) -> _Data:
@@ -140,7 +139,7 @@ def prepare(base: Cluster, offers: Sequence[Offer], profile: Profile) -> _Data:
 
     zone_ex = [n.labels.get(ZONE_LABEL) for n in base.nodes]
     zone_new = [o.zone for o in offers]
-    quotas = zone_quotas(base, classes, probes)
+    spread = zone_counts(base, classes, probes)
     groups: dict[tuple, list[int]] = defaultdict(list)
     rows: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
     for c in classes:
@@ -170,19 +169,18 @@ def prepare(base: Cluster, offers: Sequence[Offer], profile: Profile) -> _Data:
     unit_new = np.array([np.frombuffer(k[2], dtype=np.int64) for k in keys], dtype=np.int64).reshape(len(glist),
                                                                                                       len(offers))
     return _Data(res_keys, glist, size, req, free, alloc, cap_ex, cap_new, pods, unit_ex, unit_new, zone_ex, zone_new,
-                 quotas)
+                 spread)
 
 
-def zone_quotas(base: Cluster, classes, probes: Sequence[Node]) -> dict[int, dict[str, int]]:
+def zone_counts(base: Cluster, classes, probes: Sequence[Node]) -> dict[int, tuple[int, dict[str, int]]]:
     """Per class whose hard spread constraints are all over zones (no minDomains, node taints ignored, node
-    affinity honoured) and match no other pending class: its pods per zone, each to the zone with the fewest
-    matching pods (existing ones on the nodes its node affinity admits, then its own), so that a zone that receives
-    one is at most one above the least: within every constraint's maxSkew whatever the nodes. The zones: those of
-    the nodes (existing, and each offer's) the class's node affinity admits."""
+    affinity honoured), count the same existing pods, and match no other pending class: the least maxSkew and its
+    matching pods per zone (existing ones on the nodes its node affinity admits; the zones: those of the nodes,
+    existing and each offer's, that it admits). packing_answer spreads the class's pods by them."""
     from ..nodeaffinity.filtering import required_matches
     from .joint import _hard, _spread_matches
 
-    out: dict[int, dict[str, int]] = {}
+    out: dict[int, tuple[int, dict[str, int]]] = {}
     for c in classes:
         hard = _hard(c.rep)
         if not hard or any(s.topology_key != ZONE_LABEL or s.min_domains is not None or s.node_taints_policy !=
@@ -190,24 +188,18 @@ def zone_quotas(base: Cluster, classes, probes: Sequence[Node]) -> dict[int, dic
             continue
         if any(_spread_matches(s, c.rep, d.rep) for s in hard for d in classes if d.index != c.index):
             continue
-        nodes = [n for n in (*base.nodes, *probes) if required_matches(c.rep, n) and n.labels.get(ZONE_LABEL)]
-        zones = sorted({n.labels[ZONE_LABEL] for n in nodes})
-        if not zones:
+        zone_of = {n.name: n.labels[ZONE_LABEL] for n in (*base.nodes, *probes)
+                   if n.labels.get(ZONE_LABEL) and required_matches(c.rep, n)}
+        counts = {z: 0 for z in sorted(set(zone_of.values()))}
+        if not counts:
             continue
-        zone_of = {n.name: n.labels[ZONE_LABEL] for n in nodes}
-        counts = {z: 0 for z in zones}
+        mine = [{p.key for p in base.pods if p.node_name in zone_of and _spread_matches(s, c.rep, p)} for s in hard]
+        if any(m != mine[0] for m in mine[1:]):
+            continue  # (constraints counting different pods: not stated here)
         for p in base.pods:
-            if p.node_name in zone_of and _spread_matches(hard[0], c.rep, p):
+            if p.key in mine[0]:
                 counts[zone_of[p.node_name]] += 1
-        if len(hard) > 1 and any(sum(1 for p in base.pods if p.node_name in zone_of and _spread_matches(s, c.rep, p))
-                                 != sum(counts.values()) for s in hard[1:]):
-            continue  # (constraints counting other pods: not stated here)
-        quota = {z: 0 for z in zones}
-        for _ in range(c.size):
-            z = min(zones, key=lambda z: (counts[z], z))
-            counts[z] += 1
-            quota[z] += 1
-        out[c.index] = quota
+        out[c.index] = (min(s.max_skew for s in hard), counts)
     return out
 
 
@@ -548,75 +540,6 @@ def _dive(d: _Data, offers: Sequence[Offer], node_types: NodeTypes, price: np.nd
     return Packing(tuple(nodes), existing, cost)
 
 
-def by_zone(d: _Data, columns: _Columns) -> tuple[_Data, _Columns, list[list[int]]]:
-    """The program with the pods of `d.quota`'s classes split per zone (a group per group and zone, on that zone's
-    nodes only; the group's other classes stay one group), its fillings rewritten (a filling's pods of such a group
-    are of its node's zone) and the existing nodes' kinds recomputed: the program the dive rounds, so that the zone
-    spread of these classes holds by construction."""
-    split: list[tuple[int, str | None]] = []  # new group -> (old group, zone; None: its classes without quota)
-    for g, members in enumerate(d.glist):
-        zones = sorted({z for c in members if c in d.quota for z, k in d.quota[c].items() if k > 0})
-        if any(c not in d.quota for c in members):
-            split.append((g, None))
-        split.extend((g, z) for z in zones)
-    index = {k: i for i, k in enumerate(split)}
-    zex = np.array([z or "" for z in d.zone_ex], dtype=object)
-    znew = np.array([z or "" for z in d.zone_new], dtype=object)
-    size, cap_ex, cap_new, unit_ex, unit_new, pods, glist = [], [], [], [], [], [], []
-    for g, z in split:
-        members = d.glist[g]
-        if z is None:
-            mine = [(c, keys) for c, keys in zip(members, d.pods[g]) if c not in d.quota]
-        else:  # each class's pods in the zones' order
-            mine = []
-            for c, keys in zip(members, d.pods[g]):
-                if d.quota.get(c, {}).get(z, 0) > 0:
-                    before = sum(k for y, k in d.quota[c].items() if y < z)
-                    mine.append((c, keys[before:before + d.quota[c][z]]))
-        ex_ok = np.ones(len(zex), dtype=bool) if z is None else zex == z
-        new_ok = np.ones(len(znew), dtype=bool) if z is None else znew == z
-        size.append(sum(len(keys) for _, keys in mine))
-        cap_ex.append(np.where(ex_ok, np.minimum(d.cap_ex[g], size[-1]), 0))
-        cap_new.append(np.where(new_ok, np.minimum(d.cap_new[g], size[-1]), 0))
-        unit_ex.append(np.where(ex_ok, d.unit_ex[g], 0))
-        unit_new.append(np.where(new_ok, d.unit_new[g], 0))
-        glist.append([c for c, _ in mine])
-        pods.append([keys for _, keys in mine])
-    ds = replace(d, glist=glist, size=np.array(size, dtype=np.int64), req=d.req[[g for g, _ in split]],
-                 cap_ex=np.array(cap_ex, dtype=np.int64), cap_new=np.array(cap_new, dtype=np.int64), pods=pods,
-                 unit_ex=np.array(unit_ex, dtype=np.int64), unit_new=np.array(unit_new, dtype=np.int64), quota={})
-    kinds: dict[bytes, list[int]] = defaultdict(list)
-    for n in range(d.free.shape[0]):
-        if ds.cap_ex[:, n].any():
-            kinds[d.free[n].tobytes() + ds.cap_ex[:, n].tobytes()].append(n)
-    bins = list(kinds.values())
-    kind_of = {n: b for b, nodes in enumerate(bins) for n in nodes}
-    old_kinds: dict[bytes, list[int]] = defaultdict(list)  # the old kinds, as _setup made them
-    for n in range(d.free.shape[0]):
-        if d.cap_ex[:, n].any():
-            old_kinds[d.free[n].tobytes() + d.cap_ex[:, n].tobytes()].append(n)
-    old_bins = list(old_kinds.values())
-
-    def rewrite(a: np.ndarray, zone: str | None) -> dict[int, int]:
-        """A filling's pods of group g, on a node of `zone`: of the group's classes without quota, or of the
-        group's pods there (either may take them all: fillings cover at least the pods)."""
-        out: dict[int, int] = {}
-        for g in np.flatnonzero(a):
-            i = index.get((int(g), None), index.get((int(g), zone)))
-            if i is not None:
-                out[i] = int(a[g])
-        return out
-
-    out = _Columns(len(split), [], set())
-    for kind, i, a in columns.cols:
-        if kind == "new":
-            out.add("new", i, rewrite(a, d.zone_new[i]))
-        else:
-            for b in sorted({kind_of[n] for n in old_bins[i] if n in kind_of}):
-                out.add("ex", b, rewrite(a, d.zone_ex[bins[b][0]]))
-    return ds, out, bins
-
-
 def _compact(d: _Data, offers: Sequence[Offer], packing: Packing) -> Packing:
     """A packing's fillings cut to the pods there are (the fillings cover more), then its new nodes emptied where
     their pods fit the room the others leave (the least loaded first; the existing nodes first, within each
@@ -704,6 +627,76 @@ def _compact(d: _Data, offers: Sequence[Offer], packing: Packing) -> Packing:
     return Packing(tuple(nodes), existing, cost)
 
 
+def _apportion(d: _Data, fills: Sequence[dict[int, int]], zone: Sequence[str | None]
+               ) -> dict[int, dict[str, int]]:
+    """Per zone-spread class (d.spread): how many of its pods go to each zone. Its group's fillings have room for
+    so many of the group's pods per zone; each pod of the class, largest classes first, goes to the zone with the
+    fewest matching pods that has room left (else one without: packing_answer opens nodes there), and only where
+    that keeps the zone within maxSkew of the least (so that it holds in the final state, as kube-scheduler's
+    filter reads it)."""
+    out: dict[int, dict[str, int]] = {}
+    for g, members in enumerate(d.glist):
+        mine = sorted((c for c in members if c in d.spread), key=lambda c: (-len(d.pods[g][members.index(c)]), c))
+        if not mine:
+            continue
+        room: dict[str | None, int] = defaultdict(int)
+        for fill, z in zip(fills, zone):
+            room[z] += fill.get(g, 0)
+        for c in mine:
+            skew, base = d.spread[c]
+            counts = dict(base)
+            out[c] = {z: 0 for z in counts}
+            for _ in range(len(d.pods[g][members.index(c)])):
+                least = min(counts.values())
+                ok = [z for z in counts if counts[z] + 1 - least <= skew]  # (never empty: the least is in)
+                z = min(ok, key=lambda z: (room[z] <= 0, counts[z], z))
+                counts[z] += 1
+                room[z] -= 1
+                out[c][z] += 1
+    return out
+
+
+def _rezone(d: _Data, offers: Sequence[Offer], packing: Packing) -> Packing:
+    """The packing's new nodes moved to the zone (an offer of the same type and price there) where the zone-spread
+    classes' pods need the room: the fillings know no zone spread, and the dive buys its new nodes in the zone of
+    the offer it prices first. Each class's pods per zone as _apportion spreads them with room everywhere; the
+    new nodes holding the most of such groups first, each to the zone whose shortfall it covers most."""
+    groups = [g for g, members in enumerate(d.glist) if any(c in d.spread for c in members)]
+    if not groups or not packing.new:
+        return packing
+    want: dict[tuple[int, str | None], int] = defaultdict(int)
+    for g in groups:
+        for c in d.glist[g]:
+            if c in d.spread:
+                skew, counts = d.spread[c]
+                counts = dict(counts)
+                for _ in range(len(d.pods[g][d.glist[g].index(c)])):
+                    least = min(counts.values())
+                    z = min((z for z in counts if counts[z] + 1 - least <= skew), key=lambda z: (counts[z], z))
+                    counts[z] += 1
+                    want[(g, z)] += 1
+    have: dict[tuple[int, str | None], int] = defaultdict(int)
+    for n, fill in packing.existing.items():
+        for g in groups:
+            have[(g, d.zone_ex[n])] += fill.get(g, 0)
+    same = {o: [p for p in range(len(offers)) if offers[p].type is offers[o].type] for o in range(len(offers))}
+    order = sorted(range(len(packing.new)), key=lambda j: (-sum(packing.new[j][1].get(g, 0) for g in groups), j))
+    new = list(packing.new)
+    for j in order:
+        o, fill = new[j]
+        fits = [p for p in same[o] if all(k <= d.cap_new[g, p] for g, k in fill.items())]
+
+        def gain(p: int) -> int:
+            return sum(min(fill.get(g, 0), max(0, want[(g, d.zone_new[p])] - have[(g, d.zone_new[p])]))
+                       for g in groups)
+
+        best = max(fits, key=lambda p: (gain(p), p == o, -p)) if fits else o
+        new[j] = (best, fill)
+        for g in groups:
+            have[(g, d.zone_new[best])] += fill.get(g, 0)
+    return replace(packing, new=tuple(new))
+
+
 def packing_answer(d: _Data, offers: Sequence[Offer], packing: Packing, existing_names: Sequence[str]
                    ) -> tuple[list[tuple[Offer, Node]], dict[str, str]] | None:
     """The packing as pods on nodes: each filling's count of a group taken from the group's classes (the ones with
@@ -711,12 +704,16 @@ def packing_answer(d: _Data, offers: Sequence[Offer], packing: Packing, existing
     class's bound leaves over (a group's bound on a node is its classes' together) go first fit to the room left,
     then to new nodes of the cheapest offer that holds them. New nodes left empty (the fillings cover more than
     the pods) are not bought. None when a pod fits nowhere."""
+    packing = _rezone(d, offers, packing)
     left = [[list(keys) for keys in group] for group in d.pods]
     where: list[tuple[str, int]] = [("ex", n) for n in sorted(packing.existing)] + [("new", o) for o, _ in packing.new]
     fills = [packing.existing[n] for n in sorted(packing.existing)] + [fill for _, fill in packing.new]
     room = [(d.free[i] if kind == "ex" else d.alloc[i]).astype(np.int64).copy() for kind, i in where]
     on: list[list[str]] = [[] for _ in where]  # pods per bin
     mine: dict[tuple[int, int, int], int] = defaultdict(int)  # (group, class, bin) -> pods
+    zone = [d.zone_ex[i] if kind == "ex" else d.zone_new[i] for kind, i in where]
+    # the zone-spread classes' pods per zone, within the room their group's fillings have in each zone
+    budget = _apportion(d, fills, zone)
 
     def unit(g: int, b: int) -> int:
         kind, i = where[b]
@@ -729,7 +726,11 @@ def packing_answer(d: _Data, offers: Sequence[Offer], packing: Packing, existing
         pos = q > 0
         k = int(min(k, np.min(np.where(pos, room[b] // np.where(pos, q, 1), 1 << 40))))
         for c in sorted(range(len(left[g])), key=lambda c: (-len(left[g][c]), c)):
-            n = min(len(left[g][c]), k - placed, unit(g, b) - mine[(g, c, b)])
+            cls = d.glist[g][c]
+            most = budget[cls].get(zone[b], 0) if cls in budget else 1 << 40
+            n = min(len(left[g][c]), k - placed, unit(g, b) - mine[(g, c, b)], most)
+            if cls in budget and n > 0:
+                budget[cls][zone[b]] -= n
             if n <= 0:
                 continue
             on[b].extend(left[g][c][:n])
@@ -739,9 +740,11 @@ def packing_answer(d: _Data, offers: Sequence[Offer], packing: Packing, existing
             placed += n
         return placed
 
-    for b, fill in enumerate(fills):
-        for g, k in fill.items():
-            take(g, k, b)
+    # per group, the bins with the most of its pods first and the classes with the most pods left first: classes
+    # that take one pod a node (anti-affinity per host, host ports) then spread over the most nodes
+    for g in range(len(left)):
+        for b in sorted((b for b, fill in enumerate(fills) if fill.get(g, 0) > 0), key=lambda b: (-fills[b][g], b)):
+            take(g, fills[b][g], b)
     for g in range(len(left)):
         while any(left[g]):
             k = sum(len(keys) for keys in left[g])
@@ -751,11 +754,15 @@ def packing_answer(d: _Data, offers: Sequence[Offer], packing: Packing, existing
                 k = sum(len(keys) for keys in left[g])
             if not any(left[g]):
                 break
-            fits = [o for o in range(len(offers)) if d.cap_new[g, o] > 0 and (d.alloc[o] >= d.req[g]).all()]
+            zones = {z for c, keys in enumerate(left[g]) if keys for z, k in
+                     budget.get(d.glist[g][c], {None: 1}).items() if k > 0}
+            fits = [o for o in range(len(offers)) if d.cap_new[g, o] > 0 and (d.alloc[o] >= d.req[g]).all()
+                    and (None in zones or d.zone_new[o] in zones)]
             if not fits:
                 return None
             o = min(fits, key=lambda o: (offers[o].type.price, o))
             where.append(("new", o))
+            zone.append(d.zone_new[o])
             room.append(d.alloc[o].astype(np.int64).copy())
             on.append([])
             if take(g, k, len(where) - 1) == 0:
@@ -801,17 +808,12 @@ def pattern_bound(base: Cluster, offers: Sequence[Offer], node_types: NodeTypes,
     lb = max(0.0, lp.lower) if lp.slack < 1e-6 else 0.0
     bound_micro = max(0, int(math.floor(lb * MICRO * (1 - 1e-6) - 1)))
     start = None
-    if master > 0 and (ZONE_DIVE or not d.quota) and lp.slack < 1e-6 and not (interrupt is not None and interrupt.is_set()) and \
+    if master > 0 and lp.slack < 1e-6 and not (interrupt is not None and interrupt.is_set()) and \
             not wall_over("the pattern program's dive"):
-        dd, dcols, dbins, x = d, columns, bins, lp.x
-        if d.quota and ZONE_DIVE:  # (the program's answer is not one of the split program: the dive starts with its own)
-            dd, dcols, dbins = by_zone(d, columns)
-            x = None
-        dived = _dive(dd, offers, node_types, price, most_nodes, dbins, dcols, x, started_clock + limit, log,
+        dived = _dive(d, offers, node_types, price, most_nodes, bins, columns, lp.x, started_clock + limit, log,
                       interrupt)
         if dived is not None:
-            start = _compact(dd, offers, dived)
-            d = dd
+            start = _compact(d, offers, dived)
             if log:
                 log(f"dive: {dived.cost_micro / MICRO:g}, compacted {start.cost_micro / MICRO:g} "
                     f"({len(start.new)} new nodes), lp {lp.value:.4f}")
