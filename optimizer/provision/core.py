@@ -507,7 +507,7 @@ def _large(cluster: Cluster, base: Cluster, required: Sequence[Pod], below: dict
                                     master_share=DIVE_SHARE)
                 lb = max(lb, pat.bound_micro)
                 stamp("pattern program")
-                rounded = _dive_start(cluster, offers, pat, policy, profile, notes)
+                rounded = _dive_start(cluster, offers, node_types, pat, policy, profile, notes)
                 if rounded is not None:
                     dived = rounded
                     if found is None or sum(o.type.price for o, _ in rounded.nodes) < \
@@ -610,7 +610,17 @@ def _large(cluster: Cluster, base: Cluster, required: Sequence[Pod], below: dict
                            grown_final, est, time.perf_counter() - started, tuple(notes))
 
 
-def _dive_start(cluster: Cluster, offers: Sequence[Offer], pat, policy: Policy, profile: Profile, notes: list[str]):
+def within_limits(bought: Sequence, node_types: NodeTypes) -> bool:
+    """New nodes of these types (one entry a node) within each type's max and limits and the overall limits."""
+    for t in node_types.types:
+        mine = sum(1 for b in bought if b.name == t.name)
+        if t.max is not None and mine > t.max or any(mine * t.capacity.get(r, 0) > lim for r, lim in t.limits.items()):
+            return False
+    return all(sum(b.capacity.get(r, 0) for b in bought) <= lim for r, lim in node_types.limits.items())
+
+
+def _dive_start(cluster: Cluster, offers: Sequence[Offer], node_types: NodeTypes, pat, policy: Policy,
+                profile: Profile, notes: list[str]):
     """The pattern program's answer rounded to whole nodes (the dive) as an answer: its pods on the nodes,
     verified on the grown cluster (its fillings know no inter-pod rule: a plan that breaks one is said in a note
     and not used). A Found, or None."""
@@ -626,6 +636,9 @@ def _dive_start(cluster: Cluster, offers: Sequence[Offer], pat, policy: Policy, 
         return None
     nodes, placements = got
     cost = sum(o.type.price for o, _ in nodes)
+    if not within_limits([o.type for o, _ in nodes], node_types):
+        notes.append(f"pattern program rounded (the dive): {cost:g}, beyond a type's max or limits: not used")
+        return None
     grown = replace(cluster, nodes=tuple(cluster.nodes) + tuple(n for _, n in nodes))
     try:
         check(grown, Plan(placements=placements, pending={}, status=Status.FEASIBLE), policy, profile)
