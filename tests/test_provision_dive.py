@@ -61,17 +61,17 @@ def test_the_dive_places_every_pod_and_without_inter_pod_rules_verifies_at_no_le
         assert cost * MICRO >= bound_micro - 1
 
 
-def test_the_dive_pairs_large_and_small_pods_where_the_estimator_buys_a_node_more() -> None:
-    # a full existing node; three 600m pods and three 400m pods on 1-cpu nodes: a 600m and a 400m pod a node (3
-    # nodes). First fit by size puts the three 600m pods on three nodes, and then the 400m pods beside them: also
-    # 3; the dive must find the pairing, and provision's large-input path print it as the optimum
+def test_the_dive_finds_the_two_nodes_where_first_fit_decreasing_buys_three() -> None:
+    # a full existing node; pods of 450m, 450m, 350m, 350m, 200m, 200m on 1-cpu nodes: 450m + 350m + 200m fill a
+    # node exactly (2 nodes), where first fit decreasing (cluster-autoscaler's estimator) pairs the 450m pods and
+    # needs a third node
     nodes = (make_node("n0").label(H, "n0").label(Z, "a").alloc(cpu="100m", memory="8Gi", pods=110).build(),)
-    pending = tuple(make_pod(f"p{i}").label("app", f"a{i % 2}").req(cpu=c).set(order=i).build()
-                    for i, c in enumerate(["600m", "400m", "600m", "400m", "600m", "400m"]))
-    types = NodeTypes((a_type("one", "1", 1.0), a_type("two", "2", 2.5)))
+    pending = tuple(make_pod(f"p{i}").label("app", f"a{i}").req(cpu=c).set(order=i).build()
+                    for i, c in enumerate(["450m", "450m", "350m", "350m", "200m", "200m"]))
+    types = NodeTypes((a_type("one", "1", 1.0),))
     cluster = Cluster(nodes=nodes, pending=pending)
     nodes_, placements, valid, _ = dive_answer(cluster, types)
-    assert valid and sum(o.type.price for o, _ in nodes_) == 3.0 == brute_cost(cluster, types)
+    assert valid and sum(o.type.price for o, _ in nodes_) == 2.0 == brute_cost(cluster, types)
     a = provision(cluster, types, SolverParams(workers=1, full_model_variables=0), deadline=Deadline.start(20))
     verify_answer(a)
-    assert a.cost == 3.0 and a.status is Status.OPTIMAL
+    assert a.estimator.cost() == 3.0 and a.cost == 2.0 and a.status is Status.OPTIMAL
