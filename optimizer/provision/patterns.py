@@ -35,6 +35,11 @@ on offer o's columns, and N_o the most nodes of offer o an answer no dearer than
 same Lagrangian function at theta * pi (farley_bound: no N_o at theta = min_o price_o / K_o). The bound used is
 the larger (the smaller of it and z_R at the end), less a relative 1e-6 for HiGHS's tolerances.
 
+When the program converges, its answer is rounded to whole nodes (the dive, _dive: the fillings it takes whole
+fixed, column generation again on the pods left), compacted (_compact: the last nodes' pods moved into the room
+the others leave) and given out to pods and nodes (packing_answer): a start the caller verifies (4/plain of the
+200-node family: 13.26 against the bound 13.066, where the joint model's search ended at 16.84).
+
 Measured on the 200-node family (docs/capacity.md): it converges in 5-10 s and raises the covering program's
 bound by 1-2 % of the answer (2/plain 12.82 -> 13.02); the new nodes' packing barely matters there (the
 relaxation with pooled existing room but whole-node fillings of new nodes: 12.06 against 12.05).
@@ -111,8 +116,8 @@ class _Data:
     pods: list[list[list[str]]]
     unit_ex: np.ndarray  # group x existing node
     unit_new: np.ndarray  # group x offer
-    # classes with zone spread or inter-pod rules that a node does not state (the dive's answer breaks them: it
-    # does not run)
+    # a pending class with a hard topology spread constraint or required pod affinity: rules the fillings do not
+    # state (the dive does not run: its answers broke them, or cost more kept)
     rules: bool
 
 
@@ -448,9 +453,6 @@ def _dive(d: _Data, offers: Sequence[Offer], node_types: NodeTypes, price: np.nd
     mult = np.array([len(b) for b in bins], dtype=np.int64)
     count: dict[int, int] = defaultdict(int)  # column -> copies fixed
     base_rows = _type_rows(offers, node_types)
-    if x is None:
-        x = _generate(d, offers, base_rows, price, most_nodes, sizes, bins, mult, columns, deadline, True,
-                      interrupt=interrupt, exact_rounds=DIVE_EXACT_ROUNDS).x
     while sizes.any():
         if x is None or now() >= deadline or (interrupt is not None and interrupt.is_set()):
             return None
@@ -465,9 +467,10 @@ def _dive(d: _Data, offers: Sequence[Offer], node_types: NodeTypes, price: np.nd
             kind, i, a = columns.cols[j]
             if kind == "ex":
                 k = min(k, int(mult[i]))
-                mult[i] -= k
             if k <= 0 or not np.any(np.minimum(a, sizes)):
                 continue  # (its pods are placed already)
+            if kind == "ex":
+                mult[i] -= k
             count[j] += k
             sizes = np.maximum(0, sizes - k * a)
         if not sizes.any():
