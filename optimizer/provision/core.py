@@ -84,6 +84,9 @@ SCARCE_MAX_PODS = 500
 # little to find an answer, and the estimator's stood, 30.0 against 17.1 with 0.1; the rows where the re-placement
 # won were also won by the joint model)
 SCARCE_SHARE = 0.1
+# of the pattern program's share: kept for rounding its answer to whole nodes (the dive, a start for the joint
+# model), with what column generation leaves
+DIVE_SHARE = 0.3
 PLAIN_RESOURCES = frozenset({"cpu", "memory", "pods", "ephemeral-storage"})
 
 
@@ -483,6 +486,7 @@ def _large(cluster: Cluster, base: Cluster, required: Sequence[Pod], below: dict
                 notes.append(f"the re-placement of scarce pods failed the verifier and is not used ({str(exc)[:200]})")
     # the search builds solve's model over the whole cluster: about what the estimator's kube-scheduler pass
     # costs (optimizer.timelimit), so it starts only with that much time left
+    dived = None  # the pattern program's answer rounded to whole nodes, verified: a start of the joint model
     if not proven and not interrupt.is_set() and left() > SEARCH_MIN_SECONDS:
 
         if left() > BOUND_MIN_SECONDS and not interrupt.is_set():
@@ -499,9 +503,16 @@ def _large(cluster: Cluster, base: Cluster, required: Sequence[Pod], below: dict
             pat = None
             if share >= PATTERN_MIN_SECONDS:
                 pat = pattern_bound(base, offers, node_types, profile, share,
-                                    round(est_cost * MICRO) if math.isfinite(est_cost) else None, interrupt=interrupt)
+                                    round(est_cost * MICRO) if math.isfinite(est_cost) else None, interrupt=interrupt,
+                                    master_share=DIVE_SHARE)
                 lb = max(lb, pat.bound_micro)
                 stamp("pattern program")
+                rounded = _dive_start(cluster, offers, node_types, pat, policy, profile, notes)
+                if rounded is not None:
+                    dived = rounded
+                    if found is None or sum(o.type.price for o, _ in rounded.nodes) < \
+                            sum(o.type.price for o, _ in found.nodes) - 1e-9:
+                        found = rounded
             # The integer covering program (HiGHS) is not run here: nothing but the wall clock bounds its work (its
             # root node alone took 38 s on 2/plain under a node limit of 150), so its bound would differ from run
             # to run. When the pattern program stops unconverged, the covering program's relaxation stands.
@@ -514,7 +525,7 @@ def _large(cluster: Cluster, base: Cluster, required: Sequence[Pod], below: dict
         # decided together; verified here, and the older placements below only when it found nothing cheaper
         stamp("before the joint model")
         joint = _joint(cluster, base, offers, node_types, est, relaxed_counts or {}, lb, profile, policy, params,
-                       left() * JOINT_SHARE, interrupt, notes)
+                       left() * JOINT_SHARE, interrupt, notes, dived)
         stamp("joint model")
         if joint is not None and (found is None or sum(o.type.price for o, _ in joint.nodes)
                                   < sum(o.type.price for o, _ in found.nodes) - 1e-9):
@@ -599,9 +610,49 @@ def _large(cluster: Cluster, base: Cluster, required: Sequence[Pod], below: dict
                            grown_final, est, time.perf_counter() - started, tuple(notes))
 
 
+def within_limits(bought: Sequence, node_types: NodeTypes) -> bool:
+    """New nodes of these types (one entry a node) within each type's max and limits and the overall limits."""
+    for t in node_types.types:
+        mine = sum(1 for b in bought if b.name == t.name)
+        if t.max is not None and mine > t.max or any(mine * t.capacity.get(r, 0) > lim for r, lim in t.limits.items()):
+            return False
+    return all(sum(b.capacity.get(r, 0) for b in bought) <= lim for r, lim in node_types.limits.items())
+
+
+def _dive_start(cluster: Cluster, offers: Sequence[Offer], node_types: NodeTypes, pat, policy: Policy,
+                profile: Profile, notes: list[str]):
+    """The pattern program's answer rounded to whole nodes (the dive) as an answer: its pods on the nodes,
+    verified on the grown cluster (its fillings know no inter-pod rule: a plan that breaks one is said in a note
+    and not used). A Found, or None."""
+    from ...models.errors import PlanInvalidError
+    from .patterns import packing_answer
+    from .search import Found
+
+    if pat.start is None or pat.data is None:
+        return None
+    got = packing_answer(pat.data, offers, pat.start, [n.name for n in cluster.nodes])
+    if got is None:
+        notes.append("pattern program rounded (the dive): its fillings leave pods over (a class's own bound): not used")
+        return None
+    nodes, placements = got
+    cost = sum(o.type.price for o, _ in nodes)
+    if not within_limits([o.type for o, _ in nodes], node_types):
+        notes.append(f"pattern program rounded (the dive): {cost:g}, beyond a type's max or limits: not used")
+        return None
+    grown = replace(cluster, nodes=tuple(cluster.nodes) + tuple(n for _, n in nodes))
+    try:
+        check(grown, Plan(placements=placements, pending={}, status=Status.FEASIBLE), policy, profile)
+    except PlanInvalidError as exc:
+        notes.append(f"pattern program rounded (the dive): {cost:g}, breaks an inter-pod rule: not used "
+                     f"({str(exc)[:160]})")
+        return None
+    notes.append(f"pattern program rounded (the dive): {cost:g}, verified")
+    return Found(list(nodes), placements, Status.FEASIBLE)
+
+
 def _joint(cluster: Cluster, base: Cluster, offers: Sequence[Offer], node_types: NodeTypes, est: Estimate,
            relaxed_counts: dict[int, int], lb: int, profile: Profile, policy: Policy, params: SolverParams,
-           limit: float, interrupt: Interrupt, notes: list[str]):
+           limit: float, interrupt: Interrupt, notes: list[str], dived=None):
     """The joint model's answer (optimizer.provision.joint), completed for the pods it leaves to solve's model
     (the rest pods the estimator had put on new nodes) and verified on the grown cluster; None when it found none
     or it fails the verifier (said in a note: a bug of the model, never printed as an answer)."""
@@ -617,8 +668,17 @@ def _joint(cluster: Cluster, base: Cluster, offers: Sequence[Offer], node_types:
         est_per_offer[offers.index(o)] += k
     for i, k in est_per_offer.items():
         slots[i] = max(slots.get(i, 0), k)
+    hints = []
+    if dived is not None:  # the pattern program's rounded answer, a start: its new nodes on slots of their offers
+        mine: dict[int, int] = defaultdict(int)
+        for o, _ in dived.nodes:
+            mine[offers.index(o)] += 1
+        for i, k in mine.items():
+            slots[i] = max(slots.get(i, 0), k)
+        hints.append(([(o, n.name) for o, n in dived.nodes], dived.placements))
     why: list[str] = []
-    got = joint_search(base, offers, node_types, profile, est, slots, params, limit, lb, interrupt, why=why)
+    got = joint_search(base, offers, node_types, profile, est, slots, params, limit, lb, interrupt, hints=hints,
+                       why=why)
     if got is None:
         notes.append("joint model: " + (why[0] if why else "no answer within its time"))
         return None

@@ -66,6 +66,7 @@ KNAPSACK_SECONDS = 0.1  # one existing node's knapsack fill, at most (most end i
 # its half of the time (9-17 s of the clock) was what the improvement rounds lacked (docs/capacity.md)
 FLOOR_SHARE = 0.15
 
+CHECK_SECONDS = 1.0  # whether the model admits another search's answer as its start (all fixed: presolve decides)
 IMPROVE_MIN_SECONDS = 1.0  # a round only with this much of the joint model's time left
 IMPROVE_ROUND_SECONDS = 1.5  # one round's CP-SAT run, at most
 IMPROVE_ROUND_CHARGE = 0.3  # charged per round for its Python work (choosing the nodes, cloning the model)
@@ -483,11 +484,42 @@ def joint_search(base: Cluster, offers: Sequence[Offer], node_types: NodeTypes, 
     if rounded is not None:
         floor = rounded[2]
         tries.insert(0, rounded[:2])
-    for ce, cn in tries:
+
+    def start_of(ce: dict, cn: dict) -> list[int] | None:
+        """A hint's counts as the model's values, when it places every modelled pod on the model's slots."""
+        placed = defaultdict(int)
+        for (gi, _), k in list(ce.items()) + list(cn.items()):
+            placed[gi] += k
+        if any(placed[gi] != size[gi] for gi in range(len(glist))):
+            return None
+        start = [0] * len(m.proto.variables)
+        for k, v in x_ex.items():
+            start[v.index] = ce.get(k, 0)
+        for k, v in x_new.items():
+            start[v.index] = cn.get(k, 0)
+        used = {s for (_, s), k in cn.items() if k > 0}
+        for s, y in opened.items():
+            start[y.index] = int(s in used)
+        return start
+
+    def admits(ce: dict, cn: dict) -> bool:
+        """Does the model admit this start (its counts and open slots fixed, the rest CP-SAT's)? A hint from
+        another search (the pattern program's dive) may break what the model keeps: the rest pods' room, the slots."""
+        start = start_of(ce, cn)
+        if start is None:
+            return False
+        sub = m.clone()
+        for v in [*x_ex.values(), *x_new.values(), *opened.values()]:
+            sub.add(sub.get_int_var_from_proto_index(v.index) == start[v.index])
+        got = run(sub, params, CHECK_SECONDS, interrupt=interrupt, portfolio=False, charge_work=True)
+        return got.values is not None
+
+    extra = set(range(len(tries) - len(hints), len(tries)))  # the other searches' hints: checked before use
+    for t, (ce, cn) in enumerate(tries):
         if all(ce.get(k, 0) <= top[k] for k in x_ex) and \
                 all((gi, n) in x_ex for gi, n in ce) and all((gi, s) in x_new for gi, s in cn):
             c_cost = sum(price[s] for s in {s for _, s in cn})
-            if best is None or c_cost < best[0]:
+            if (best is None or c_cost < best[0]) and (t not in extra or admits(ce, cn)):
                 best = (c_cost, ce, cn)
 
     def hint(model: cp_model.CpModel, ce: dict, cn: dict) -> None:
@@ -515,23 +547,6 @@ def joint_search(base: Cluster, offers: Sequence[Offer], node_types: NodeTypes, 
             hint(m, {k: vals[v.index] for k, v in x_ex.items()}, {k: vals[v.index] for k, v in x_new.items()})
     values = None if res is None else res.values
     status = None if res is None else res.status
-
-    def start_of(ce: dict, cn: dict) -> list[int] | None:
-        """A hint's counts as the model's values, when it places every modelled pod on the model's slots."""
-        placed = defaultdict(int)
-        for (gi, _), k in list(ce.items()) + list(cn.items()):
-            placed[gi] += k
-        if any(placed[gi] != size[gi] for gi in range(len(glist))):
-            return None
-        start = [0] * len(m.proto.variables)
-        for k, v in x_ex.items():
-            start[v.index] = ce.get(k, 0)
-        for k, v in x_new.items():
-            start[v.index] = cn.get(k, 0)
-        used = {s for (_, s), k in cn.items() if k > 0}
-        for s, y in opened.items():
-            start[y.index] = int(s in used)
-        return start
 
     hinted = None if best is None else start_of(best[1], best[2])
     if values is None and hinted is None and not interrupt.is_set():
