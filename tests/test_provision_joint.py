@@ -329,3 +329,26 @@ def test_the_start_packs_the_pods_left_over_on_the_type_that_suits_them_not_only
     cost, est_cost = _joint_answer(Cluster(nodes=nodes, pending=pending), types, 6)
     assert cost == pytest.approx(1.152)
     assert est_cost == pytest.approx(1.36)
+
+
+def test_a_rounded_start_that_breaks_a_zone_spread_is_not_the_answer() -> None:
+    # found by the exhaustive property above: the relaxation's rounded fill put p0 and p2 (both app=b, p0 spread
+    # over zones against app=b) on one new node in zone a and p1 on n0; it cost one node, less than CP-SAT's answer
+    # from the fill's neighbourhood, and was taken unchecked: p0's zone a held 2 of app=b, zone b none
+    nodes = (make_node("n0").label(H, "n0").label(Z, "a").alloc(cpu="500m", memory="8Gi", pods=110).build(),
+             make_node("n1").label(H, "n1").label(Z, "b").alloc(cpu="500m", memory="8Gi", pods=110).build())
+    types = NodeTypes((zone_type("std", "1", 1.0),))
+    pending = (make_pod("p0").label("app", "b").req(cpu="500m").spread(spread(1, Z, selector(app="b"))).set(order=0)
+               .build(),
+               make_pod("p1").label("app", "c").req(cpu="500m").set(order=1).build(),
+               make_pod("p2").label("app", "b").req(cpu="300m").pod_affinity(pod_term(Z, selector(app="c")))
+               .set(order=2).build())
+    cluster = Cluster(nodes=nodes, pods=(make_pod("old1").label("app", "a").req(cpu="200m").on("n1").build(),),
+                      pending=pending)
+    offers = offers_of(types)
+    est = estimate(cluster, list(cluster.pending), offers, DEFAULT_PROFILE, {"std": 10}, 0)
+    got = joint_search(cluster, offers, types, DEFAULT_PROFILE, est, {i: 3 for i in range(len(offers))}, PARAMS, 10.0)
+    assert got is not None and not got.rest
+    grown = replace(cluster, nodes=cluster.nodes + tuple(n for _, n in got.nodes))
+    check(grown, Plan(placements=got.placements, pending={}, status=Status.FEASIBLE))
+    assert sum(o.type.price for o, _ in got.nodes) == brute_zone_cost(cluster, types) == 1.0
