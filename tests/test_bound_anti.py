@@ -31,6 +31,13 @@ def add_workload(b, app: str, size: int, pending: list, workloads: list, order: 
     return order
 
 
+def _sometimes_running(draw: st.DrawFn, app: str, label: str, names: list[str], i: int, existing: list) -> None:
+    """One time in four, a pod labelled app=`label` already runs on one of the nodes `names`."""
+    if draw(st.integers(0, 3)) == 0:
+        existing.append(make_pod(f"{app}-old").label("app", label).req(cpu="250m")
+                        .on(draw(st.sampled_from(names))).set(order=1 + i).build())
+
+
 def assert_never_below_the_optimum(cluster: Cluster) -> None:
     placed, best_p = exhaustive_best(cluster, False)
     assert p_bound(cluster, False) >= best_p
@@ -230,9 +237,7 @@ def skewed_zone_classes(draw: st.DrawFn) -> Cluster:
         b = b.preferred_pod_anti_affinity(draw(st.sampled_from([1, 10])), pod_term(Z, selector(app=label)))
         b = b.spread(TopologySpreadConstraint(max_skew=draw(st.integers(1, 3)), topology_key=Z,
                                               when_unsatisfiable="DoNotSchedule", label_selector=selector(app=label)))
-        if draw(st.integers(0, 3)) == 0:
-            existing.append(make_pod(f"{app}-old").label("app", label).req(cpu="250m")
-                            .on(draw(st.sampled_from(names))).set(order=1 + i).build())
+        _sometimes_running(draw, app, label, names, i, existing)
         order = add_workload(b, app, size, pending, workloads, order)
     return Cluster(nodes=tuple(nodes), pods=tuple(existing), pending=tuple(pending), workloads=tuple(workloads))
 
@@ -347,9 +352,7 @@ def apart_and_even(draw: st.DrawFn) -> Cluster:
                                               when_unsatisfiable="ScheduleAnyway", label_selector=selector(app=app)))
         if draw(st.integers(0, 3)) == 0:
             b = b.preferred_node_affinity(draw(st.integers(1, 5)), term(req("disk", "In", "ssd")))
-        if draw(st.integers(0, 3)) == 0:
-            existing.append(make_pod(f"{app}-old").label("app", app).req(cpu="250m")
-                            .on(draw(st.sampled_from(names))).set(order=1 + i).build())
+        _sometimes_running(draw, app, app, names, i, existing)
         order = add_workload(b, app, size, pending, workloads, order)
     return Cluster(nodes=tuple(nodes), pods=tuple(existing), pending=tuple(pending), workloads=tuple(workloads))
 

@@ -29,6 +29,21 @@ def p_bound(cluster: Cluster, all_placed: bool = True) -> int:
         preference_bound(problem, comp, policy, all_placed) for comp in problem.components)
 
 
+def _sizes(draw: st.DrawFn, count: st.SearchStrategy, each: st.SearchStrategy, total: int) -> list[int]:
+    """Replica counts of `count` templates of `each` pods, cut to `total` in all (exhaustive search stays small)."""
+    sizes = [draw(each) for _ in range(draw(count))]
+    while sum(sizes) > total:
+        sizes[sizes.index(max(sizes))] -= 1
+    return sizes
+
+
+def assert_all_placed_bound_holds(cluster: Cluster) -> None:
+    """The all-placed bound is what a plan placing every pod is judged by: never below the exhaustive optimum."""
+    placed, best_p = exhaustive_best(cluster, False)
+    if sum(placed) == len(cluster.pending):
+        assert p_bound(cluster) >= best_p
+
+
 def _cluster(nodes: list, existing: list, templates: list) -> Cluster:
     """The cluster of `nodes`, `existing` pods and a Deployment per (app, pod builder, replicas) of `templates`,
     all pending."""
@@ -52,11 +67,7 @@ def crowded(draw: st.DrawFn) -> Cluster:
         existing.append(make_pod("cache").label("app", "cache").req(cpu="500m")
                         .on(draw(st.sampled_from([n.name for n in nodes]))).set(order=0).build())
     templates = []
-    n_templates = draw(st.integers(2, 3))
-    sizes = [draw(st.integers(1, 3)) for _ in range(n_templates)]
-    while sum(sizes) > 6:
-        sizes[sizes.index(max(sizes))] -= 1
-    for i, size in enumerate(sizes):
+    for i, size in enumerate(_sizes(draw, st.integers(2, 3), st.integers(1, 3), 6)):
         app = f"t{i}"
         b = make_pod(app).label("app", app).req(cpu=draw(st.sampled_from(["300m", "500m", "1"])))
         if draw(st.integers(0, 3)):
@@ -70,9 +81,7 @@ def crowded(draw: st.DrawFn) -> Cluster:
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(crowded())
 def test_the_joint_preference_bound_is_never_below_the_exhaustive_optimum(cluster: Cluster) -> None:
-    placed, best_p = exhaustive_best(cluster, False)
-    if sum(placed) == len(cluster.pending):  # the all-placed bound is what a plan placing every pod is judged by
-        assert p_bound(cluster) >= best_p
+    assert_all_placed_bound_holds(cluster)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -164,9 +173,7 @@ def caches_in_one_family(draw: st.DrawFn) -> Cluster:
 @given(caches_in_one_family())
 def test_the_joint_bound_with_each_templates_cache_nodes_apart_in_a_family_is_never_below_the_optimum(
         cluster: Cluster) -> None:
-    placed, best_p = exhaustive_best(cluster, False)
-    if sum(placed) == len(cluster.pending):
-        assert p_bound(cluster) >= best_p
+    assert_all_placed_bound_holds(cluster)
 
 
 @st.composite
@@ -183,11 +190,7 @@ def skewed(draw: st.DrawFn) -> Cluster:
         existing.append(make_pod("cache").label("app", "cache").label("tier", "web").req(cpu="250m")
                         .on(draw(st.sampled_from(names))).set(order=0).build())
     templates = []
-    n_templates = draw(st.integers(1, 2))
-    sizes = [draw(st.integers(1, 4)) for _ in range(n_templates)]
-    while sum(sizes) > 6:
-        sizes[sizes.index(max(sizes))] -= 1
-    for i, size in enumerate(sizes):
+    for i, size in enumerate(_sizes(draw, st.integers(1, 2), st.integers(1, 4), 6)):
         app = f"t{i}"
         b = make_pod(app).label("app", app).label("tier", "web").req(cpu=draw(st.sampled_from(["250m", "500m"])))
         counted = selector(tier="web") if draw(st.booleans()) else selector(app=app)
@@ -203,9 +206,7 @@ def skewed(draw: st.DrawFn) -> Cluster:
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(skewed())
 def test_the_joint_bound_paying_the_schedule_anyway_skew_is_never_below_the_optimum(cluster: Cluster) -> None:
-    placed, best_p = exhaustive_best(cluster, False)
-    if sum(placed) == len(cluster.pending):
-        assert p_bound(cluster) >= best_p
+    assert_all_placed_bound_holds(cluster)
 
 
 def test_a_template_pulled_into_one_zone_pays_its_schedule_anyway_skew_in_the_bound() -> None:
