@@ -28,7 +28,7 @@ measured against relaxations of the full model, each an upper bound on every fea
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -512,11 +512,10 @@ def _anti_skew_value(problem: Problem, c: int, policy: Policy) -> int | None:
     rep = cls.rep
     if not (policy.schedule_anyway_skew and policy.pod_anti_affinity):
         return None
-    terms = _pref_terms(rep)
-    anti = [(w, t) for kind, _, w, t in terms if kind != PREF_AFF]
-    if len(anti) != 1 or not pref_pred(problem, rep, anti[0][1])(rep):
-        return None  # (a second anti-affinity term, or one that does not see the class: not counted here)
-    w, t = anti[0]
+    split = _anti_split(problem, c, policy)
+    if split is None or sum(kind != PREF_AFF for kind, *_ in _pref_terms(rep)) != 1:
+        return None  # (none that sees the class, a second anti-affinity term, a node without its key)
+    _, m_a, codes, taken, t = split
     groups = [g for g in soft_groups(problem) if g.key == t.topology_key and g.targets == (c,)
               and g.involved == (c,)]
     feas = problem.feasible[c]
@@ -524,32 +523,25 @@ def _anti_skew_value(problem: Problem, c: int, policy: Policy) -> int | None:
     if len(groups) != 1 or not len(feas) or met is None:
         return None
     g = groups[0]
-    pred = pref_pred(problem, rep, t)
-    if list(problem.classes_matching(pred, selector=t.label_selector)) != [c]:
+    if list(problem.classes_matching(pref_pred(problem, rep, t), selector=t.label_selector)) != [c]:
         return None  # other pending pods decide whether a pod of c is alone
-    codes, names = problem.codes(t.topology_key)
     eligible = np.zeros(len(problem.nodes), dtype=bool)
     eligible[g.nodes] = True
-    if (codes[feas] < 0).any() or not eligible[feas].all():
+    if not eligible[feas].all():
         return None
     domains = sorted({int(d) for d in codes[g.nodes] if d >= 0})
     gains, room = linear_gains(problem, c, policy)
     value = (gains + met).astype(np.int64)
     room = np.asarray(room, dtype=np.int64)
     at = codes[feas]
-    cap = np.bincount(at, weights=room, minlength=len(names)).astype(np.int64)
+    cap = np.bincount(at, weights=room, minlength=len(taken)).astype(np.int64)
     mine = [d for d in domains if cap[d] > 0]
     if len(mine) > ANTI_SKEW_DOMAINS_MAX or not set(at.tolist()) <= set(domains):
         return None
     size = cls.size
     # per domain of the class: the most k of its pods are worth there, k = 0..min(size, room)
     worth = [_prefix_best(value[at == d], room[at == d], size) for d in mine]
-    existing = problem.existing_matching(("ipa.pref", t, rep.namespace), pred, t.label_selector)
-    taken = np.zeros(len(names), dtype=bool)
-    for n, k in existing.items():
-        if k > 0 and codes[n] >= 0:
-            taken[codes[n]] = True
-    counted = np.zeros(len(names), dtype=np.int64)
+    counted = np.zeros(len(taken), dtype=np.int64)
     for n, k in g.existing.items():
         if eligible[n] and codes[n] >= 0:
             counted[codes[n]] += k
@@ -567,7 +559,7 @@ def _anti_skew_value(problem: Problem, c: int, policy: Policy) -> int | None:
     per = np.repeat(counted[domains][:, None], n.shape[1], axis=1)
     per[[domains.index(d) for d in mine]] += n
     excess = np.maximum(0, per.max(axis=0) - per.min(axis=0) - g.max_skew) if len(domains) > 1 else 0
-    return int((total - policy.pod_anti_affinity * w * paying - policy.schedule_anyway_skew * excess).max())
+    return int((total - m_a * paying - policy.schedule_anyway_skew * excess).max())
 
 
 ALONE_DOMAINS_MAX = 8  # _alone_by_domain enumerates the subsets of at most this many free domains (zones)
@@ -638,6 +630,7 @@ class _Stopped(Exception):
 # Relative slack added to an LP optimum before it is rounded down to an integer bound (rounding up by a hair keeps
 # an upper bound one; HiGHS's vertex after crossover is exact to about 1e-9).
 LP_TOLERANCE = 1e-7
+MIXED = -2  # a node group whose nodes have different codes of a topology key (in no one domain)
 
 
 def _joint_linear(problem: Problem, comp: Component, policy: Policy, interrupt: Interrupt = NEVER,
@@ -694,8 +687,9 @@ def _joint_linear(problem: Problem, comp: Component, policy: Policy, interrupt: 
         every[c] = (gains, ub, met)
     # ScheduleAnyway groups whose counted classes are all in the LP: their skew is paid in it (_skew_rows), for
     # which those classes' columns are each in one domain (their least-gain groups not merged into one column)
-    soft = [s for s in soft_groups(problem) if s.targets and set(s.involved) <= set(comp.classes)
-            and set(s.targets) <= set(every)] if policy.schedule_anyway_skew else []
+    in_comp = set(comp.classes)
+    soft = [s for s in soft_groups(problem) if s.targets and in_comp.issuperset(s.involved)
+            and every.keys() >= set(s.targets)] if policy.schedule_anyway_skew else []
     resolved = {c for s in soft for c in s.targets}
     # node groups (the hostname masked): a family of nodes alike. A class's columns are per family, and apart per
     # set of nodes of a family where a preferred affinity term of its own is met (its cache's node). The nodes
@@ -852,19 +846,23 @@ def _joint_linear(problem: Problem, comp: Component, policy: Policy, interrupt: 
             by_class[c].append(j)
     group_nodes = np.concatenate(groups) if groups else np.zeros(0, dtype=np.int64)
     group_index = np.repeat(np.arange(len(groups)), [len(g) for g in groups])
+
+    def domain_of(codes: np.ndarray) -> np.ndarray:
+        """Per group: the code all its nodes share (-1 none), or MIXED (the lowest and highest code disagree)."""
+        lowest = np.full(len(groups), np.iinfo(np.int64).max, dtype=np.int64)
+        highest = np.full(len(groups), np.iinfo(np.int64).min, dtype=np.int64)
+        np.minimum.at(lowest, group_index, codes[group_nodes])
+        np.maximum.at(highest, group_index, codes[group_nodes])
+        return np.where(lowest == highest, lowest, MIXED)
+
     for c, sc, cap in spread_rows:
         if stop():
             return None
-        # each group's domain when all its nodes share one (the lowest and highest code over its nodes agree)
-        lowest = np.full(len(groups), np.iinfo(np.int64).max, dtype=np.int64)
-        highest = np.full(len(groups), np.iinfo(np.int64).min, dtype=np.int64)
-        np.minimum.at(lowest, group_index, sc[group_nodes])
-        np.maximum.at(highest, group_index, sc[group_nodes])
+        dom = domain_of(sc)  # each group's domain when all its nodes share one
         per_domain: dict[int, list[int]] = defaultdict(list)
         for j in by_class[c]:
-            g = cols[j][1]
-            if lowest[g] == highest[g] and lowest[g] >= 0:
-                per_domain[int(lowest[g])].append(j)
+            if dom[cols[j][1]] >= 0:
+                per_domain[int(dom[cols[j][1]])].append(j)
         for d, js in sorted(per_domain.items()):
             if sum(cols[j][3] for j in js) > cap[d]:
                 rows_i.extend([row] * len(js))
@@ -877,8 +875,8 @@ def _joint_linear(problem: Problem, comp: Component, policy: Policy, interrupt: 
         paid = [s for s in soft if set(s.targets) <= joint]
         worth = {c: v for s in paid if len(s.targets) == 1 and s.involved == s.targets
                  for c in s.targets if (v := _anti_skew(problem, c, policy)) is not None}
-        row, skew_vars = _skew_rows(paid, problem, cols, groups, len(cols), row, rows_i, rows_j, vals, rhs, worth,
-                                    policy.schedule_anyway_skew)
+        row, skew_vars = _skew_rows(paid, problem, cols, by_class, domain_of, len(cols), row, rows_i, rows_j, vals,
+                                    rhs, worth, policy.schedule_anyway_skew)
     n_vars = len(cols) + skew_vars
     eq_i, eq_j, eq_rhs = [], [], []
     index = {c: k for k, c in enumerate(sorted(joint))}
@@ -918,8 +916,9 @@ def _joint_linear(problem: Problem, comp: Component, policy: Policy, interrupt: 
 
 
 def _skew_rows(soft: list[SoftGroup], problem: Problem, cols: list[tuple[int, int, float, int]],
-               groups: list[np.ndarray], first_var: int, row: int, rows_i: list[int], rows_j: list[int],
-               vals: list[float], rhs: list[float], worth: Mapping[int, int], multiplier: int) -> tuple[int, int]:
+               by_class: Mapping[int, list[int]], domain_of: Callable[[np.ndarray], np.ndarray], first_var: int,
+               row: int, rows_i: list[int], rows_j: list[int], vals: list[float], rhs: list[float],
+               worth: Mapping[int, int], multiplier: int) -> tuple[int, int]:
     """The ScheduleAnyway skew of each group in `soft` in the joint LP: variables max, min and excess from
     `first_var` on, max >= count_d >= min for every domain d of the group's eligible nodes (count_d: the
     existing pods it counts there, plus the columns of its classes on nodes of d), excess >= max - min - maxSkew,
@@ -928,12 +927,10 @@ def _skew_rows(soft: list[SoftGroup], problem: Problem, cols: list[tuple[int, in
     have a column over nodes of several domains, or partly eligible, is left out (its skew counted free, as
     before). A group of one class c with `worth[c]` (_anti_skew: what its own terms and the group's skew pay
     together at most) gets the row: c's columns' value less the multiplier times the excess, at most that (the LP
-    alone could put c's alone pods in zones its paying pods also fill, and so keep it even). Returns (the next
-    row, the variables added)."""
+    alone could put c's alone pods in zones its paying pods also fill, and so keep it even). `by_class`: each
+    class's columns on a node group (its classes have no other: the LP keeps their groups apart); `domain_of`:
+    per node group, the code its nodes share. Returns (the next row, the variables added)."""
     added = 0
-    by_class: dict[int, list[int]] = defaultdict(list)
-    for j, (c, g, _, _) in enumerate(cols):
-        by_class[c].append(j)
     for s in soft:
         codes, _ = problem.codes(s.key)
         eligible = np.zeros(len(problem.nodes), dtype=bool)
@@ -945,23 +942,16 @@ def _skew_rows(soft: list[SoftGroup], problem: Problem, cols: list[tuple[int, in
         for n, v in s.existing.items():
             if eligible[n] and codes[n] >= 0:
                 const[int(codes[n])] += v
-        per_domain: dict[int, list[int]] = defaultdict(list)
-        ok = True
-        for c in s.targets:
-            for j in by_class[c]:
-                members = groups[cols[j][1]] if cols[j][1] >= 0 else None
-                inside = eligible[members] if members is not None else None
-                if inside is not None and not inside.any():
-                    continue  # pods there are not counted by the group
-                at = codes[members] if members is not None else None
-                if inside is None or not inside.all() or at.min() != at.max():
-                    ok = False  # a column over several domains (or partly eligible): no count per domain
-                    break
-                per_domain[int(at[0])].append(j)
-            if not ok:
-                break
-        if not ok:
+        # a node the group does not count is in no domain: a column over counted and uncounted nodes, or over
+        # several domains, has no count per domain (MIXED), and the group is left out
+        dom = domain_of(np.where(eligible, codes, -1))
+        js_of = [j for c in s.targets for j in by_class[c]]
+        if any(dom[cols[j][1]] == MIXED for j in js_of):
             continue
+        per_domain: dict[int, list[int]] = defaultdict(list)
+        for j in js_of:
+            if dom[cols[j][1]] >= 0:
+                per_domain[int(dom[cols[j][1]])].append(j)
         mx, mn, excess = first_var + added, first_var + added + 1, first_var + added + 2
         added += 3
         for d in domains:

@@ -42,6 +42,7 @@ from .bound import _affinity_room, _guaranteed_anti_violations, linear_gains
 from .interpodaffinity.encoding import PREF_AFF, _class_info, _pref_terms, pref_pred
 from .noderesources.encoding import checked, free_vector
 from .noderesources.filtering import PODS
+from .podtopologyspread.encoding import hard_constraints
 from .policy import Policy
 from .problem import Component, Problem
 
@@ -267,9 +268,9 @@ def lacking_least(problem: Problem, c: int, room: Mapping[str, np.ndarray], mine
     score = short + 1e-3 * nprng.random(len(feas))
     score[slots <= 0] = np.inf  # no pod more of it may go there (its own per-node bound)
     groups = [np.arange(len(feas))]
-    for s in rep.spread_constraints:
+    for s in hard_constraints(rep):
         codes, names = problem.codes(s.topology_key)
-        if s.when_unsatisfiable == "DoNotSchedule" and 1 < len(names) <= LACKING_DOMAINS:
+        if 1 < len(names) <= LACKING_DOMAINS:
             domain = codes[feas]
             groups = [np.flatnonzero(domain == d) for d in range(len(names))]
             break

@@ -60,6 +60,7 @@ from ortools.sat.python import cp_model
 from ...models.nodetypes import NodeTypes, new_node
 from ...models.objects import Cluster, Node
 from ..framework import Profile
+from ..podtopologyspread.encoding import hard_constraints
 from ..problem import build_problem
 from ..runner import charge, now
 from .bound import MICRO, existing_free, resources_of
@@ -168,8 +169,7 @@ def prepare(base: Cluster, offers: Sequence[Offer], profile: Profile) -> _Data:
     unit_ex = np.array([np.frombuffer(k[1], dtype=np.int64) for k in keys], dtype=np.int64).reshape(len(glist), n_ex)
     unit_new = np.array([np.frombuffer(k[2], dtype=np.int64) for k in keys], dtype=np.int64).reshape(len(glist),
                                                                                                       len(offers))
-    rules = any(c.rep.affinity.pod_required or any(s.when_unsatisfiable == "DoNotSchedule"
-                                                   for s in c.rep.spread_constraints) for c in classes)
+    rules = any(c.rep.affinity.pod_required or hard_constraints(c.rep) for c in classes)
     return _Data(res_keys, glist, size, req, free, alloc, cap_ex, cap_new, pods, unit_ex, unit_new, rules)
 
 
