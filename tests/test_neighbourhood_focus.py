@@ -8,7 +8,7 @@ import time
 
 import numpy as np
 
-from builders import PodBuilder, make_node, make_pod, pod_term, selector, spread
+from builders import PodBuilder, make_node, make_pod, pod_term, req, selector, spread, term
 from podplan.models.objects import Cluster, Workload
 from podplan.optimizer.model import build
 from podplan.optimizer.neighbourhood import candidates, focus, lacking_least, room_left
@@ -69,6 +69,76 @@ def test_the_round_moves_the_blockers_pods_off_the_wanted_node_and_keeps_the_oth
     assert counts.get((web, 0)) == 2
     assert counts.get((filler, 1), 0) >= 1 and counts.get((filler, 2), 0) >= 1
     assert counts.get((filler, 0), 0) == 0
+
+
+
+def _web_mid_filler() -> tuple[Problem, int, int, int]:
+    """Four nodes of 1.1 cpu (room for two 500m pods), n0 and n1 gold; a cache on n0. Pending, 500m each: two web
+    pods that prefer the cache's node, two mid pods that prefer gold nodes, four filler pods."""
+    nodes = tuple(make_node(f"n{i}").label(H, f"n{i}").label("tier", "gold" if i < 2 else "plain")
+                  .alloc(cpu="1100m", memory="8Gi", pods=10).build() for i in range(4))
+    cache = make_pod("cache-0").label("app", "cache").req(cpu="100m").on("n0").build()
+    web = make_pod("web").label("app", "web").req(cpu="500m").preferred_pod_affinity(
+        50, pod_term(H, selector(app="cache")))
+    mid = make_pod("mid").label("app", "mid").req(cpu="500m").preferred_node_affinity(
+        50, term(req("tier", "In", "gold")))
+    filler = make_pod("filler").label("app", "filler").req(cpu="500m")
+    pending = tuple(b.set(name=f"{name}-{i}", workload=f"Deployment/default/{name}", order=10 * k + i).build()
+                    for k, (name, b, n) in enumerate((("web", web, 2), ("mid", mid, 2), ("filler", filler, 4)))
+                    for i in range(n))
+    cluster = Cluster(nodes=nodes, pods=(cache,), pending=pending,
+                      workloads=tuple(Workload("Deployment", "default", name, replicas=n)
+                                      for name, n in (("web", 2), ("mid", 2), ("filler", 4))))
+    problem = build_problem(cluster, DEFAULT_PROFILE)
+    by_name = {problem.classes[c].rep.labels["app"]: c for c in problem.components[0].classes}
+    return problem, by_name["web"], by_name["mid"], by_name["filler"]
+
+
+def _round(problem: Problem, chosen, incumbent: dict[tuple[int, int], int]) -> dict[tuple[int, int], int]:
+    """One focused round's plan: the free classes may use every node, the others stay where they are."""
+    comp = problem.components[0]
+    frozen = {c: {n: v for (k, n), v in incumbent.items() if k == c} for c in comp.classes if c not in chosen.free()}
+    built = build(problem, comp, Policy(), "", symmetry=False, candidates={c: [0, 1, 2, 3] for c in comp.classes},
+                  frozen=frozen, held=chosen.held(incumbent))
+    params = SolverParams(time_limit=10, workers=1, seed=0)
+    r = _solve_component(problem, comp, built, incumbent, params, time.perf_counter() + 10, SolveState(NEVER),
+                         time.perf_counter())
+    return {k: v for k, v in r.counts.items() if v}
+
+
+# the incumbent: mid holds the cache's node, the fillers hold the other gold node, the webs sit on n2
+WEB_MID_FILLER = {"mid": {0: 2}, "filler": {1: 2, 3: 2}, "web": {2: 2}}
+
+
+def test_a_deeper_round_also_frees_the_pods_on_the_nodes_where_a_blocker_gains_as_much() -> None:
+    problem, web, mid, filler = _web_mid_filler()
+    of = {"web": web, "mid": mid, "filler": filler}
+    incumbent = {(of[name], n): v for name, at in WEB_MID_FILLER.items() for n, v in at.items()}
+    comp = problem.components[0]
+    one_step = focus(problem, comp, incumbent, Policy(), {web: 100}, budget=1, rng=random.Random(0))
+    assert one_step.drawn == {web} and one_step.blockers == {mid: {0}}
+    deeper = focus(problem, comp, incumbent, Policy(), {web: 100}, budget=3, rng=random.Random(0), deeper=True)
+    # mid's best nodes are the gold ones: the fillers on n1 are freed too (only there)
+    assert deeper.drawn == {web} and deeper.blockers == {mid: {0}, filler: {1}}
+    assert deeper.held(incumbent) == {mid: {}, filler: {3: 2}}
+    # no further than twice the round's budget: the four pods of web and mid are already two budgets of two
+    capped = focus(problem, comp, incumbent, Policy(), {web: 100}, budget=2, rng=random.Random(0), deeper=True)
+    assert capped.blockers == {mid: {0}}
+
+
+def test_only_the_deeper_round_reaches_the_plan_where_web_and_mid_both_gain() -> None:
+    problem, web, mid, filler = _web_mid_filler()
+    of = {"web": web, "mid": mid, "filler": filler}
+    incumbent = {(of[name], n): v for name, at in WEB_MID_FILLER.items() for n, v in at.items()}
+    comp = problem.components[0]
+    # one step: the webs take the cache's node only by pushing mid off gold (100 either way: no gain)
+    one_step = _round(problem, focus(problem, comp, incumbent, Policy(), {web: 100}, budget=1,
+                                     rng=random.Random(0)), incumbent)
+    assert one_step.get((web, 0), 0) * 50 + (one_step.get((mid, 0), 0) + one_step.get((mid, 1), 0)) * 50 == 100
+    deeper = _round(problem, focus(problem, comp, incumbent, Policy(), {web: 100}, budget=3, rng=random.Random(0),
+                                   deeper=True), incumbent)
+    assert deeper[(web, 0)] == 2 and deeper[(mid, 1)] == 2
+    assert deeper.get((filler, 2), 0) + deeper.get((filler, 3), 0) == 4
 
 
 
