@@ -578,16 +578,17 @@ def _setup(d: _Data, offers: Sequence[Offer], node_types: NodeTypes, known_micro
 
 
 def _dive(d: _Data, offers: Sequence[Offer], node_types: NodeTypes, price: np.ndarray, most_nodes: np.ndarray,
-          bins: list[list[int]], columns: _Columns, lp: _LP, deadline: float, log=None, interrupt=None
-          ) -> Packing | None:
+          bins: list[list[int]], columns: _Columns, lp: _LP, deadline: float, log=None, interrupt=None,
+          rows: bool = True) -> Packing | None:
     """Residual rounding (a dive): the fillings the linear program takes whole are fixed (its value rounded down;
     when none is whole, the largest fraction and those of at least DIVE_UP rounded up), the pods and existing nodes
     they use leave the program, and column generation runs again on what is left (its new fillings fit the pods
-    left), until every pod is placed and every assignment row met. None when `deadline` (of the clock) comes
-    first."""
+    left), until every pod is placed and (rows) every assignment row met. None when `deadline` (of the clock)
+    comes first."""
     x, solved = lp.x, lp.solved
+    rows = rows and bool(d.cuts)
     sizes = d.size.astype(np.int64).copy()
-    cut_rhs = np.array([s for _, _, s in d.cuts], dtype=np.int64)  # the assignment rows less what is fixed
+    cut_rhs = np.array([s for _, _, s in d.cuts] if rows else [], dtype=np.int64)  # the rows less what is fixed
     mult = np.array([len(b) for b in bins], dtype=np.int64)
     count: dict[int, int] = defaultdict(int)  # column -> copies fixed
     base_rows = _type_rows(offers, node_types)
@@ -604,16 +605,16 @@ def _dive(d: _Data, offers: Sequence[Offer], node_types: NodeTypes, price: np.nd
             kind, i, a = columns.cols[j]
             if kind == "ex":
                 k = min(k, int(mult[i]))
-            if d.cuts and j not in columns.cut_rows:
+            if rows and j not in columns.cut_rows:
                 columns.cut_rows[j] = _cut_rows(d, bins, kind, i, a)
-            rows = columns.cut_rows.get(j, [])
-            if k <= 0 or not (np.any(np.minimum(a, sizes)) or any(cut_rhs[r] > 0 for r, _ in rows)):
+            coefs = columns.cut_rows.get(j, []) if rows else []
+            if k <= 0 or not (np.any(np.minimum(a, sizes)) or any(cut_rhs[r] > 0 for r, _ in coefs)):
                 continue  # (its pods are placed already)
             if kind == "ex":
                 mult[i] -= k
             count[j] += k
             sizes = np.maximum(0, sizes - k * a)
-            for r, c in rows:
+            for r, c in coefs:
                 cut_rhs[r] = max(0, cut_rhs[r] - k * c)
         if not sizes.any() and not cut_rhs.any():
             break
@@ -622,9 +623,9 @@ def _dive(d: _Data, offers: Sequence[Offer], node_types: NodeTypes, price: np.nd
         for j, k in count.items():
             if columns.cols[j][0] == "new":
                 used[columns.cols[j][1]] += k
-        rows = [(coef, rhs - float(coef @ used)) for coef, rhs in base_rows]
-        lp = _generate(d, offers, rows, price, most_nodes, sizes, bins, mult, columns, deadline, True,
-                       interrupt=interrupt, exact_rounds=DIVE_EXACT_ROUNDS, cut_rhs=cut_rhs if d.cuts else None)
+        type_rows = [(coef, rhs - float(coef @ used)) for coef, rhs in base_rows]
+        lp = _generate(d, offers, type_rows, price, most_nodes, sizes, bins, mult, columns, deadline, True,
+                       interrupt=interrupt, exact_rounds=DIVE_EXACT_ROUNDS, cut_rhs=cut_rhs if rows else None)
         if lp.x is None or lp.slack > 1e-6:
             return None
         x, solved = lp.x, lp.solved
@@ -651,7 +652,7 @@ def _dive(d: _Data, offers: Sequence[Offer], node_types: NodeTypes, price: np.nd
     return Packing(tuple(nodes), existing, cost)
 
 
-def _compact(d: _Data, offers: Sequence[Offer], packing: Packing) -> Packing:
+def _compact(d: _Data, offers: Sequence[Offer], packing: Packing, rows: bool = True) -> Packing:
     """A packing's fillings cut to the pods there are (the fillings cover more), then its new nodes emptied where
     their pods fit the room the others leave (the least loaded first; the existing nodes first, within each
     group's bound on the node), and each new node left moved to the cheapest offer that holds it. The dive fixes
@@ -667,7 +668,7 @@ def _compact(d: _Data, offers: Sequence[Offer], packing: Packing) -> Packing:
         where.append(("new", o))
         counts.append(np.zeros(n_g, dtype=np.int64))
     fills = [fill for _, fill in sorted(packing.existing.items())] + [fill for _, fill in packing.new]
-    cut_groups = {g for g, _, _ in d.cuts}
+    cut_groups = {g for g, _, _ in d.cuts} if rows else set()
     for b, fill in enumerate(fills):
         for g, k in fill.items():
             take = k if g in cut_groups else min(k, int(left[g]))
@@ -741,7 +742,7 @@ def _compact(d: _Data, offers: Sequence[Offer], packing: Packing) -> Packing:
                 if k > 0:
                     ok = False
                     break
-            if ok and d.cuts and not rows_met(plan, t):
+            if ok and cut_groups and not rows_met(plan, t):
                 ok = False
             if ok:
                 for b, more in plan.items():
@@ -938,6 +939,7 @@ def pattern_bound(base: Cluster, offers: Sequence[Offer], node_types: NodeTypes,
     bound_micro = _micro(lp)
     start = None
     end = started_clock + limit
+    rows = False  # the dive keeps the assignment rows
     # (not with zone spread or required pod affinity: the fillings' answer broke them or, kept by zone quotas and
     # its new nodes moved between zones, cost more than the joint model's: 1/spread 19.98, 5/spread 15.90 against
     # 13.88 and 14.94, and the joint model's rounds lost the time)
@@ -953,13 +955,31 @@ def pattern_bound(base: Cluster, offers: Sequence[Offer], node_types: NodeTypes,
         lp = _with_assignment_rows(d, offers, type_rows, price, most_nodes, bins, mult, columns, lp,
                                    now() + (end - now()) * CUT_SHARE, log, interrupt)
         bound_micro = max(bound_micro, _micro(lp))
-        if lp is before:
+        rows = lp is not before
+        if not rows:
             end = started_clock + limit
     if master > 0 and lp.converged and lp.slack < 1e-6 and not (interrupt is not None and interrupt.is_set()) and \
             not wall_over("the pattern program's dive"):
-        dived = _dive(d, offers, node_types, price, most_nodes, bins, columns, lp, end, log, interrupt)
+        # (the rows only when some was short: where none is, they changed the dive's path for nothing, 4/plain
+        # 13.26 -> 13.304)
+        dived = _dive(d, offers, node_types, price, most_nodes, bins, columns, lp, end, log, interrupt,
+                      rows=rows)
         if dived is not None:
             start = _compact(d, offers, dived)
+            if d.cuts:
+                # the compaction that keeps the assignment rows, or the one that does not (the pods a group's
+                # classes cannot take then go where the others' room holds them): the cheaper given out to pods
+                names = [f"{n}" for n in range(d.free.shape[0])]
+                cost = {}
+                for keep in (True, False):
+                    packing = start if keep else _compact(d, offers, dived, rows=False)
+                    got = packing_answer(d, offers, packing, names)
+                    if got is not None:
+                        cost[keep] = (round(sum(o.type.price for o, _ in got[0]) * MICRO), packing)
+                if cost:
+                    start = min(cost.items(), key=lambda kv: (kv[1][0], not kv[0]))[1][1]
+                    if log:
+                        log(f"dive: given out {', '.join(f'{c / MICRO:g}' for c, _ in cost.values())}")
             if log:
                 log(f"dive: {dived.cost_micro / MICRO:g}, compacted {start.cost_micro / MICRO:g} "
                     f"({len(start.new)} new nodes), lp {lp.value:.4f}")
