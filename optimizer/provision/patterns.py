@@ -958,6 +958,8 @@ def pattern_bound(base: Cluster, offers: Sequence[Offer], node_types: NodeTypes,
         rows = lp is not before
         if not rows:
             end = started_clock + limit
+        elif not lp.converged or lp.slack > 1e-6:
+            lp, rows = before, False  # (the dive as without the rows, in the time left)
     if master > 0 and lp.converged and lp.slack < 1e-6 and not (interrupt is not None and interrupt.is_set()) and \
             not wall_over("the pattern program's dive"):
         # (the rows only when some was short: where none is, they changed the dive's path for nothing, 4/plain
