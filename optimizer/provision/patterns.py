@@ -690,24 +690,29 @@ def _compact(d: _Data, offers: Sequence[Offer], packing: Packing, rows: bool = T
             counts[b][g] -= 1
             left[g] += 1
 
-    def unit_of(b: int) -> np.ndarray:
-        kind, i = where[b]
-        return d.unit_ex[:, i] if kind == "ex" else d.unit_new[:, i]
+    units = [d.unit_ex[:, i] if kind == "ex" else d.unit_new[:, i] for kind, i in where]
+    rows_of: dict[int, list[tuple[int, int, int]]] = defaultdict(list)  # group -> (row, j, S_j)
+    for r, (g, j, s_j) in enumerate(d.cuts):
+        if g in cut_groups:
+            rows_of[g].append((r, j, s_j))
+
+    def row_total(r: int) -> int:
+        g, j, _ = d.cuts[r]
+        return sum(_cut_coef(int(units[b][g]), j, int(counts[b][g])) for b in range(len(where)) if counts[b][g])
+
+    totals = {r: row_total(r) for rows in rows_of.values() for r, _, _ in rows}
 
     def rows_met(plan: dict[int, np.ndarray], t: int) -> bool:
-        """The assignment rows after moving `plan`'s pods off bin t: none short that was met, none shorter."""
-        for g in {int(g) for g in np.flatnonzero(counts[t])} & cut_groups:
-            for gg, j, s_j in d.cuts:
-                if gg != g:
-                    continue
-                before = after = 0
-                for b in range(len(where)):
-                    u = int(unit_of(b)[g])
-                    k = int(counts[b][g])
-                    before += _cut_coef(u, j, k)
-                    if b != t:
-                        after += _cut_coef(u, j, k + int(plan[b][g]) if b in plan else k)
-                if after < min(before, s_j):
+        """The assignment rows after moving `plan`'s pods off bin t: none short that was met, none shorter (what
+        changes: bin t's term and the terms of the bins that take its pods)."""
+        for g in sorted({int(g) for g in np.flatnonzero(counts[t])} & cut_groups):
+            for r, j, s_j in rows_of[g]:
+                after = totals[r] - _cut_coef(int(units[t][g]), j, int(counts[t][g]))
+                for b, more in plan.items():
+                    if more[g]:
+                        k = int(counts[b][g])
+                        after += _cut_coef(int(units[b][g]), j, k + int(more[g])) - _cut_coef(int(units[b][g]), j, k)
+                if after < min(totals[r], s_j):
                     return False
         return True
 
@@ -753,9 +758,13 @@ def _compact(d: _Data, offers: Sequence[Offer], packing: Packing, rows: bool = T
             if ok and cut_groups and not rows_met(plan, t):
                 ok = False
             if ok:
+                moved = {int(g) for g in np.flatnonzero(counts[t])} & cut_groups
                 for b, more in plan.items():
                     counts[b] += more
                 counts[t][:] = 0
+                for g in moved:
+                    for r, _, _ in rows_of[g]:
+                        totals[r] = row_total(r)
                 gone.add(t)
                 changed = True
                 break
