@@ -5,6 +5,7 @@ group of several one-a-node classes (_assignment_rows) against an exhaustive sea
 counts per node out to its classes."""
 from __future__ import annotations
 
+import time
 from dataclasses import replace
 
 import numpy as np
@@ -22,7 +23,7 @@ from podplan.optimizer.provision.bound import MICRO
 from podplan.optimizer.provision.core import within_limits
 from podplan.optimizer.provision.patterns import _assignment_rows, _cut_coef, packing_answer, pattern_bound
 from podplan.optimizer.registry import DEFAULT_PROFILE
-from podplan.optimizer.runner import SolverParams, Status
+from podplan.optimizer.runner import Clock, SolverParams, Status, clocked
 from test_provision import H, Z, a_type, brute_cost, instances
 
 
@@ -138,3 +139,22 @@ def test_a_class_of_one_a_node_bounds_the_program_by_its_own_nodes_and_the_dive_
     assert brute_cost(cluster, types) == 3.0
     assert bound_micro >= 3 * MICRO - 10
     assert valid and len(nodes_) == 3 and sorted(placements) == sorted(p.key for p in pending)
+
+
+def test_the_program_stopped_short_in_its_share_goes_on_in_its_stretch_and_dives() -> None:
+    # the first built case (first fit decreasing buys 3 nodes, the dive 2) with a share of the clock too short for
+    # column generation: without a stretch no start; with one the program converges and the dive finds the 2
+    nodes = (make_node("n0").label(H, "n0").label(Z, "a").alloc(cpu="100m", memory="8Gi", pods=110).build(),)
+    pending = tuple(make_pod(f"p{i}").label("app", f"a{i}").req(cpu=c).set(order=i).build()
+                    for i, c in enumerate(["450m", "450m", "350m", "350m", "200m", "200m"]))
+    types = NodeTypes((a_type("one", "1", 1.0),))
+    cluster = Cluster(nodes=nodes, pending=pending)
+    offers = offers_of(types)
+    got = {}
+    for stretch in (0.0, 10.0):
+        with clocked(Clock(time.perf_counter() + 60)):
+            got[stretch] = pattern_bound(cluster, offers, types, DEFAULT_PROFILE, 0.03, master_share=0.3,
+                                         stretch=stretch)
+    assert not got[0.0].converged and got[0.0].start is None
+    assert got[10.0].converged and got[10.0].start is not None and got[10.0].start.cost_micro == 2 * MICRO
+    assert got[10.0].bound_micro >= got[0.0].bound_micro

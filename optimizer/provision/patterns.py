@@ -933,11 +933,13 @@ def _with_assignment_rows(d: _Data, offers: Sequence[Offer], type_rows: list, pr
 
 def pattern_bound(base: Cluster, offers: Sequence[Offer], node_types: NodeTypes, profile: Profile, limit: float,
                   known_micro: int | None = None, data: _Data | None = None, log=None, interrupt=None,
-                  master_share: float = 0.0) -> PatternBound:
+                  master_share: float = 0.0, stretch: float = 0.0) -> PatternBound:
     """Column generation on the pattern program of `base` (its pending pods: the required ones) within `limit`
     seconds. known_micro: the cost of a known answer (it bounds how many nodes of an offer can help).
     master_share > 0: this share of `limit` (and what column generation leaves of the rest) is kept for rounding
-    the program's answer into whole nodes (the dive), whose answer is the result's `start`.
+    the program's answer into whole nodes (the dive), whose answer is the result's `start`. stretch: the clock
+    seconds beyond `limit` that column generation may go on for when it has not converged in its share and the
+    dive can run (no zone rules), the dive then following in its share.
 """
     started = time.perf_counter()
     d = data or prepare(base, offers, profile)
@@ -956,6 +958,11 @@ def pattern_bound(base: Cluster, offers: Sequence[Offer], node_types: NodeTypes,
     bound_micro = _micro(lp)
     start = None
     end = started_clock + limit
+    if master > 0 and stretch > 0 and not lp.converged and not (interrupt is not None and interrupt.is_set()):
+        lp = _generate(d, offers, type_rows, price, most_nodes, d.size.astype(np.int64), bins, mult, columns,
+                       deadline + stretch, True, log, interrupt)
+        bound_micro = max(bound_micro, _micro(lp))
+        end += stretch
     rows = False  # the dive keeps the assignment rows
     # (not with zone spread or required pod affinity: the fillings' answer broke them or, kept by zone quotas and
     # its new nodes moved between zones, cost more than the joint model's: 1/spread 19.98, 5/spread 15.90 against
@@ -968,13 +975,14 @@ def pattern_bound(base: Cluster, offers: Sequence[Offer], node_types: NodeTypes,
         # seldom bind (3/anti: 15.169 with and without), and with them from the start column generation needs
         # more rounds than its share has (89 against 70 there); the dive then keeps them
         before = lp
-        end = started_clock + limit + master * CUT_EXTRA
+        shares_end = end
+        end = shares_end + master * CUT_EXTRA
         lp = _with_assignment_rows(d, offers, type_rows, price, most_nodes, bins, mult, columns, lp,
                                    now() + (end - now()) * CUT_SHARE, log, interrupt)
         bound_micro = max(bound_micro, _micro(lp))
         rows = lp is not before
         if not rows:
-            end = started_clock + limit
+            end = shares_end
         elif not lp.converged or lp.slack > 1e-6:
             lp, rows = before, False  # (the dive as without the rows, in the time left)
     if master > 0 and lp.converged and lp.slack < 1e-6 and not (interrupt is not None and interrupt.is_set()) and \
