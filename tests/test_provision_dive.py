@@ -66,15 +66,18 @@ def test_the_dive_places_every_pod_and_without_inter_pod_rules_verifies_at_no_le
         assert cost * MICRO >= bound_micro - 1 and bound_micro <= best * MICRO + 1  # (the rows keep it a bound)
 
 
-def test_the_dive_finds_the_two_nodes_where_first_fit_decreasing_buys_three() -> None:
-    # a full existing node; pods of 450m, 450m, 350m, 350m, 200m, 200m on 1-cpu nodes: 450m + 350m + 200m fill a
-    # node exactly (2 nodes), where first fit decreasing (cluster-autoscaler's estimator) pairs the 450m pods and
-    # needs a third node
+def three_by_first_fit() -> tuple[Cluster, NodeTypes]:
+    """A full existing node; pods of 450m, 450m, 350m, 350m, 200m, 200m on 1-cpu nodes: 450m + 350m + 200m fill a
+    node exactly (2 nodes), where first fit decreasing (cluster-autoscaler's estimator) pairs the 450m pods and
+    needs a third node."""
     nodes = (make_node("n0").label(H, "n0").label(Z, "a").alloc(cpu="100m", memory="8Gi", pods=110).build(),)
     pending = tuple(make_pod(f"p{i}").label("app", f"a{i}").req(cpu=c).set(order=i).build()
                     for i, c in enumerate(["450m", "450m", "350m", "350m", "200m", "200m"]))
-    types = NodeTypes((a_type("one", "1", 1.0),))
-    cluster = Cluster(nodes=nodes, pending=pending)
+    return Cluster(nodes=nodes, pending=pending), NodeTypes((a_type("one", "1", 1.0),))
+
+
+def test_the_dive_finds_the_two_nodes_where_first_fit_decreasing_buys_three() -> None:
+    cluster, types = three_by_first_fit()
     nodes_, placements, valid, _ = dive_answer(cluster, types)
     assert valid and sum(o.type.price for o, _ in nodes_) == 2.0 == brute_cost(cluster, types)
     a = provision(cluster, types, SolverParams(workers=1, full_model_variables=0), deadline=Deadline.start(20))
@@ -142,13 +145,9 @@ def test_a_class_of_one_a_node_bounds_the_program_by_its_own_nodes_and_the_dive_
 
 
 def test_the_program_stopped_short_in_its_share_goes_on_in_its_stretch_and_dives() -> None:
-    # the first built case (first fit decreasing buys 3 nodes, the dive 2) with a share of the clock too short for
-    # column generation: without a stretch no start; with one the program converges and the dive finds the 2
-    nodes = (make_node("n0").label(H, "n0").label(Z, "a").alloc(cpu="100m", memory="8Gi", pods=110).build(),)
-    pending = tuple(make_pod(f"p{i}").label("app", f"a{i}").req(cpu=c).set(order=i).build()
-                    for i, c in enumerate(["450m", "450m", "350m", "350m", "200m", "200m"]))
-    types = NodeTypes((a_type("one", "1", 1.0),))
-    cluster = Cluster(nodes=nodes, pending=pending)
+    # the case first fit decreasing buys 3 nodes for and the dive 2, with a share of the clock too short for column
+    # generation: without a stretch no start; with one the program converges and the dive finds the 2
+    cluster, types = three_by_first_fit()
     offers = offers_of(types)
     got = {}
     for stretch in (0.0, 10.0):
