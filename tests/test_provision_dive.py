@@ -1,13 +1,18 @@
 """provision's dive: the pattern program's answer rounded to whole nodes (optimizer.provision.patterns._dive), its
 pods given out to nodes (packing_answer), used as a start of the large-input path when it verifies. Against the
-exhaustive search of tests/test_provision.py on tiny random clusters, and on a built case."""
+exhaustive search of tests/test_provision.py on tiny random clusters, and on built cases. The assignment rows of a
+group of several one-a-node classes (_assignment_rows) against an exhaustive search of the ways to give a group's
+counts per node out to its classes."""
 from __future__ import annotations
 
+import time
 from dataclasses import replace
 
+import numpy as np
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from builders import make_node, make_pod
+from builders import make_node, make_pod, pod_term, selector
 from podplan.models.errors import PlanInvalidError
 from podplan.models.nodetypes import NodeTypes
 from podplan.models.objects import Cluster
@@ -16,9 +21,9 @@ from podplan.optimizer.plan import Plan
 from podplan.optimizer.provision import offers_of, provision, verify_answer
 from podplan.optimizer.provision.bound import MICRO
 from podplan.optimizer.provision.core import within_limits
-from podplan.optimizer.provision.patterns import packing_answer, pattern_bound
+from podplan.optimizer.provision.patterns import _assignment_rows, _cut_coef, packing_answer, pattern_bound
 from podplan.optimizer.registry import DEFAULT_PROFILE
-from podplan.optimizer.runner import SolverParams, Status
+from podplan.optimizer.runner import Clock, SolverParams, Status, clocked
 from test_provision import H, Z, a_type, brute_cost, instances
 
 
@@ -58,20 +63,97 @@ def test_the_dive_places_every_pod_and_without_inter_pod_rules_verifies_at_no_le
     if valid:
         best = brute_cost(cluster, types)
         assert best is not None and cost >= best - 1e-9
-        assert cost * MICRO >= bound_micro - 1
+        assert cost * MICRO >= bound_micro - 1 and bound_micro <= best * MICRO + 1  # (the rows keep it a bound)
 
 
-def test_the_dive_finds_the_two_nodes_where_first_fit_decreasing_buys_three() -> None:
-    # a full existing node; pods of 450m, 450m, 350m, 350m, 200m, 200m on 1-cpu nodes: 450m + 350m + 200m fill a
-    # node exactly (2 nodes), where first fit decreasing (cluster-autoscaler's estimator) pairs the 450m pods and
-    # needs a third node
+def three_by_first_fit() -> tuple[Cluster, NodeTypes]:
+    """A full existing node; pods of 450m, 450m, 350m, 350m, 200m, 200m on 1-cpu nodes: 450m + 350m + 200m fill a
+    node exactly (2 nodes), where first fit decreasing (cluster-autoscaler's estimator) pairs the 450m pods and
+    needs a third node."""
     nodes = (make_node("n0").label(H, "n0").label(Z, "a").alloc(cpu="100m", memory="8Gi", pods=110).build(),)
     pending = tuple(make_pod(f"p{i}").label("app", f"a{i}").req(cpu=c).set(order=i).build()
                     for i, c in enumerate(["450m", "450m", "350m", "350m", "200m", "200m"]))
-    types = NodeTypes((a_type("one", "1", 1.0),))
-    cluster = Cluster(nodes=nodes, pending=pending)
+    return Cluster(nodes=nodes, pending=pending), NodeTypes((a_type("one", "1", 1.0),))
+
+
+def test_the_dive_finds_the_two_nodes_where_first_fit_decreasing_buys_three() -> None:
+    cluster, types = three_by_first_fit()
     nodes_, placements, valid, _ = dive_answer(cluster, types)
     assert valid and sum(o.type.price for o, _ in nodes_) == 2.0 == brute_cost(cluster, types)
     a = provision(cluster, types, SolverParams(workers=1, full_model_variables=0), deadline=Deadline.start(20))
     verify_answer(a)
     assert a.estimator.cost() == 3.0 and a.cost == 2.0 and a.status is Status.OPTIMAL
+
+
+def assignable(sizes: list[int], units: list[int], counts: list[int]) -> bool:
+    """Can the classes' pods (sizes) be put on the nodes, at most counts[b] pods of the group and units[b] of one
+    class (-1: any number) on node b? Every way tried, class by class and node by node."""
+    def place(c: int, b: int, need: int, room: tuple[int, ...]) -> bool:
+        if c == len(sizes):
+            return True
+        if need == 0:
+            return place(c + 1, 0, sizes[c + 1] if c + 1 < len(sizes) else 0, room)
+        if b == len(room):
+            return False
+        most = room[b] if units[b] < 0 else min(room[b], units[b])
+        return any(place(c, b + 1, need - k, room[:b] + (room[b] - k,) + room[b + 1:])
+                   for k in range(min(most, need), -1, -1))
+
+    return place(0, 0, sizes[0], tuple(counts))
+
+
+@st.composite
+def groups(draw: st.DrawFn) -> tuple[list[int], list[int], list[int]]:
+    """A group's classes (pods each), its per-class bound on each node, and counts of the group per node up to
+    the group's most there (its classes together)."""
+    sizes = draw(st.lists(st.integers(1, 4), min_size=2, max_size=4))
+    units = draw(st.lists(st.sampled_from([-1, 1, 1, 2]), min_size=1, max_size=4))
+    total = sum(sizes)
+    caps = [total if u < 0 else min(total, u * len(sizes)) for u in units]
+    counts = [draw(st.integers(0, c)) for c in caps]
+    return sizes, units, counts
+
+
+@settings(max_examples=300, deadline=None)
+@given(groups())
+def test_a_groups_counts_meet_its_assignment_rows_and_its_size_exactly_when_its_classes_can_take_them(
+        group: tuple[list[int], list[int], list[int]]) -> None:
+    sizes, units, counts = group
+    total = sum(sizes)
+    unit = np.array([units])
+    cap = np.array([[total if u < 0 else min(total, u * len(sizes)) for u in units]])
+    rows = _assignment_rows([sizes], np.array([total]), unit, cap)
+    meets = sum(counts) >= total and all(sum(_cut_coef(u, j, k) for u, k in zip(units, counts)) >= s_j
+                                         for _, j, s_j in rows)
+    assert meets == assignable(sizes, units, counts)
+
+
+def test_a_class_of_one_a_node_bounds_the_program_by_its_own_nodes_and_the_dive_shares_them() -> None:
+    # three 1-cpu pods of app a, one a node, and two of app b (one a node too): one group of two classes, 2 a
+    # node on 2-cpu nodes. Without the assignment rows the program buys 5/2 nodes for the five pods; app a needs 3
+    # nodes, and b's pods share them
+    nodes = (make_node("n0").label(H, "n0").label(Z, "a").alloc(cpu="100m", memory="8Gi", pods=110).build(),)
+    pending = tuple(make_pod(f"{app}{i}").label("app", app).req(cpu="1")
+                    .pod_anti_affinity(pod_term(H, selector(app=app))).set(order=k).build()
+                    for k, (app, i) in enumerate([("a", 0), ("a", 1), ("a", 2), ("b", 0), ("b", 1)]))
+    types = NodeTypes((a_type("two", "2", 1.0),))
+    cluster = Cluster(nodes=nodes, pending=pending)
+    nodes_, placements, valid, bound_micro = dive_answer(cluster, types)
+    assert brute_cost(cluster, types) == 3.0
+    assert bound_micro >= 3 * MICRO - 10
+    assert valid and len(nodes_) == 3 and sorted(placements) == sorted(p.key for p in pending)
+
+
+def test_the_program_stopped_short_in_its_share_goes_on_in_its_stretch_and_dives() -> None:
+    # the case first fit decreasing buys 3 nodes for and the dive 2, with a share of the clock too short for column
+    # generation: without a stretch no start; with one the program converges and the dive finds the 2
+    cluster, types = three_by_first_fit()
+    offers = offers_of(types)
+    got = {}
+    for stretch in (0.0, 10.0):
+        with clocked(Clock(time.perf_counter() + 60)):
+            got[stretch] = pattern_bound(cluster, offers, types, DEFAULT_PROFILE, 0.03, master_share=0.3,
+                                         stretch=stretch)
+    assert not got[0.0].converged and got[0.0].start is None
+    assert got[10.0].converged and got[10.0].start is not None and got[10.0].start.cost_micro == 2 * MICRO
+    assert got[10.0].bound_micro >= got[0.0].bound_micro

@@ -23,6 +23,12 @@ of group g is worth) price each node's best filling, first greedily, then by a s
 and offer (CP-SAT, exact or with its proven bound); a filling worth more than its price (or than the kind's dual)
 joins the program.
 
+A group merges classes of one request and one per-node bound each; when that bound is below the group's own (one
+a node for anti-affinity per host against itself), the assignment rows (_assignment_rows) state what the merge
+forgets: a node holding k_b of the group holds at most min(k_b, j * u_b) of any j of its classes. Once the program
+without them converges, they join it if its answer leaves one short, and the dive keeps them, so that its
+fillings can be given out to the classes (3/anti: the dive's pods on nodes 22.46 without them, 15.34 with).
+
 Why it is a valid bound at any point: every valid answer is a solution of the full program (each new node a
 filling of its offer, each existing node a filling of its kind), so the full program's optimum z* is a lower bound;
 and for the restricted program's optimum z_R with duals (pi, sigma, rho), Lagrangian duality gives
@@ -33,7 +39,9 @@ where K is at most the knapsack's proven upper bound (values rounded up), rho_o 
 on offer o's columns, and N_o the most nodes of offer o an answer no dearer than a known one can use (floor(known
 / price), the type's max; every pod otherwise). With no filling left to add this is z_R itself. Beside it, the
 same Lagrangian function at theta * pi (farley_bound: no N_o at theta = min_o price_o / K_o). The bound used is
-the larger (the smaller of it and z_R at the end), less a relative 1e-6 for HiGHS's tolerances.
+the larger (the smaller of it and z_R at the end), less a relative 1e-6 for HiGHS's tolerances. The assignment
+rows are valid rows of the full program (every answer meets them), their duals enter the knapsacks' values
+(min(a_g, j * u_b) terms), and the same bound holds.
 
 When the program converges, its answer is rounded to whole nodes (the dive, _dive: the fillings it takes whole
 fixed, column generation again on the pods left), compacted (_compact: the last nodes' pods moved into the room
@@ -52,7 +60,7 @@ import sys
 import time
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from ortools.sat.python import cp_model
@@ -78,6 +86,12 @@ KNAPSACK_MIN_SECONDS = 0.5
 # pricing alone drifts (4/plain 13.76), and DIVE_UP 0.5 rounds too much up (4/anti 13.63 against 13.26-13.30)
 DIVE_UP = 0.6
 DIVE_EXACT_ROUNDS = 1
+# when some assignment row is short at the program's optimum: the dive's share once more (beyond `limit`, from the
+# joint model's) for column generation with the rows and the dive, CUT_SHARE of what is then left for the first (its
+# greedy pricing alone stopped at 17.06 on 3/anti, where the exact knapsacks reach 15.17, and the dive ran out of
+# time); on 3/anti the rows' program converged in 18 rounds and the dive then took 6 s of the clock
+CUT_SHARE = 0.5
+CUT_EXTRA = 1.0
 SCALE = 1_000_000  # knapsack values: pods' duals in millionths (rounded up, so the knapsack's bound stays an upper)
 
 
@@ -120,6 +134,9 @@ class _Data:
     # a pending class with a hard topology spread constraint or required pod affinity: rules the fillings do not
     # state (the dive does not run: its answers broke them, or cost more kept)
     rules: bool
+    # the assignment rows of groups of several classes with a per-node bound of their own (anti-affinity per host
+    # against itself, host ports: one a node): (group, j, the j largest classes' pods), see _assignment_rows
+    cuts: list[tuple[int, int, int]] = field(default_factory=list)
 
 
 def prepare(base: Cluster, offers: Sequence[Offer], profile: Profile) -> _Data:
@@ -170,31 +187,71 @@ def prepare(base: Cluster, offers: Sequence[Offer], profile: Profile) -> _Data:
     unit_new = np.array([np.frombuffer(k[2], dtype=np.int64) for k in keys], dtype=np.int64).reshape(len(glist),
                                                                                                       len(offers))
     rules = any(c.rep.affinity.pod_required or hard_constraints(c.rep) for c in classes)
-    return _Data(res_keys, glist, size, req, free, alloc, cap_ex, cap_new, pods, unit_ex, unit_new, rules)
+    cuts = _assignment_rows([[classes[c].size for c in members] for members in glist], size,
+                            np.concatenate([unit_ex, unit_new], axis=1), np.concatenate([cap_ex, cap_new], axis=1))
+    return _Data(res_keys, glist, size, req, free, alloc, cap_ex, cap_new, pods, unit_ex, unit_new, rules, cuts)
 
 
-def _knapsack_bound(values: np.ndarray, most: np.ndarray, req: np.ndarray, room: np.ndarray, seconds: float
-                    ) -> tuple[float, dict[int, int]]:
-    """max sum_g values[g] * a[g] over whole pods a[g] <= most[g] within `room`: (an upper bound on it, the best
-    filling found). Values are rounded up to millionths, so the bound holds for the exact values."""
-    gs = [g for g in range(len(values)) if most[g] > 0 and values[g] > 0]
+def _assignment_rows(class_sizes: list[list[int]], size: np.ndarray, unit: np.ndarray, cap: np.ndarray
+                     ) -> list[tuple[int, int, int]]:
+    """The rows that make a group's counts per node assignable to its classes: a group merges classes of one
+    request and one per-node bound u_b each (one a node for anti-affinity per host against itself), so a filling's
+    count k_b of the group on node b holds at most min(k_b, j * u_b) pods of any j of its classes. The j largest
+    classes' pods S_j therefore need
+
+        sum over the nodes b of min(k_b, j * u_b) >= S_j           for j = 1 .. (classes - 1)
+
+    which every answer meets (a valid row of the pattern program: the bound stays a bound), and which together
+    with the covering row (j = all) are exactly max-flow's condition for giving the counts out to the classes
+    (the cut of the j largest classes is the smallest). Without them a group of classes of 55, 8, 5 and 5 pods,
+    one a node, fills 4 a node on 19 nodes where its largest class needs 55 (3/anti of the 200-node family).
+    Only the rows that can bind: S_j above the j / classes share of the group's pods (equal classes need none),
+    and some node where j * u_b is below the group's most pods on it (elsewhere the row reads the count itself)."""
+    out: list[tuple[int, int, int]] = []
+    for g, sizes in enumerate(class_sizes):
+        m = len(sizes)
+        if m < 2:
+            continue
+        sizes = sorted(sizes, reverse=True)
+        on = cap[g] > 0
+        u, c = unit[g][on], cap[g][on]
+        for j in range(1, m):
+            s_j = sum(sizes[:j])
+            if s_j * m > int(size[g]) * j and np.any((u >= 0) & (j * u < c)):
+                out.append((g, j, s_j))
+    return out
+
+
+def _knapsack_bound(values: np.ndarray, most: np.ndarray, req: np.ndarray, room: np.ndarray, seconds: float,
+                    segs: Sequence[tuple[int, int, float]] = ()) -> tuple[float, dict[int, int]]:
+    """max sum_g values[g] * a[g] + sum_(g,c,v in segs) v * min(a[g], c) over whole pods a[g] <= most[g] within
+    `room`: (an upper bound on it, the best filling found). Values are rounded up to millionths, so the bound holds
+    for the exact values. segs: the assignment rows' terms (_assignment_rows) at their duals."""
+    segs = [(g, min(int(c), int(most[g])), v) for g, c, v in segs if most[g] > 0 and c > 0 and v > 0]
+    worth = {g for g, _, _ in segs}
+    gs = [g for g in range(len(values)) if most[g] > 0 and (values[g] > 0 or g in worth)]
     if not gs:
         return 0.0, {}
     m = cp_model.CpModel()
     xs = {g: m.new_int_var(0, int(most[g]), f"a[{g}]") for g in gs}
+    bs = []
+    for t, (g, c, v) in enumerate(segs):
+        b = m.new_int_var(0, c, f"b[{t}]")
+        m.add(b <= xs[g])
+        bs.append((int(math.ceil(v * SCALE)), b, c))
     for r in range(len(room)):
         terms = [(int(req[g, r]), xs[g]) for g in gs if req[g, r] > 0]
         if terms and sum(q * int(most[g]) for (q, _), g in zip(terms, [g for g in gs if req[g, r] > 0])) > room[r]:
             m.add(sum(q * x for q, x in terms) <= int(room[r]))
-    coef = {g: int(math.ceil(values[g] * SCALE)) for g in gs}
-    m.maximize(sum(coef[g] * xs[g] for g in gs))
+    coef = {g: int(math.ceil(max(0.0, values[g]) * SCALE)) for g in gs}
+    m.maximize(sum(coef[g] * xs[g] for g in gs) + sum(v * b for v, b, _ in bs))
     solver = cp_model.CpSolver()
     knapsack_limits(solver.parameters, max(0.01, seconds))
     solver.parameters.catch_sigint_signal = False
     st = solver.solve(m)
     charge_knapsack(solver, "the pattern program's knapsacks")
     if st not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        return float(sum(coef[g] * int(most[g]) for g in gs)) / SCALE, {}
+        return float(sum(coef[g] * int(most[g]) for g in gs) + sum(v * c for v, _, c in bs)) / SCALE, {}
     upper = solver.objective_value if st == cp_model.OPTIMAL else solver.best_objective_bound
     return float(upper) / SCALE, {g: int(solver.value(xs[g])) for g in gs if solver.value(xs[g]) > 0}
 
@@ -215,6 +272,50 @@ def _greedy_fill(values: np.ndarray, most: np.ndarray, req: np.ndarray, room: np
             out[int(g)] = k
             left -= k * q
     return out
+
+
+def _greedy_segs(values: np.ndarray, most: np.ndarray, req: np.ndarray, room: np.ndarray,
+                 segs: Sequence[tuple[int, int, float]]) -> dict[int, int]:
+    """_greedy_fill with the assignment rows' terms: a group's t-th pod is worth values[g] plus the values of its
+    terms whose cap is at least t (less for each pod more: the pods are taken in pieces, the most worth first)."""
+    if not segs:
+        return _greedy_fill(values, most, req, room)
+    share = (req / np.maximum(room, 1)).sum(axis=1)
+    caps: dict[int, list[tuple[int, float]]] = defaultdict(list)
+    for g, c, v in segs:
+        if c > 0 and v > 0:
+            caps[g].append((int(c), v))
+    pieces: list[tuple[float, int, int, int]] = []  # (-worth per share, group, piece, pods)
+    for g in range(len(values)):
+        if most[g] <= 0:
+            continue
+        cuts = sorted({c for c, _ in caps.get(g, ()) if c < most[g]}) + [int(most[g])]
+        lo = 0
+        for p, hi in enumerate(cuts):
+            worth = values[g] + sum(v for c, v in caps.get(g, ()) if c > lo)
+            if worth > 0 and hi > lo:
+                pieces.append((-(worth / max(share[g], 1e-12)), g, p, hi - lo))
+            lo = hi
+    left = room.astype(np.int64).copy()
+    out: dict[int, int] = {}
+    for _, g, _, n in sorted(pieces):
+        q = req[g]
+        pos = q > 0
+        k = int(min(n, np.min(np.where(pos, left // np.where(pos, q, 1), 1 << 40))))
+        if k > 0:
+            out[g] = out.get(g, 0) + k
+            left -= k * q
+    return out
+
+
+def _worth(fill: dict[int, int], pi: np.ndarray, segs: Sequence[tuple[int, int, float]]) -> float:
+    """A filling's worth at the duals: its pods' and the assignment rows' terms (_knapsack_bound's objective)."""
+    return sum(pi[g] * k for g, k in fill.items()) + sum(v * min(fill.get(g, 0), c) for g, c, v in segs)
+
+
+def _cut_coef(u: int, j: int, k: int) -> int:
+    """A count k of a group on a node whose per-class bound is u (-1: none) in the group's j-th assignment row."""
+    return k if u < 0 else min(k, j * u)
 
 
 def farley_bound(worth: float, k_ex: float, k_new: np.ndarray, price: np.ndarray, most_nodes: np.ndarray) -> float:
@@ -262,6 +363,7 @@ class _Columns:
     n_g: int
     cols: list[tuple[str, int, np.ndarray]]
     seen: set
+    cut_rows: dict[int, list[tuple[int, int]]] = field(default_factory=dict)  # column -> its assignment rows' coefs
 
     def add(self, kind: str, i: int, fill: dict[int, int]) -> bool:
         a = np.zeros(self.n_g, dtype=np.int64)
@@ -280,24 +382,52 @@ class _LP:
     value: float  # the restricted program's optimum
     lower: float  # a valid lower bound on the full program's optimum (-inf: none proven)
     converged: bool  # no column left to add (the exact knapsacks' fillings beat no price)
-    x: np.ndarray | None  # per column (then the slacks)
+    x: np.ndarray | None  # per column (then the slacks: one per covering row, then one per assignment row)
     slack: float  # pods no column places at the optimum (> 0: the program is infeasible)
     iterations: int
+    solved: int = 0  # the columns x has (those added after the last solve come later)
+
+
+def _units(d: _Data, bins: list[list[int]], kind: str, i: int) -> np.ndarray:
+    """Each group's per-class bound on a column's node (-1: none): the assignment rows' u_b."""
+    return d.unit_ex[:, bins[i][0]] if kind == "ex" else d.unit_new[:, i]
+
+
+def _cut_rows(d: _Data, bins: list[list[int]], kind: str, i: int, a: np.ndarray) -> list[tuple[int, int]]:
+    u = _units(d, bins, kind, i)
+    return [(r, _cut_coef(int(u[g]), j, int(a[g]))) for r, (g, j, _) in enumerate(d.cuts) if a[g] > 0]
+
+
+def _segs(d: _Data, u: np.ndarray, pi_cut: np.ndarray) -> list[tuple[int, int, float]]:
+    """The assignment rows' terms of a node whose per-class bounds are u, at the rows' duals: (group, cap, value)."""
+    return [(g, (1 << 40) if u[g] < 0 else j * int(u[g]), float(pi_cut[r]))
+            for r, (g, j, _) in enumerate(d.cuts) if pi_cut[r] > 1e-12]
 
 
 def _generate(d: _Data, offers: Sequence[Offer], type_rows: list, price: np.ndarray, most_nodes: np.ndarray,
               sizes: np.ndarray, bins: list[list[int]], mult: np.ndarray, columns: _Columns, deadline: float,
-              exact: bool, log=None, interrupt=None, exact_rounds: int = 0) -> _LP:
+              exact: bool, log=None, interrupt=None, exact_rounds: int = 0, cut_rhs: np.ndarray | None = None
+              ) -> _LP:
     """Column generation on the program with `sizes` pods per group and `mult[b]` nodes of existing kind b, until
     `deadline`. exact: end with the exact knapsacks and their Lagrangian bound (and once when FINAL_EXACT_AT of the time is gone); else stop
     when the greedy pricing finds nothing. exact_rounds > 0: after that many rounds of exact knapsacks, the
-    program is solved once more with their fillings and stops (the dive's residual programs: near enough)."""
+    program is solved once more with their fillings and stops (the dive's residual programs: near enough).
+    cut_rhs: the assignment rows' right-hand sides (d.cuts' own, or the dive's residual ones); None: the program
+    without them."""
     from scipy.optimize import linprog
     from scipy.sparse import coo_matrix
 
-    n_g, n_b, n_o = d.size.shape[0], len(bins), len(offers)
-    n_rows = n_g + n_b + len(type_rows)
-    rhs = np.concatenate([-sizes.astype(float), mult.astype(float), np.array([b for _, b in type_rows])])
+    n_g, n_b, n_o, n_t = d.size.shape[0], len(bins), len(offers), len(type_rows)
+    if cut_rhs is None:
+        cut_rhs = np.zeros(0, dtype=np.int64)
+    n_c = len(cut_rhs)
+    n_rows = n_g + n_b + n_t + n_c
+    rhs = np.concatenate([-sizes.astype(float), mult.astype(float), np.array([b for _, b in type_rows]),
+                          -cut_rhs.astype(float)])
+    # a group's pods may be priced beyond its count while one of its assignment rows is short (the dive)
+    reach = sizes.astype(np.int64).copy()
+    for r in range(n_c):
+        reach[d.cuts[r][0]] = max(reach[d.cuts[r][0]], int(cut_rhs[r]))
     slack_cost = float(price.max() * max(1.0, float(d.size.sum())) + 1.0)
     best_lb = -math.inf
     iterations = 0
@@ -316,8 +446,8 @@ def _generate(d: _Data, offers: Sequence[Offer], type_rows: list, price: np.ndar
         rows_: list[int] = []
         cs_: list[int] = []
         vals_: list[float] = []
-        cost = np.zeros(len(cols) + n_g)
-        upper = np.full(len(cols) + n_g, np.inf)
+        cost = np.zeros(len(cols) + n_g + n_c)
+        upper = np.full(len(cols) + n_g + n_c, np.inf)
         for j, (kind, i, a) in enumerate(cols):
             nz = np.flatnonzero(a)
             rows_.extend(nz.tolist()); cs_.extend([j] * len(nz)); vals_.extend((-a[nz]).astype(float).tolist())
@@ -330,8 +460,13 @@ def _generate(d: _Data, offers: Sequence[Offer], type_rows: list, price: np.ndar
                 for t, (coef, _) in enumerate(type_rows):
                     if coef[i] != 0:
                         rows_.append(n_g + n_b + t); cs_.append(j); vals_.append(float(coef[i]))
-        for g in range(n_g):
-            rows_.append(g); cs_.append(len(cols) + g); vals_.append(-1.0)
+            if n_c:
+                if j not in columns.cut_rows:
+                    columns.cut_rows[j] = _cut_rows(d, bins, kind, i, a)
+                for r, k in columns.cut_rows[j]:
+                    rows_.append(n_g + n_b + n_t + r); cs_.append(j); vals_.append(-float(k))
+        for g in range(n_g + n_c):  # a slack per covering row and per assignment row
+            rows_.append(g if g < n_g else n_b + n_t + g); cs_.append(len(cols) + g); vals_.append(-1.0)
             cost[len(cols) + g] = slack_cost
         a_ub = coo_matrix((vals_, (rows_, cs_)), shape=(n_rows, len(cost))).tocsr()
         if deadline - now() <= 0.02 or wall_over("the pattern program") or (interrupt is not None and interrupt.is_set()):
@@ -349,10 +484,13 @@ def _generate(d: _Data, offers: Sequence[Offer], type_rows: list, price: np.ndar
         duals = -np.asarray(res.ineqlin.marginals, dtype=float)  # >= 0 for <= rows of a minimisation
         pi = np.maximum(duals[:n_g], 0.0)
         sigma = np.maximum(duals[n_g:n_g + n_b], 0.0)
-        rho = np.maximum(duals[n_g + n_b:], 0.0)
+        rho = np.maximum(duals[n_g + n_b:n_g + n_b + n_t], 0.0)
+        pi_cut = np.maximum(duals[n_g + n_b + n_t:], 0.0)
         extra = np.array([sum(rho[t] * coef[o] for t, (coef, _) in enumerate(type_rows)) for o in range(n_o)])
-        live = sizes > 0
-        most_g_new = np.where(live[:, None], np.minimum(d.cap_new, sizes[:, None]), 0)
+        live = reach > 0
+        most_g_new = np.where(live[:, None], np.minimum(d.cap_new, reach[:, None]), 0)
+        seg_ex = [_segs(d, _units(d, bins, "ex", b), pi_cut) if n_c else [] for b in range(n_b)]  # (n_c: all)
+        seg_new = [_segs(d, d.unit_new[:, o], pi_cut) if n_c else [] for o in range(n_o)]
         added = 0
         # the greedy pricing first (fast); the exact knapsacks when it finds nothing, or at the last round
         forced = exact and now() >= final_at
@@ -361,12 +499,12 @@ def _generate(d: _Data, offers: Sequence[Offer], type_rows: list, price: np.ndar
                 if mult[b] <= 0:
                     continue
                 n = nodes[0]
-                fill = _greedy_fill(pi, np.minimum(d.cap_ex[:, n], sizes), d.req, d.free[n])
-                if fill and sum(pi[g] * k for g, k in fill.items()) > sigma[b] + 1e-9:
+                fill = _greedy_segs(pi, np.minimum(d.cap_ex[:, n], reach), d.req, d.free[n], seg_ex[b])
+                if fill and _worth(fill, pi, seg_ex[b]) > sigma[b] + 1e-9:
                     added += columns.add("ex", b, fill)
             for o in range(n_o):
-                fill = _greedy_fill(pi, most_g_new[:, o], d.req, d.alloc[o])
-                if fill and sum(pi[g] * k for g, k in fill.items()) > price[o] + extra[o] + 1e-9:
+                fill = _greedy_segs(pi, most_g_new[:, o], d.req, d.alloc[o], seg_new[o])
+                if fill and _worth(fill, pi, seg_new[o]) > price[o] + extra[o] + 1e-9:
                     added += columns.add("new", o, fill)
             if added == 0 and not exact:
                 converged = True
@@ -384,23 +522,25 @@ def _generate(d: _Data, offers: Sequence[Offer], type_rows: list, price: np.ndar
                 if mult[b] <= 0:
                     continue
                 n = nodes[0]
-                upper_k, fill = _knapsack_bound(pi, np.minimum(d.cap_ex[:, n], sizes), d.req, d.free[n], per)
+                upper_k, fill = _knapsack_bound(pi, np.minimum(d.cap_ex[:, n], reach), d.req, d.free[n], per,
+                                                seg_ex[b])
                 lagr += float(mult[b]) * min(0.0, sigma[b] - upper_k)
                 k_ex += float(mult[b]) * upper_k
-                if fill and sum(pi[g] * k for g, k in fill.items()) > sigma[b] + 1e-9:
+                if fill and _worth(fill, pi, seg_ex[b]) > sigma[b] + 1e-9:
                     added += columns.add("ex", b, fill)
             for o in range(n_o):
-                key = d.alloc[o].tobytes() + most_g_new[:, o].tobytes()
+                key = d.alloc[o].tobytes() + most_g_new[:, o].tobytes() + (d.unit_new[:, o].tobytes() if n_c else b"")
                 if key not in cache:
-                    cache[key] = _knapsack_bound(pi, most_g_new[:, o], d.req, d.alloc[o], per)
+                    cache[key] = _knapsack_bound(pi, most_g_new[:, o], d.req, d.alloc[o], per, seg_new[o])
                 upper_k, fill = cache[key]
                 k_new[o] = upper_k
                 rc = price[o] + extra[o] - upper_k
                 if rc < 0:
                     lagr += float(most_nodes[o]) * rc
-                if fill and sum(pi[g] * k for g, k in fill.items()) > price[o] + extra[o] + 1e-9:
+                if fill and _worth(fill, pi, seg_new[o]) > price[o] + extra[o] + 1e-9:
                     added += columns.add("new", o, fill)
-            best_lb = max(best_lb, lagr, farley_bound(float(pi @ sizes), k_ex, k_new, price, most_nodes))
+            best_lb = max(best_lb, lagr, farley_bound(float(pi @ sizes + pi_cut @ cut_rhs), k_ex, k_new, price,
+                                                      most_nodes))
             if added == 0:
                 converged = True
                 break
@@ -411,14 +551,16 @@ def _generate(d: _Data, offers: Sequence[Offer], type_rows: list, price: np.ndar
             log(f"iter {iterations}: lp {value:.4f} best bound {best_lb:.4f} columns {len(columns.cols)} added "
                 f"{added} {deadline - now():.1f}s left")
     x = None if res is None else np.asarray(res.x)
-    slack = 0.0 if x is None else float(x[len(x) - n_g:].sum())  # columns added after the solve come later
+    slack = 0.0 if x is None else float(x[len(x) - n_g - n_c:].sum())  # columns added after the solve come later
     lower = best_lb
     if converged and exact:
         lower = min(best_lb, value)  # the two agree up to the knapsacks' rounding; the smaller is safe
-    return _LP(value, lower, converged, x, slack, iterations)
+    return _LP(value, lower, converged, x, slack, iterations, 0 if x is None else len(x) - n_g - n_c)
 
 
-def _setup(d: _Data, offers: Sequence[Offer], node_types: NodeTypes, known_micro: int | None):
+def _setup(d: _Data, offers: Sequence[Offer], node_types: NodeTypes, known_micro: int | None, units: bool = False):
+    """The program's prices, most nodes per offer, existing nodes' kinds and first columns. units: the kinds also
+    by the per-class bounds of the groups with assignment rows (their coefficients), for the dive."""
     n_g, n_ex, n_o = len(d.glist), d.free.shape[0], len(offers)
     price = np.array([o.type.price for o in offers], dtype=float)
     most_nodes = np.full(n_o, float(d.size.sum()))
@@ -429,9 +571,10 @@ def _setup(d: _Data, offers: Sequence[Offer], node_types: NodeTypes, known_micro
             most_nodes[i] = min(most_nodes[i], o.type.max)
     # existing nodes with the same room and the same bounds are one bin kind with a multiplicity
     kinds: dict[bytes, list[int]] = defaultdict(list)
+    cut_groups = sorted({g for g, _, _ in d.cuts}) if units else []
     for n in range(n_ex):
         if d.cap_ex[:, n].any():
-            kinds[d.free[n].tobytes() + d.cap_ex[:, n].tobytes()].append(n)
+            kinds[d.free[n].tobytes() + d.cap_ex[:, n].tobytes() + d.unit_ex[cut_groups, n].tobytes()].append(n)
     bins = list(kinds.values())
     columns = _Columns(n_g, [], set())
     for g in range(n_g):  # the start: each group alone on each offer, each bin kind filled by the pods' sizes
@@ -443,20 +586,23 @@ def _setup(d: _Data, offers: Sequence[Offer], node_types: NodeTypes, known_micro
 
 
 def _dive(d: _Data, offers: Sequence[Offer], node_types: NodeTypes, price: np.ndarray, most_nodes: np.ndarray,
-          bins: list[list[int]], columns: _Columns, x: np.ndarray | None, deadline: float, log=None, interrupt=None
-          ) -> Packing | None:
+          bins: list[list[int]], columns: _Columns, lp: _LP, deadline: float, log=None, interrupt=None,
+          rows: bool = True) -> Packing | None:
     """Residual rounding (a dive): the fillings the linear program takes whole are fixed (its value rounded down;
     when none is whole, the largest fraction and those of at least DIVE_UP rounded up), the pods and existing nodes
     they use leave the program, and column generation runs again on what is left (its new fillings fit the pods
-    left), until every pod is placed. None when `deadline` (of the clock) comes first."""
+    left), until every pod is placed and (rows) every assignment row met. None when `deadline` (of the clock)
+    comes first."""
+    x, solved = lp.x, lp.solved
+    rows = rows and bool(d.cuts)
     sizes = d.size.astype(np.int64).copy()
+    cut_rhs = np.array([s for _, _, s in d.cuts] if rows else [], dtype=np.int64)  # the rows less what is fixed
     mult = np.array([len(b) for b in bins], dtype=np.int64)
     count: dict[int, int] = defaultdict(int)  # column -> copies fixed
     base_rows = _type_rows(offers, node_types)
-    while sizes.any():
+    while sizes.any() or cut_rhs.any():
         if x is None or now() >= deadline or (interrupt is not None and interrupt.is_set()):
             return None
-        solved = len(x) - len(d.size)
         whole = [(j, int(math.floor(x[j] + 1e-6))) for j in range(solved) if x[j] >= 1 - 1e-6]
         if not whole:
             j = max(range(solved), key=lambda j: (x[j], -j))
@@ -467,28 +613,34 @@ def _dive(d: _Data, offers: Sequence[Offer], node_types: NodeTypes, price: np.nd
             kind, i, a = columns.cols[j]
             if kind == "ex":
                 k = min(k, int(mult[i]))
-            if k <= 0 or not np.any(np.minimum(a, sizes)):
+            if rows and j not in columns.cut_rows:
+                columns.cut_rows[j] = _cut_rows(d, bins, kind, i, a)
+            coefs = columns.cut_rows.get(j, []) if rows else []
+            if k <= 0 or not (np.any(np.minimum(a, sizes)) or any(cut_rhs[r] > 0 for r, _ in coefs)):
                 continue  # (its pods are placed already)
             if kind == "ex":
                 mult[i] -= k
             count[j] += k
             sizes = np.maximum(0, sizes - k * a)
-        if not sizes.any():
+            for r, c in coefs:
+                cut_rhs[r] = max(0, cut_rhs[r] - k * c)
+        if not sizes.any() and not cut_rhs.any():
             break
         # the types' max and limits less what is fixed
         used = np.zeros(len(offers))
         for j, k in count.items():
             if columns.cols[j][0] == "new":
                 used[columns.cols[j][1]] += k
-        rows = [(coef, rhs - float(coef @ used)) for coef, rhs in base_rows]
-        lp = _generate(d, offers, rows, price, most_nodes, sizes, bins, mult, columns, deadline, True,
-                       interrupt=interrupt, exact_rounds=DIVE_EXACT_ROUNDS)
+        type_rows = [(coef, rhs - float(coef @ used)) for coef, rhs in base_rows]
+        lp = _generate(d, offers, type_rows, price, most_nodes, sizes, bins, mult, columns, deadline, True,
+                       interrupt=interrupt, exact_rounds=DIVE_EXACT_ROUNDS, cut_rhs=cut_rhs if rows else None)
         if lp.x is None or lp.slack > 1e-6:
             return None
-        x = lp.x
+        x, solved = lp.x, lp.solved
         if log:
             fixed = sum(price[columns.cols[j][1]] * k for j, k in count.items() if columns.cols[j][0] == "new")
-            log(f"dive: fixed {fixed:.3f} + residual lp {lp.value:.3f} = {fixed + lp.value:.3f}, {int(sizes.sum())} pods left")
+            log(f"dive: fixed {fixed:.3f} + residual lp {lp.value:.3f} = {fixed + lp.value:.3f}, {int(sizes.sum())} pods left, "
+                f"{deadline - now():.1f}s left")
     nodes: list[tuple[int, dict[int, int]]] = []
     existing: dict[int, dict[int, int]] = {}
     taken = [0] * len(bins)
@@ -508,7 +660,7 @@ def _dive(d: _Data, offers: Sequence[Offer], node_types: NodeTypes, price: np.nd
     return Packing(tuple(nodes), existing, cost)
 
 
-def _compact(d: _Data, offers: Sequence[Offer], packing: Packing) -> Packing:
+def _compact(d: _Data, offers: Sequence[Offer], packing: Packing, rows: bool = True) -> Packing:
     """A packing's fillings cut to the pods there are (the fillings cover more), then its new nodes emptied where
     their pods fit the room the others leave (the least loaded first; the existing nodes first, within each
     group's bound on the node), and each new node left moved to the cheapest offer that holds it. The dive fixes
@@ -524,11 +676,45 @@ def _compact(d: _Data, offers: Sequence[Offer], packing: Packing) -> Packing:
         where.append(("new", o))
         counts.append(np.zeros(n_g, dtype=np.int64))
     fills = [fill for _, fill in sorted(packing.existing.items())] + [fill for _, fill in packing.new]
+    cut_groups = {g for g, _, _ in d.cuts} if rows else set()
     for b, fill in enumerate(fills):
         for g, k in fill.items():
-            take = min(k, int(left[g]))
+            take = k if g in cut_groups else min(k, int(left[g]))
             counts[b][g] = take
             left[g] -= take
+    # a group with assignment rows is cut on the nodes that hold the most of it, one pod at a time: the rows read
+    # how many nodes hold the group, which cutting the last nodes' pods would lower
+    for g in sorted(cut_groups):
+        while left[g] < 0:
+            b = max(range(len(counts)), key=lambda b: (counts[b][g], -b))
+            counts[b][g] -= 1
+            left[g] += 1
+
+    units = [d.unit_ex[:, i] if kind == "ex" else d.unit_new[:, i] for kind, i in where]
+    rows_of: dict[int, list[tuple[int, int, int]]] = defaultdict(list)  # group -> (row, j, S_j)
+    for r, (g, j, s_j) in enumerate(d.cuts):
+        if g in cut_groups:
+            rows_of[g].append((r, j, s_j))
+
+    def row_total(r: int) -> int:
+        g, j, _ = d.cuts[r]
+        return sum(_cut_coef(int(units[b][g]), j, int(counts[b][g])) for b in range(len(where)) if counts[b][g])
+
+    totals = {r: row_total(r) for rows in rows_of.values() for r, _, _ in rows}
+
+    def rows_met(plan: dict[int, np.ndarray], t: int) -> bool:
+        """The assignment rows after moving `plan`'s pods off bin t: none short that was met, none shorter (what
+        changes: bin t's term and the terms of the bins that take its pods)."""
+        for g in sorted({int(g) for g in np.flatnonzero(counts[t])} & cut_groups):
+            for r, j, s_j in rows_of[g]:
+                after = totals[r] - _cut_coef(int(units[t][g]), j, int(counts[t][g]))
+                for b, more in plan.items():
+                    if more[g]:
+                        k = int(counts[b][g])
+                        after += _cut_coef(int(units[b][g]), j, k + int(more[g])) - _cut_coef(int(units[b][g]), j, k)
+                if after < min(totals[r], s_j):
+                    return False
+        return True
 
     def room(b: int) -> np.ndarray:
         kind, i = where[b]
@@ -569,10 +755,16 @@ def _compact(d: _Data, offers: Sequence[Offer], packing: Packing) -> Packing:
                 if k > 0:
                     ok = False
                     break
+            if ok and cut_groups and not rows_met(plan, t):
+                ok = False
             if ok:
+                moved = {int(g) for g in np.flatnonzero(counts[t])} & cut_groups
                 for b, more in plan.items():
                     counts[b] += more
                 counts[t][:] = 0
+                for g in moved:
+                    for r, _, _ in rows_of[g]:
+                        totals[r] = row_total(r)
                 gone.add(t)
                 changed = True
                 break
@@ -707,20 +899,54 @@ def packing_answer(d: _Data, offers: Sequence[Offer], packing: Packing, existing
     return nodes, placements
 
 
+def _micro(lp: _LP) -> int:
+    """The program's bound in millionths (a program no filling completes, slack used, proves nothing here: the
+    covering program says infeasible)."""
+    lb = max(0.0, lp.lower) if lp.slack < 1e-6 else 0.0
+    return max(0, int(math.floor(lb * MICRO * (1 - 1e-6) - 1)))
+
+
+def _with_assignment_rows(d: _Data, offers: Sequence[Offer], type_rows: list, price: np.ndarray,
+                          most_nodes: np.ndarray, bins: list[list[int]], mult: np.ndarray, columns: _Columns, lp: _LP,
+                          deadline: float, log=None, interrupt=None) -> _LP:
+    """The converged program `lp` with the assignment rows: itself when its answer meets them all, else column
+    generation again from its fillings with the rows until `deadline`."""
+    x = lp.x
+    assert x is not None
+    met = np.zeros(len(d.cuts))
+    for j in range(lp.solved):
+        if x[j] > 1e-9:
+            kind, i, a = columns.cols[j]
+            if j not in columns.cut_rows:
+                columns.cut_rows[j] = _cut_rows(d, bins, kind, i, a)
+            for r, k in columns.cut_rows[j]:
+                met[r] += x[j] * k
+    short = [r for r, (_, _, s) in enumerate(d.cuts) if met[r] < s - 1e-6]
+    if log:
+        log(f"assignment rows: {len(short)} of {len(d.cuts)} short at the program's optimum")
+    if not short:
+        return lp
+    cut_rhs = np.array([s for _, _, s in d.cuts], dtype=np.int64)
+    return _generate(d, offers, type_rows, price, most_nodes, d.size.astype(np.int64), bins, mult, columns, deadline,
+                     True, log, interrupt, cut_rhs=cut_rhs)
+
+
 def pattern_bound(base: Cluster, offers: Sequence[Offer], node_types: NodeTypes, profile: Profile, limit: float,
                   known_micro: int | None = None, data: _Data | None = None, log=None, interrupt=None,
-                  master_share: float = 0.0) -> PatternBound:
+                  master_share: float = 0.0, stretch: float = 0.0) -> PatternBound:
     """Column generation on the pattern program of `base` (its pending pods: the required ones) within `limit`
     seconds. known_micro: the cost of a known answer (it bounds how many nodes of an offer can help).
     master_share > 0: this share of `limit` (and what column generation leaves of the rest) is kept for rounding
-    the program's answer into whole nodes (the dive), whose answer is the result's `start`.
+    the program's answer into whole nodes (the dive), whose answer is the result's `start`. stretch: the clock
+    seconds beyond `limit` that column generation may go on for when it has not converged in its share and the
+    dive can run (no zone rules), the dive then following in its share.
 """
     started = time.perf_counter()
     d = data or prepare(base, offers, profile)
     master = 0.0 if d.rules else limit * master_share
     started_clock = now()  # (the deterministic clock's: optimizer.provision.clock)
     deadline = started_clock + limit - master
-    price, most_nodes, bins, columns = _setup(d, offers, node_types, known_micro)
+    price, most_nodes, bins, columns = _setup(d, offers, node_types, known_micro, master > 0)
     type_rows = _type_rows(offers, node_types)
     mult = np.array([len(b) for b in bins], dtype=np.int64)
     if log is None and os.environ.get("PODPLAN_PATTERN_LOG"):
@@ -729,20 +955,58 @@ def pattern_bound(base: Cluster, offers: Sequence[Offer], node_types: NodeTypes,
     lp = _generate(d, offers, type_rows, price, most_nodes, d.size.astype(np.int64), bins, mult, columns, deadline,
                    True, log, interrupt)
     # a program no filling completes (slack used) proves nothing here: the covering program says infeasible
-    lb = max(0.0, lp.lower) if lp.slack < 1e-6 else 0.0
-    bound_micro = max(0, int(math.floor(lb * MICRO * (1 - 1e-6) - 1)))
+    bound_micro = _micro(lp)
     start = None
+    end = started_clock + limit
+    if master > 0 and stretch > 0 and not lp.converged and not (interrupt is not None and interrupt.is_set()):
+        lp = _generate(d, offers, type_rows, price, most_nodes, d.size.astype(np.int64), bins, mult, columns,
+                       deadline + stretch, True, log, interrupt)
+        bound_micro = max(bound_micro, _micro(lp))
+        end += stretch
+    rows = False  # the dive keeps the assignment rows
     # (not with zone spread or required pod affinity: the fillings' answer broke them or, kept by zone quotas and
     # its new nodes moved between zones, cost more than the joint model's: 1/spread 19.98, 5/spread 15.90 against
     # 13.88 and 14.94, and the joint model's rounds lost the time)
     # (nor when column generation stopped short: from its program's answer the dive ran out of time on 4/anti, and
     # the joint model's rounds lost it: 16.96 -> 17.39)
     if master > 0 and lp.converged and lp.slack < 1e-6 and not (interrupt is not None and interrupt.is_set()) and \
+            not wall_over("the pattern program's dive") and d.cuts:
+        # the assignment rows (_assignment_rows) once the program without them converged: at its optimum they
+        # seldom bind (3/anti: 15.169 with and without), and with them from the start column generation needs
+        # more rounds than its share has (89 against 70 there); the dive then keeps them
+        before = lp
+        shares_end = end
+        end = shares_end + master * CUT_EXTRA
+        lp = _with_assignment_rows(d, offers, type_rows, price, most_nodes, bins, mult, columns, lp,
+                                   now() + (end - now()) * CUT_SHARE, log, interrupt)
+        bound_micro = max(bound_micro, _micro(lp))
+        rows = lp is not before
+        if not rows:
+            end = shares_end
+        elif not lp.converged or lp.slack > 1e-6:
+            lp, rows = before, False  # (the dive as without the rows, in the time left)
+    if master > 0 and lp.converged and lp.slack < 1e-6 and not (interrupt is not None and interrupt.is_set()) and \
             not wall_over("the pattern program's dive"):
-        dived = _dive(d, offers, node_types, price, most_nodes, bins, columns, lp.x, started_clock + limit, log,
-                      interrupt)
+        # (the rows only when some was short: where none is, they changed the dive's path for nothing, 4/plain
+        # 13.26 -> 13.304)
+        dived = _dive(d, offers, node_types, price, most_nodes, bins, columns, lp, end, log, interrupt,
+                      rows=rows)
         if dived is not None:
             start = _compact(d, offers, dived)
+            if d.cuts:
+                # the compaction that keeps the assignment rows, or the one that does not (the pods a group's
+                # classes cannot take then go where the others' room holds them): the cheaper given out to pods
+                names = [f"{n}" for n in range(d.free.shape[0])]
+                cost = {}
+                for keep in (True, False):
+                    packing = start if keep else _compact(d, offers, dived, rows=False)
+                    got = packing_answer(d, offers, packing, names)
+                    if got is not None:
+                        cost[keep] = (round(sum(o.type.price for o, _ in got[0]) * MICRO), packing)
+                if cost:
+                    start = min(cost.items(), key=lambda kv: (kv[1][0], not kv[0]))[1][1]
+                    if log:
+                        log(f"dive: given out {', '.join(f'{c / MICRO:g}' for c, _ in cost.values())}")
             if log:
                 log(f"dive: {dived.cost_micro / MICRO:g}, compacted {start.cost_micro / MICRO:g} "
                     f"({len(start.new)} new nodes), lp {lp.value:.4f}")
