@@ -67,6 +67,13 @@ SECONDS_PER_VARIABLE = 2.0e-4
 # took half the deterministic budget of a 60 s solve for a tenth of its wall time. Twice the measured cost, for a
 # machine with one other job.
 FOCUSED_SECONDS_PER_VARIABLE = 3.0e-5
+# The same for a component's full model (at most FULL_MODEL_VARIABLES, optimizer.runner), measured again once
+# the model's build had been made faster: 23,468 and 35,595 variables built in 0.76 and 0.96 s (3.2e-5 and
+# 2.7e-5 s per variable; 88,000-variable models of the family at 300 nodes 2.6-4.0e-5), at load 2 on 2 cores.
+# Twice the most measured, for a machine with one other job. Charged at SECONDS_PER_VARIABLE, the build of a
+# 23,468-variable model took 4.7 s of a 6.9 s search budget (the command's default limit at 300 nodes), and its
+# levels ran out of time unproven with 9 s of the limit unused.
+FULL_SECONDS_PER_VARIABLE = 8.0e-5
 # A broad neighbourhood round's CP-SAT run: its bound proves nothing (optimizer.bound gives the bound), so the
 # LP relaxation only costs time. Measured on production 1,000 (25,000 variables, 2 interleaved workers): with
 # it, the default_lp and max_lp tasks took 16 s and 14 s each and no LNS task ran in a 20 s round. Focused
@@ -253,7 +260,7 @@ def _canonical(rebuild: Callable[[], Built], levels: list[LevelResult], params: 
         return None
     t0 = time.perf_counter()
     built = rebuild()
-    charge(SECONDS_PER_VARIABLE * len(built.ctx.x))
+    charge(FULL_SECONDS_PER_VARIABLE * len(built.ctx.x))
     for lv, var in zip(levels, built.level_vars):
         built.ctx.model.add(var == lv.value)
     state.timings["canonical"] += time.perf_counter() - t0
@@ -384,7 +391,7 @@ def _solve(cluster: Cluster, params: SolverParams, policy: Policy | None, greedy
             with (clk.holding(_bound_seconds(problem, comp)) if pending and (clk := clock()) is not None
                   else nullcontext()):
                 results[comp.index] = _solve_large(problem, comp, policy, params, gc, comp_deadline, state, started)
-        elif gc is not None and sizes[comp.index] * SECONDS_PER_VARIABLE > comp_deadline - now:
+        elif gc is not None and sizes[comp.index] * FULL_SECONDS_PER_VARIABLE > comp_deadline - now:
             # Building and searching this component would overrun the time limit: keep greedy's placement.
             results[comp.index] = _kept(problem, comp, gc,
                                         f"component {comp.index} ({sizes[comp.index]} count variables) cannot be "
@@ -393,7 +400,7 @@ def _solve(cluster: Cluster, params: SolverParams, policy: Policy | None, greedy
         else:
             t0 = time.perf_counter()
             built = _full_model(problem, comp, policy, params)
-            charge(SECONDS_PER_VARIABLE * sizes[comp.index])
+            charge(FULL_SECONDS_PER_VARIABLE * sizes[comp.index])
             state.timings["build"] += time.perf_counter() - t0
             t0 = time.perf_counter()
             results[comp.index] = _solve_component(
