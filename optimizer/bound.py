@@ -303,6 +303,22 @@ def _guaranteed_anti_violations(problem: Problem, c: int, t: PodAffinityTerm) ->
     The escapers are taken from the smallest free domains, which leaves the most room for the rest; the rest
     must fit in the other domains, a free one holding none or at least two (one alone would escape too).
     Computed once per problem (the neighbourhood search asks every round)."""
+    return _must_pay_cached(problem, c, t)[0]
+
+
+def _guaranteed_anti_payments(problem: Problem, c: int, t: PodAffinityTerm) -> int:
+    """The least payments of c's own preferred anti-affinity term `t` when all c's pods are placed, counting the
+    existing pods' as well as c's: a pod of c in a domain whose one existing matching pod has the same term (a
+    replica of the same workload, alone there until then) makes that pod pay too. So the pods that
+    _guaranteed_anti_violations sends to domains taken by existing pods cost one payment more, unless they can
+    share a free domain instead: 121 pods, 111 free nodes and 60 nodes with one existing replica each pay at least
+    11 (10 on one taken node and its replica, or 11 on one free node), not 10. Only where no other pending class
+    matches the term (else the replica's payment might be another class's to count). In units of the term's
+    weight; at least _guaranteed_anti_violations."""
+    return _must_pay_cached(problem, c, t)[1]
+
+
+def _must_pay_cached(problem: Problem, c: int, t: PodAffinityTerm) -> tuple[int, int]:
     key = ("bound.must_pay", c, t)
     found = problem.cache.get(key)
     if found is None:
@@ -310,15 +326,39 @@ def _guaranteed_anti_violations(problem: Problem, c: int, t: PodAffinityTerm) ->
     return found  # type: ignore[return-value]
 
 
-def _must_pay(problem: Problem, c: int, t: PodAffinityTerm) -> int:
+def _replicas_alone(problem: Problem, c: int, t: PodAffinityTerm, codes: np.ndarray, taken: np.ndarray,
+                    cap: np.ndarray) -> int:
+    """1 when every taken domain c's pods may use holds exactly one existing pod matching c's term `t`, and it
+    has the same term (_guaranteed_anti_payments), else 0."""
+    cls = problem.classes[c]
+    pred = pref_pred(problem, cls.rep, t)
+    if problem.classes_matching(pred, selector=t.label_selector) != [c]:
+        return 0
+    weight = next((wt.weight for wt in cls.rep.affinity.anti_preferred if wt.term == t), None)
+    matching = np.zeros(len(taken), dtype=np.int64)
+    same = np.zeros(len(taken), dtype=np.int64)
+    for g in problem.existing:
+        if not pred(g.rep):
+            continue
+        twin = g.rep.namespace == cls.rep.namespace and any(
+            wt.term == t and wt.weight == weight for wt in g.rep.affinity.anti_preferred)
+        for n, k in g.on.items():
+            if codes[n] >= 0:
+                matching[codes[n]] += k
+                same[codes[n]] += k if twin else 0
+    usable = taken & (cap > 0)
+    return int(usable.any() and bool(((matching[usable] == 1) & (same[usable] == 1)).all()))
+
+
+def _must_pay(problem: Problem, c: int, t: PodAffinityTerm) -> tuple[int, int]:
     cls = problem.classes[c]
     pred = pref_pred(problem, cls.rep, t)
     if not pred(cls.rep):
-        return 0  # the term does not see the class's own pods
+        return 0, 0  # the term does not see the class's own pods
     codes, names = problem.codes(t.topology_key)
     feas = problem.feasible[c]
     if (codes[feas] < 0).any():
-        return 0  # a node without the key: pods there never break the term
+        return 0, 0  # a node without the key: pods there never break the term
     existing = problem.existing_matching(("ipa.pref", t, cls.rep.namespace), pred, t.label_selector)
     taken = np.zeros(len(names), dtype=bool)
     for n, k in existing.items():
@@ -335,7 +375,8 @@ def _must_pay(problem: Problem, c: int, t: PodAffinityTerm) -> int:
     # an escaper or empty)
     usable = np.where(free_caps >= 2, free_caps, 0)
     rest_room = np.concatenate((np.cumsum(usable[::-1])[::-1], [0]))
-    by_room = 0
+    by_room = payments = -1
+    extra = _replicas_alone(problem, c, t, codes, taken, cap) if taken_room else 0
     for s in range(min(size, len(free_caps)), -1, -1):
         left = size - s
         room = taken_room + int(rest_room[s])
@@ -343,11 +384,17 @@ def _must_pay(problem: Problem, c: int, t: PodAffinityTerm) -> int:
             continue
         if left == 1 and not taken_room:
             continue  # one pod more in a free domain would be alone too: it must share with another
-        by_room = left
-        break
-    else:
-        return 0  # the pods do not fit at all: no plan places them all, nothing to count
-    return max(by_room, _must_pay_by_skew(problem, c, t, codes, cap, taken))
+        if by_room < 0:
+            by_room = left  # the most escapers
+        # the rest in free domains, two or more a domain, or some in a taken domain (its replica pays too)
+        cost = left if left == 0 or 2 <= left <= rest_room[s] else left + extra
+        payments = cost if payments < 0 else min(payments, cost)
+        if payments <= left:
+            break  # fewer escapers only cost more
+    if by_room < 0:
+        return 0, 0  # the pods do not fit at all: no plan places them all, nothing to count
+    skew = _must_pay_by_skew(problem, c, t, codes, cap, taken)
+    return max(by_room, skew), max(payments, skew)
 
 
 def _must_pay_by_skew(problem: Problem, c: int, t: PodAffinityTerm, codes: np.ndarray, room: np.ndarray,
@@ -1058,7 +1105,7 @@ def _preference_bound(problem: Problem, comp: Component, policy: Policy, all_pla
         own = min(every_term, capped)
         # the anti-affinity terms: pods that must break them (every plan placing all pods); or one term counted
         # with the class's gains per domain (_anti_class_bound), the smaller of the two
-        broken = {i: policy.pod_anti_affinity * w * _guaranteed_anti_violations(problem, c, t)
+        broken = {i: policy.pod_anti_affinity * w * _guaranteed_anti_payments(problem, c, t)
                   for kind, i, w, t in _pref_terms(cls.rep) if kind != PREF_AFF} \
             if all_placed and policy.pod_anti_affinity else {}
         alone = own - sum(broken.values())

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from builders import make_node, make_pod, pod_term, req, selector, term
 from podplan.models.objects import Cluster, TopologySpreadConstraint, Workload
-from podplan.optimizer.bound import _anti_class_bound
+from podplan.optimizer.bound import _anti_class_bound, _guaranteed_anti_payments, _guaranteed_anti_violations
 from podplan.optimizer.policy import Policy
 from podplan.optimizer.problem import build_problem
 from podplan.optimizer.registry import DEFAULT_PROFILE
@@ -377,3 +377,67 @@ def test_pods_apart_by_zone_but_spread_evenly_pay_the_skew_of_the_ones_they_leav
     add_workload(b, "web", 6, pending, workloads, 10)
     cluster = Cluster(nodes=tuple(nodes), pending=tuple(pending), workloads=tuple(workloads))
     assert p_bound(cluster) == exhaustive_best(cluster, False)[1] == -420
+
+
+def _replica_beside(size: int) -> Cluster:
+    """Three nodes of room for three webs; a replica of the web Deployment (the same spec) runs on n2; `size` webs
+    pending, each preferring to be apart from the others by hostname (weight 10)."""
+    nodes = tuple(make_node(f"n{i}").label(H, f"n{i}").alloc(cpu="1500m", memory="4Gi", pods=110).build()
+                  for i in range(3))
+    def web():  # type: ignore[no-untyped-def]  # a builder each time (a builder's setters change it in place)
+        return (make_pod("web").label("app", "web").req(cpu="500m")
+                .preferred_pod_anti_affinity(10, pod_term(H, selector(app="web"))))
+    replica = web().set(name="web-old", workload="Deployment/default/web", order=0).on("n2").build()
+    pending = tuple(web().set(name=f"web-{k}", workload="Deployment/default/web", order=1 + k).build()
+                    for k in range(size))
+    return Cluster(nodes=nodes, pods=(replica,), pending=pending,
+                   workloads=(Workload("Deployment", "default", "web", replicas=size + 1),))
+
+
+def test_a_pod_beside_an_existing_replica_makes_the_replica_pay_too() -> None:
+    # three webs, two free nodes: one web must share, with another web (both pay) or beside the replica on n2
+    # (it pays, and so does the replica, alone until then): 20 either way, where counting the pods of the class
+    # alone said 10
+    cluster = _replica_beside(3)
+    problem = build_problem(cluster, DEFAULT_PROFILE)
+    (comp,) = problem.components
+    (c,) = comp.classes
+    (wt,) = problem.classes[c].rep.affinity.anti_preferred
+    assert _guaranteed_anti_violations(problem, c, wt.term) == 1
+    assert _guaranteed_anti_payments(problem, c, wt.term) == 2
+    assert p_bound(cluster) == exhaustive_best(cluster, False)[1] == -20
+
+
+@st.composite
+def replica_classes(draw: st.DrawFn) -> Cluster:
+    """Classes apart from themselves by hostname or zone, some of whose replicas (the same spec) already run."""
+    nodes = []
+    for i in range(draw(st.integers(2, 4))):
+        b = make_node(f"n{i}").label(H, f"n{i}").label(Z, draw(st.sampled_from(["a", "b"])))
+        nodes.append(b.alloc(cpu=draw(st.sampled_from(["1", "2"])), memory="4Gi", pods=110).build())
+    names = [n.name for n in nodes]
+    existing, pending, workloads, order = [], [], [], 10
+    sizes = [draw(st.integers(1, 4)) for _ in range(draw(st.integers(1, 2)))]
+    while sum(sizes) > 5:
+        sizes[sizes.index(max(sizes))] -= 1
+    for i, size in enumerate(sizes):
+        app = f"t{i}"
+        cpu, weight = draw(st.sampled_from(["300m", "500m"])), draw(st.sampled_from([1, 3, 10]))
+        key, prefer = draw(st.sampled_from([H, Z])), draw(st.integers(0, 5))
+
+        def spec(app=app, cpu=cpu, weight=weight, key=key, prefer=prefer):  # type: ignore[no-untyped-def]
+            b = make_pod(app).label("app", app).req(cpu=cpu).preferred_pod_anti_affinity(
+                weight, pod_term(key, selector(app=app)))
+            return b.preferred_node_affinity(prefer, term(req(Z, "In", "b"))) if prefer else b
+        for k, node in enumerate(draw(st.lists(st.sampled_from(names), max_size=3))):
+            existing.append(spec().set(name=f"{app}-old-{k}", workload=f"Deployment/default/{app}", order=k)
+                            .on(node).build())
+        order = add_workload(spec(), app, size, pending, workloads, order)
+    return Cluster(nodes=tuple(nodes), pods=tuple(existing), pending=tuple(pending), workloads=tuple(workloads))
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(replica_classes())
+def test_the_bound_counting_the_replicas_that_start_to_pay_is_never_below_the_exhaustive_optimum(
+        cluster: Cluster) -> None:
+    assert_never_below_the_optimum(cluster)
