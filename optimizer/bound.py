@@ -326,28 +326,24 @@ def _must_pay_cached(problem: Problem, c: int, t: PodAffinityTerm) -> tuple[int,
     return found  # type: ignore[return-value]
 
 
-def _replicas_alone(problem: Problem, c: int, t: PodAffinityTerm, codes: np.ndarray, taken: np.ndarray,
-                    cap: np.ndarray) -> int:
-    """1 when every taken domain c's pods may use holds exactly one existing pod matching c's term `t`, and it
-    has the same term (_guaranteed_anti_payments), else 0."""
+def _replicas_alone(problem: Problem, c: int, t: PodAffinityTerm, codes: np.ndarray, n_domains: int) -> np.ndarray:
+    """Per domain: whether it holds exactly one existing pod matching c's term `t`, and that pod has the same term
+    (_guaranteed_anti_payments). None of them when another pending class matches the term."""
     cls = problem.classes[c]
     pred = pref_pred(problem, cls.rep, t)
+    matching = np.zeros(n_domains, dtype=np.int64)
+    same = np.zeros(n_domains, dtype=np.int64)
     if problem.classes_matching(pred, selector=t.label_selector) != [c]:
-        return 0
+        return matching > 0
     weight = next((wt.weight for wt in cls.rep.affinity.anti_preferred if wt.term == t), None)
-    matching = np.zeros(len(taken), dtype=np.int64)
-    same = np.zeros(len(taken), dtype=np.int64)
-    for g in problem.existing:
-        if not pred(g.rep):
-            continue
+    for g in problem.existing_groups_matching(pred, t.label_selector):
         twin = g.rep.namespace == cls.rep.namespace and any(
             wt.term == t and wt.weight == weight for wt in g.rep.affinity.anti_preferred)
         for n, k in g.on.items():
             if codes[n] >= 0:
                 matching[codes[n]] += k
                 same[codes[n]] += k if twin else 0
-    usable = taken & (cap > 0)
-    return int(usable.any() and bool(((matching[usable] == 1) & (same[usable] == 1)).all()))
+    return (matching == 1) & (same == 1)
 
 
 def _must_pay(problem: Problem, c: int, t: PodAffinityTerm) -> tuple[int, int]:
@@ -376,7 +372,11 @@ def _must_pay(problem: Problem, c: int, t: PodAffinityTerm) -> tuple[int, int]:
     usable = np.where(free_caps >= 2, free_caps, 0)
     rest_room = np.concatenate((np.cumsum(usable[::-1])[::-1], [0]))
     by_room = payments = -1
-    extra = _replicas_alone(problem, c, t, codes, taken, cap) if taken_room else 0
+    # the taken domains' room where a pod of c pays alone, and the rooms, largest first, of those where its one
+    # replica starts to pay too (each used costs one payment more)
+    alone = _replicas_alone(problem, c, t, codes, len(names)) & taken & (cap > 0) if taken_room else taken & False
+    quiet_room = taken_room - int(cap[alone].sum())
+    loud = np.concatenate(([0], np.cumsum(np.sort(cap[alone])[::-1])))
     for s in range(min(size, len(free_caps)), -1, -1):
         left = size - s
         room = taken_room + int(rest_room[s])
@@ -386,8 +386,10 @@ def _must_pay(problem: Problem, c: int, t: PodAffinityTerm) -> tuple[int, int]:
             continue  # one pod more in a free domain would be alone too: it must share with another
         if by_room < 0:
             by_room = left  # the most escapers
-        # the rest in free domains, two or more a domain, or some in a taken domain (its replica pays too)
-        cost = left if left == 0 or 2 <= left <= rest_room[s] else left + extra
+        # the rest in free domains, two or more a domain; what they cannot hold in taken domains, first where
+        # no replica starts to pay, then in as few domains where one does as hold it
+        beyond = 1 if left == 1 else max(0, left - int(rest_room[s]))
+        cost = left + int(np.searchsorted(loud, max(0, beyond - quiet_room)))
         payments = cost if payments < 0 else min(payments, cost)
         if payments <= left:
             break  # fewer escapers only cost more

@@ -193,6 +193,11 @@ class Problem:
             found = self._existing_match[cache_key] = dict(found)
         return found
 
+    def existing_groups_matching(self, pred: PodPredicate, selector: LabelSelector | None | bool = True) -> list[Any]:
+        """The groups of alike existing pods for which `pred` holds (`selector`: as in existing_matching)."""
+        pool = self.existing if selector is True else self._candidates(selector, True)  # type: ignore[arg-type]
+        return [g for g in pool if pred(g.rep)]
+
     def classes_matching(self, pred: PodPredicate, among: Iterable[int] | None = None,
                          selector: LabelSelector | None | bool = True) -> list[int]:
         if among is not None:
