@@ -15,7 +15,7 @@ from podplan.optimizer.bound import _anti_class_bound, _guaranteed_anti_payments
 from podplan.optimizer.policy import Policy
 from podplan.optimizer.problem import build_problem
 from podplan.optimizer.registry import DEFAULT_PROFILE
-from test_bound_joint import p_bound
+from test_bound_joint import _sizes, p_bound
 from test_solve_property import exhaustive_best
 
 H = "kubernetes.io/hostname"
@@ -36,6 +36,13 @@ def _sometimes_running(draw: st.DrawFn, app: str, label: str, names: list[str], 
     if draw(st.integers(0, 3)) == 0:
         existing.append(make_pod(f"{app}-old").label("app", label).req(cpu="250m")
                         .on(draw(st.sampled_from(names))).set(order=1 + i).build())
+
+
+def zoned_nodes(draw: st.DrawFn, zones: str) -> list:  # type: ignore[type-arg]
+    """Two to four nodes of 1 or 2 cpu, each in one of `zones`."""
+    return [make_node(f"n{i}").label(H, f"n{i}").label(Z, draw(st.sampled_from(list(zones))))
+            .alloc(cpu=draw(st.sampled_from(["1", "2"])), memory="4Gi", pods=110).build()
+            for i in range(draw(st.integers(2, 4)))]
 
 
 def assert_never_below_the_optimum(cluster: Cluster) -> None:
@@ -137,16 +144,10 @@ def test_a_class_without_a_preferred_anti_affinity_term_is_left_to_the_other_for
 def zone_classes(draw: st.DrawFn) -> Cluster:
     """Classes apart by zone over up to three zones, where the zones' room and a zone spread decide how many
     pods can be alone: small nodes, sometimes one pod of the class (or of another) already in a zone."""
-    nodes = []
-    for i in range(draw(st.integers(2, 4))):
-        b = make_node(f"n{i}").label(H, f"n{i}").label(Z, draw(st.sampled_from(["a", "b", "c"])))
-        nodes.append(b.alloc(cpu=draw(st.sampled_from(["1", "2"])), memory="4Gi", pods=110).build())
+    nodes = zoned_nodes(draw, "abc")
     names = [n.name for n in nodes]
     existing, pending, workloads, order = [], [], [], 10
-    sizes = [draw(st.integers(1, 5)) for _ in range(draw(st.integers(1, 2)))]
-    while sum(sizes) > 5:
-        sizes[sizes.index(max(sizes))] -= 1
-    for i, size in enumerate(sizes):
+    for i, size in enumerate(_sizes(draw, st.integers(1, 2), st.integers(1, 5), 5)):
         app = f"t{i}"
         b = make_pod(app).label("app", app).req(cpu=draw(st.sampled_from(["300m", "500m", "1"])))
         b = b.preferred_pod_anti_affinity(draw(st.sampled_from([1, 10])), pod_term(Z, selector(app=app)))
@@ -411,16 +412,10 @@ def test_a_pod_beside_an_existing_replica_makes_the_replica_pay_too() -> None:
 @st.composite
 def replica_classes(draw: st.DrawFn) -> Cluster:
     """Classes apart from themselves by hostname or zone, some of whose replicas (the same spec) already run."""
-    nodes = []
-    for i in range(draw(st.integers(2, 4))):
-        b = make_node(f"n{i}").label(H, f"n{i}").label(Z, draw(st.sampled_from(["a", "b"])))
-        nodes.append(b.alloc(cpu=draw(st.sampled_from(["1", "2"])), memory="4Gi", pods=110).build())
+    nodes = zoned_nodes(draw, "ab")
     names = [n.name for n in nodes]
     existing, pending, workloads, order = [], [], [], 10
-    sizes = [draw(st.integers(1, 4)) for _ in range(draw(st.integers(1, 2)))]
-    while sum(sizes) > 5:
-        sizes[sizes.index(max(sizes))] -= 1
-    for i, size in enumerate(sizes):
+    for i, size in enumerate(_sizes(draw, st.integers(1, 2), st.integers(1, 4), 5)):
         app = f"t{i}"
         cpu, weight = draw(st.sampled_from(["300m", "500m"])), draw(st.sampled_from([1, 3, 10]))
         key, prefer = draw(st.sampled_from([H, Z])), draw(st.integers(0, 5))
