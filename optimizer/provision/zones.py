@@ -2,17 +2,19 @@
 
 The fillings of the pattern program know no zone rule: rounded whole (the dive) on 4/production of the 200-node
 family they cost 13.26 (the bound 13.07) and broke 738 pods' rules (every new node in one zone, every Deployment's
-pods where the room was, regardless of its spread). Here each pending pod is first given a zone:
+pods where the room was, regardless of its spread). Here each pending pod is first given a zone (give_zones):
 
-- a pod with a zone spread (DoNotSchedule) takes, of the zones its skew allows, the zone the program's dive put it
-  in, else the one with the fewest matching pods (kube-scheduler's skew, counted with the pods given a zone before
-  it): the Deployment's pods end balanced, as the rule wants;
-- a pod with required pod affinity per zone takes a zone that holds a pod its terms match (running, or given that
-  zone before it: the pods without such terms are given theirs first);
-- every other pod the zone of the node the dive put it on.
+- its zone in the whole program's answer (program_zones: a group's pods given out to the zones in proportion to
+  what the fillings it uses place there) is its preference;
+- the pods some pending pod's zone affinity term matches (a cache) choose first, each the zone with the fewest pods
+  of that term, then of the Deployments it draws: a Deployment spread over every zone needs its cache in each;
+- then the pods with required pod affinity per zone, among the zones that hold a pod their terms match;
+- a pod takes a zone where every zone spread (DoNotSchedule) its labels count in stays within its maxSkew
+  (kube-scheduler's skew, with the pods given a zone before it), the preferred one when it does.
 
 Then each zone is a pattern program of its own (its existing nodes, its offers, its pods with their zone rules taken
-out: within one zone they hold by the zones given), rounded by the same dive; the zones' answers together are the
+out: within one zone they hold by the zones given), started from the whole program's fillings (_seed) and rounded
+by the same dive; the zones' answers together are the
 answer, which the caller verifies against every rule on the whole cluster (a zone rule this reading misses, such as a
 spread whose domains a node affinity narrows, fails there and the answer is not used).
 """
@@ -33,7 +35,8 @@ from .estimator import Offer
 
 def zone_terms(p: Pod) -> tuple[list, list]:
     """A pod's hard zone spreads and its required pod affinity terms per zone."""
-    spreads = [c for c in p.spread_constraints if c.when_unsatisfiable == "DoNotSchedule" and c.topology_key == ZONE_LABEL]
+    spreads = [c for c in p.spread_constraints
+               if c.when_unsatisfiable == "DoNotSchedule" and c.topology_key == ZONE_LABEL]
     terms = [t for t in p.affinity.pod_required if t.topology_key == ZONE_LABEL]
     return spreads, terms
 
@@ -140,8 +143,8 @@ def program_zones(d, used, offers: Sequence[Offer], node_zones: Sequence[str]) -
     return out
 
 
-def _seed(d, dz, used, offers: Sequence[Offer], zoff: Sequence[Offer], index: Mapping[int, int], given: Mapping[str, str],
-          z: str) -> list[tuple[str, int, dict[int, int]]]:
+def _seed(d, dz, used, offers: Sequence[Offer], zoff: Sequence[Offer], index: Mapping[int, int],
+          given: Mapping[str, str], z: str) -> list[tuple[str, int, dict[int, int]]]:
     """The whole program's fillings as first columns of zone z's program: each group's count taken by the zone's
     group that holds the group's pods given to z (a group whose pods there fall in several is left out), at most the
     zone's bound. index: whole program's existing node -> the zone's."""
