@@ -92,6 +92,13 @@ DIVE_SHARE = 0.3
 # family the program needs about 34 s of the clock, its share left it 16 s: 16.916 (gap 25.5 %) with the joint
 # model's rounds in the time, 13.304 (1.8 %) from the dive with the stretch
 STRETCH_SHARE = 0.35
+# of the clock's time left after the pattern program, on inputs with zone rules: every zone's own pattern program
+# and dive (optimizer.provision.zones), which runs only when this share is at least ZONE_NEED times the clock time
+# the whole program took; the joint model has what is left, from its answer. On 4/production of the 200-node family
+# the zones' programs and dives took 68 s of the clock where the whole program took 16 (each zone's program needs
+# about as many rounds of exact knapsacks as the whole one): at --time-limit 60 they do not run (31 s left)
+ZONE_SHARE = 0.6
+ZONE_NEED = 5.0
 PLAIN_RESOURCES = frozenset({"cpu", "memory", "pods", "ephemeral-storage"})
 
 
@@ -507,12 +514,23 @@ def _large(cluster: Cluster, base: Cluster, required: Sequence[Pod], below: dict
             relaxation_micro = lb
             pat = None
             if share >= PATTERN_MIN_SECONDS:
+                program_started = now()
                 pat = pattern_bound(base, offers, node_types, profile, share,
                                     round(est_cost * MICRO) if math.isfinite(est_cost) else None, interrupt=interrupt,
                                     master_share=DIVE_SHARE, stretch=left() * STRETCH_SHARE)
                 lb = max(lb, pat.bound_micro)
                 stamp("pattern program")
-                rounded = _dive_start(cluster, offers, node_types, pat, policy, profile, notes)
+                if pat.data is not None and pat.data.rules:
+                    # the dive breaks zone rules: the program's answer says which zone each pod goes to, and
+                    # each zone dives alone (optimizer.provision.zones), when its share of the time left holds
+                    # ZONE_NEED times what the whole program took
+                    rounded = None
+                    if pat.used and left() * ZONE_SHARE >= ZONE_NEED * (now() - program_started):
+                        rounded = _zone_start(cluster, base, offers, node_types, pat, policy, profile,
+                                              left() * ZONE_SHARE, interrupt, notes)
+                        stamp("zone dive")
+                else:
+                    rounded = _dive_start(cluster, offers, node_types, pat, policy, profile, notes)
                 if rounded is not None:
                     dived = rounded
                     if found is None or sum(o.type.price for o, _ in rounded.nodes) < \
@@ -629,9 +647,7 @@ def _dive_start(cluster: Cluster, offers: Sequence[Offer], node_types: NodeTypes
     """The pattern program's answer rounded to whole nodes (the dive) as an answer: its pods on the nodes,
     verified on the grown cluster (its fillings know no inter-pod rule: a plan that breaks one is said in a note
     and not used). A Found, or None."""
-    from ...models.errors import PlanInvalidError
     from .patterns import packing_answer
-    from .search import Found
 
     if pat.start is None or pat.data is None:
         return None
@@ -639,19 +655,42 @@ def _dive_start(cluster: Cluster, offers: Sequence[Offer], node_types: NodeTypes
     if got is None:
         notes.append("pattern program rounded (the dive): its fillings leave pods over (a class's own bound): not used")
         return None
+    return _verified_start(cluster, node_types, got, policy, profile, notes, "pattern program rounded (the dive)")
+
+
+def _zone_start(cluster: Cluster, base: Cluster, offers: Sequence[Offer], node_types: NodeTypes, pat, policy: Policy,
+                profile: Profile, limit: float, interrupt: Interrupt, notes: list[str]):
+    """The dive zone by zone (optimizer.provision.zones) from the whole program's answer, verified on the grown
+    cluster: a Found, or None (said in a note)."""
+    from .zones import zone_dive
+
+    what = "pattern program rounded zone by zone"
+    answer = zone_dive(cluster, base, offers, node_types, profile, pat, limit, DIVE_SHARE, interrupt)
+    if answer is None:
+        notes.append(f"{what}: a zone's program stopped short or some pod has no zone: not used")
+        return None
+    return _verified_start(cluster, node_types, answer, policy, profile, notes, what)
+
+
+def _verified_start(cluster: Cluster, node_types: NodeTypes, got, policy: Policy, profile: Profile, notes: list[str],
+                    what: str):
+    """New nodes and placements as a Found when within the types' limits and verified on the grown cluster (the
+    fillings know no inter-pod rule: a plan that breaks one is said in a note and not used); else None."""
+    from ...models.errors import PlanInvalidError
+    from .search import Found
+
     nodes, placements = got
     cost = sum(o.type.price for o, _ in nodes)
     if not within_limits([o.type for o, _ in nodes], node_types):
-        notes.append(f"pattern program rounded (the dive): {cost:g}, beyond a type's max or limits: not used")
+        notes.append(f"{what}: {cost:g}, beyond a type's max or limits: not used")
         return None
     grown = replace(cluster, nodes=tuple(cluster.nodes) + tuple(n for _, n in nodes))
     try:
         check(grown, Plan(placements=placements, pending={}, status=Status.FEASIBLE), policy, profile)
     except PlanInvalidError as exc:
-        notes.append(f"pattern program rounded (the dive): {cost:g}, breaks an inter-pod rule: not used "
-                     f"({str(exc)[:160]})")
+        notes.append(f"{what}: {cost:g}, breaks an inter-pod rule: not used ({str(exc)[:160]})")
         return None
-    notes.append(f"pattern program rounded (the dive): {cost:g}, verified")
+    notes.append(f"{what}: {cost:g}, verified")
     return Found(list(nodes), placements, Status.FEASIBLE)
 
 

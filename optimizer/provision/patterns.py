@@ -114,6 +114,9 @@ class PatternBound:
     seconds: float
     start: Packing | None = None  # the program's answer rounded to whole nodes (the dive), when it ran
     data: _Data | None = None  # what turns `start` into pods and nodes (packing_answer)
+    # the program's answer when it converged: (kind, the existing nodes of the column's bin kind or its offer, pods
+    # per group, how many nodes take it) for every column it uses (optimizer.provision.zones reads it)
+    used: tuple[tuple[str, tuple[int, ...], np.ndarray, float], ...] = ()
 
 
 @dataclass
@@ -587,12 +590,12 @@ def _setup(d: _Data, offers: Sequence[Offer], node_types: NodeTypes, known_micro
 
 def _dive(d: _Data, offers: Sequence[Offer], node_types: NodeTypes, price: np.ndarray, most_nodes: np.ndarray,
           bins: list[list[int]], columns: _Columns, lp: _LP, deadline: float, log=None, interrupt=None,
-          rows: bool = True) -> Packing | None:
+          rows: bool = True, exact: bool = True) -> Packing | None:
     """Residual rounding (a dive): the fillings the linear program takes whole are fixed (its value rounded down;
     when none is whole, the largest fraction and those of at least DIVE_UP rounded up), the pods and existing nodes
     they use leave the program, and column generation runs again on what is left (its new fillings fit the pods
     left), until every pod is placed and (rows) every assignment row met. None when `deadline` (of the clock)
-    comes first."""
+    comes first. exact: each step's column generation ends with a round of exact knapsacks (else greedy only)."""
     x, solved = lp.x, lp.solved
     rows = rows and bool(d.cuts)
     sizes = d.size.astype(np.int64).copy()
@@ -632,7 +635,7 @@ def _dive(d: _Data, offers: Sequence[Offer], node_types: NodeTypes, price: np.nd
             if columns.cols[j][0] == "new":
                 used[columns.cols[j][1]] += k
         type_rows = [(coef, rhs - float(coef @ used)) for coef, rhs in base_rows]
-        lp = _generate(d, offers, type_rows, price, most_nodes, sizes, bins, mult, columns, deadline, True,
+        lp = _generate(d, offers, type_rows, price, most_nodes, sizes, bins, mult, columns, deadline, exact,
                        interrupt=interrupt, exact_rounds=DIVE_EXACT_ROUNDS, cut_rhs=cut_rhs if rows else None)
         if lp.x is None or lp.slack > 1e-6:
             return None
@@ -933,7 +936,8 @@ def _with_assignment_rows(d: _Data, offers: Sequence[Offer], type_rows: list, pr
 
 def pattern_bound(base: Cluster, offers: Sequence[Offer], node_types: NodeTypes, profile: Profile, limit: float,
                   known_micro: int | None = None, data: _Data | None = None, log=None, interrupt=None,
-                  master_share: float = 0.0, stretch: float = 0.0) -> PatternBound:
+                  master_share: float = 0.0, stretch: float = 0.0,
+                  seed: Sequence[tuple[str, int, dict[int, int]]] = (), exact: bool = True) -> PatternBound:
     """Column generation on the pattern program of `base` (its pending pods: the required ones) within `limit`
     seconds. known_micro: the cost of a known answer (it bounds how many nodes of an offer can help).
     master_share > 0: this share of `limit` (and what column generation leaves of the rest) is kept for rounding
@@ -947,13 +951,17 @@ def pattern_bound(base: Cluster, offers: Sequence[Offer], node_types: NodeTypes,
     started_clock = now()  # (the deterministic clock's: optimizer.provision.clock)
     deadline = started_clock + limit - master
     price, most_nodes, bins, columns = _setup(d, offers, node_types, known_micro, master > 0)
+    bin_of = {n: b for b, members in enumerate(bins) for n in members}
+    for kind, i, fill in seed:
+        if kind == "new" or i in bin_of:
+            columns.add(kind, i if kind == "new" else bin_of[i], fill)
     type_rows = _type_rows(offers, node_types)
     mult = np.array([len(b) for b in bins], dtype=np.int64)
     if log is None and os.environ.get("PODPLAN_PATTERN_LOG"):
         def log(line: str) -> None:  # (a reading aid: the program's rounds on stderr)
             print(f"pattern program: {line}", file=sys.stderr, flush=True)
     lp = _generate(d, offers, type_rows, price, most_nodes, d.size.astype(np.int64), bins, mult, columns, deadline,
-                   True, log, interrupt)
+                   exact, log, interrupt)
     # a program no filling completes (slack used) proves nothing here: the covering program says infeasible
     bound_micro = _micro(lp)
     start = None
@@ -970,7 +978,7 @@ def pattern_bound(base: Cluster, offers: Sequence[Offer], node_types: NodeTypes,
     # (nor when column generation stopped short: from its program's answer the dive ran out of time on 4/anti, and
     # the joint model's rounds lost it: 16.96 -> 17.39)
     if master > 0 and lp.converged and lp.slack < 1e-6 and not (interrupt is not None and interrupt.is_set()) and \
-            not wall_over("the pattern program's dive") and d.cuts:
+            not wall_over("the pattern program's dive") and d.cuts and exact:
         # the assignment rows (_assignment_rows) once the program without them converged: at its optimum they
         # seldom bind (3/anti: 15.169 with and without), and with them from the start column generation needs
         # more rounds than its share has (89 against 70 there); the dive then keeps them
@@ -990,7 +998,7 @@ def pattern_bound(base: Cluster, offers: Sequence[Offer], node_types: NodeTypes,
         # (the rows only when some was short: where none is, they changed the dive's path for nothing, 4/plain
         # 13.26 -> 13.304)
         dived = _dive(d, offers, node_types, price, most_nodes, bins, columns, lp, end, log, interrupt,
-                      rows=rows)
+                      rows=rows, exact=exact)
         if dived is not None:
             start = _compact(d, offers, dived)
             if d.cuts:
@@ -1010,5 +1018,9 @@ def pattern_bound(base: Cluster, offers: Sequence[Offer], node_types: NodeTypes,
             if log:
                 log(f"dive: {dived.cost_micro / MICRO:g}, compacted {start.cost_micro / MICRO:g} "
                     f"({len(start.new)} new nodes), lp {lp.value:.4f}")
+    used = ()
+    if lp.converged and lp.x is not None:
+        used = tuple((kind, tuple(bins[i]) if kind == "ex" else (i,), a, float(lp.x[c]))
+                     for c, (kind, i, a) in enumerate(columns.cols[:lp.solved]) if lp.x[c] > 1e-9)
     return PatternBound(bound_micro, lp.value, lp.converged, len(columns.cols), lp.iterations,
-                        time.perf_counter() - started, start, d)
+                        time.perf_counter() - started, start, d, used)

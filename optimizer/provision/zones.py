@@ -1,0 +1,218 @@
+"""The pattern program's dive zone by zone, for inputs with zone rules (optimizer.provision.patterns).
+
+The fillings of the pattern program know no zone rule: rounded whole (the dive) on 4/production of the 200-node
+family they cost 13.26 (the bound 13.07) and broke 738 pods' rules (every new node in one zone, every Deployment's
+pods where the room was, regardless of its spread). Here each pending pod is first given a zone (give_zones):
+
+- its zone in the whole program's answer (program_zones: a group's pods given out to the zones in proportion to
+  what the fillings it uses place there) is its preference;
+- the pods some pending pod's zone affinity term matches (a cache) choose first, each the zone with the fewest pods
+  of that term, then of the Deployments it draws: a Deployment spread over every zone needs its cache in each;
+- then the pods with required pod affinity per zone, among the zones that hold a pod their terms match;
+- a pod takes a zone where every zone spread (DoNotSchedule) its labels count in stays within its maxSkew
+  (kube-scheduler's skew, with the pods given a zone before it), the preferred one when it does.
+
+Then each zone is a pattern program of its own (its existing nodes, its offers, its pods with their zone rules taken
+out: within one zone they hold by the zones given), started from the whole program's fillings (_seed) and rounded
+by the same dive; the zones' answers together are the
+answer, which the caller verifies against every rule on the whole cluster (a zone rule this reading misses, such as a
+spread whose domains a node affinity narrows, fails there and the answer is not used).
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+
+import numpy as np
+
+from ...models.nodetypes import ZONE_LABEL, NodeTypes
+from ...models.objects import Cluster, Node, Pod
+from ..framework import Profile
+from ..runner import now
+from .estimator import Offer
+
+
+def zone_terms(p: Pod) -> tuple[list, list]:
+    """A pod's hard zone spreads and its required pod affinity terms per zone."""
+    spreads = [c for c in p.spread_constraints
+               if c.when_unsatisfiable == "DoNotSchedule" and c.topology_key == ZONE_LABEL]
+    terms = [t for t in p.affinity.pod_required if t.topology_key == ZONE_LABEL]
+    return spreads, terms
+
+
+def without_zone_rules(p: Pod) -> Pod:
+    """The pod as one zone's program sees it: its zone spreads and zone affinity terms held by the zone given."""
+    spreads, terms = zone_terms(p)
+    if not spreads and not terms:
+        return p
+    return replace(p, spread_constraints=tuple(c for c in p.spread_constraints if c not in spreads),
+                   affinity=replace(p.affinity, pod_required=tuple(t for t in p.affinity.pod_required
+                                                                    if t not in terms)))
+
+
+def give_zones(running: Sequence[tuple[Pod, str]], pending: Sequence[Pod], zones: Sequence[str],
+               first: Mapping[str, str]) -> dict[str, str] | None:
+    """Each pending pod's zone (see the module docstring). running: (pod, its node's zone). first: pod key -> the
+    zone the program put it in. None when a pod's zone affinity finds no zone."""
+    from .joint import _spread_matches, _term_matches
+
+    given: dict[str, str] = {}
+    # what the pods' zone spreads and zone affinity terms count: key -> (does it match a pod, the matching pods per
+    # zone, the spread's maxSkew or None for a term)
+    counts: dict[tuple, tuple] = {}
+
+    def count(key: tuple, matches, skew: int | None) -> dict[str, int]:
+        if key not in counts:
+            per = dict.fromkeys(zones, 0)
+            for q, z in running:
+                if z in per and matches(q):
+                    per[z] += 1
+            counts[key] = (matches, per, skew)
+        return counts[key][1]
+
+    def spread_count(c, p: Pod) -> dict[str, int]:
+        return count(("spread", p.namespace, repr(c.label_selector), c.max_skew), lambda q: _spread_matches(c, p, q),
+                     c.max_skew)
+
+    def term_count(t, p: Pod) -> dict[str, int]:
+        return count(("term", p.namespace, repr(t)), lambda q: _term_matches(t, p, q), None)
+
+    # every spread known before the first pod is given a zone: a pod counts in the spreads of the pods given theirs
+    # before it (a spread of maxSkew 1 broken by a pod of its selector whose own spread allows 2)
+    for p in pending:
+        for c in zone_terms(p)[0]:
+            spread_count(c, p)
+    # the pods some pending pod's zone affinity term matches (a cache the Deployment's pods must share a zone
+    # with) first, each to the zone with the fewest pods of its term: a Deployment spread over every zone needs
+    # its cache in every zone; then the pods with zone affinity (the fewer zones a pod may take, the earlier it
+    # chooses); then the others, whose spreads balance around them
+    terms = [(t, p) for p in pending for t in zone_terms(p)[1]]
+    anchored = {q.key: [(t, p) for t, p in terms if _term_matches(t, p, q)] for q in pending}
+    for p in sorted(pending, key=lambda p: (not anchored[p.key], not zone_terms(p)[1], p.key)):
+        mine = zone_terms(p)[1]
+        allowed = [z for z in zones if all(term_count(t, p)[z] > 0 for t in mine)]
+        if not allowed:
+            return None
+        spreads = [(per, skew) for matches, per, skew in counts.values() if skew is not None and matches(p)]
+        anchors = [term_count(t, owner) for t, owner in anchored[p.key]]
+        # (an anchor's zone where the pods its term draws there are fewest, by their own spreads)
+        drawn = [spread_count(c, owner) for _, owner in anchored[p.key] for c in zone_terms(owner)[0]]
+
+        def over(z: str) -> int:  # how far the pod placed in z is above the spreads' allowance (0: within)
+            return max((max(0, n[z] + 1 - min(n.values()) - skew) for n, skew in spreads), default=0)
+
+        z = min(allowed, key=lambda z: (over(z), sum(n[z] for n in anchors), sum(n[z] for n in drawn),
+                                        z != first.get(p.key),
+                                        max((n[z] for n, _ in spreads), default=0), z))
+        given[p.key] = z
+        for matches, n, _ in counts.values():
+            if matches(p):
+                n[z] += 1
+    return given
+
+
+def program_zones(d, used, offers: Sequence[Offer], node_zones: Sequence[str]) -> dict[str, str]:
+    """Each pending pod's zone in the whole program's answer: a group's pods given out to the zones in proportion to
+    the pods of the group its fillings hold there (largest remainders; a bin kind's nodes share its count
+    evenly), in the order of the group's classes. d: the program's data; node_zones: per existing node."""
+    zones = sorted(set(node_zones) | {o.zone for o in offers})
+    amount = np.zeros((len(d.glist), len(zones)))
+    at = {z: i for i, z in enumerate(zones)}
+    for kind, members, a, x in used:
+        if kind == "new":
+            amount[:, at[offers[members[0]].zone]] += a * x
+        else:
+            for n in members:
+                amount[:, at[node_zones[n]]] += a * x / len(members)
+    out: dict[str, str] = {}
+    for g, classes in enumerate(d.pods):
+        keys = [k for keys in classes for k in keys]
+        total = amount[g].sum()
+        if total <= 0:
+            continue
+        share = amount[g] / total * len(keys)
+        quota = np.floor(share).astype(int)
+        for z in np.argsort(-(share - quota), kind="stable")[:len(keys) - int(quota.sum())]:
+            quota[z] += 1
+        i = 0
+        for z, q in enumerate(quota):
+            for k in keys[i:i + q]:
+                out[k] = zones[z]
+            i += q
+    return out
+
+
+def _seed(d, dz, used, offers: Sequence[Offer], zoff: Sequence[Offer], index: Mapping[int, int],
+          given: Mapping[str, str], z: str) -> list[tuple[str, int, dict[int, int]]]:
+    """The whole program's fillings as first columns of zone z's program: each group's count taken by the zone's
+    group that holds the group's pods given to z (a group whose pods there fall in several is left out), at most the
+    zone's bound. index: whole program's existing node -> the zone's."""
+    group_of = {k: h for h, classes in enumerate(dz.pods) for keys in classes for k in keys}
+    to: dict[int, int] = {}
+    for g, classes in enumerate(d.pods):
+        hs = {group_of[k] for keys in classes for k in keys if given.get(k) == z}
+        if len(hs) == 1:
+            to[g] = hs.pop()
+    local = {offers.index(o): i for i, o in enumerate(zoff)}
+    out = []
+    for kind, members, a, _ in used:
+        targets = [("new", local[members[0]])] if kind == "new" and members[0] in local else \
+            [("ex", index[n]) for n in members if n in index][:1] if kind == "ex" else []
+        for where, i in targets:
+            cap = dz.cap_new[:, i] if where == "new" else dz.cap_ex[:, i]
+            fill: dict[int, int] = defaultdict(int)
+            for g in np.flatnonzero(a):
+                if g in to:
+                    fill[to[g]] += int(a[g])
+            out.append((where, i, {h: min(k, int(cap[h])) for h, k in fill.items() if cap[h] > 0}))
+    return out
+
+
+def zone_dive(cluster: Cluster, base: Cluster, offers: Sequence[Offer], node_types: NodeTypes, profile: Profile,
+              pat, limit: float, master_share: float, interrupt=None
+              ) -> tuple[list[tuple[Offer, Node]], dict[str, str]] | None:
+    """Every zone's dive (see the module docstring) within `limit` seconds of the clock: the new nodes and the
+    placements of the pending pods of `base`, not yet verified; None when a zone has no dive (its program stopped
+    short, or its fillings leave pods over) or a pod no zone. pat: the whole program (converged, its `used`)."""
+    from .patterns import packing_answer, pattern_bound, prepare
+
+    zone_of_node = {n.name: n.labels.get(ZONE_LABEL) for n in base.nodes}
+    zones = sorted({o.zone for o in offers if o.zone is not None})
+    if len(zones) < 2 or any(o.zone is None for o in offers) or any(z not in zones for z in zone_of_node.values()) \
+            or not pat.used or pat.data is None:
+        return None  # (a node or an offer outside the zones: no partition)
+    node_zones = [zone_of_node[n.name] for n in base.nodes]
+    first = program_zones(pat.data, pat.used, offers, node_zones)
+    running = [(p, zone_of_node[p.node_name]) for p in base.pods if p.node_name in zone_of_node]
+    given = give_zones(running, base.pending, zones, first)
+    if given is None:
+        return None
+    nodes: list[tuple[Offer, Node]] = []
+    placements: dict[str, str] = {}
+    end = now() + limit
+    for i, z in enumerate(zones):
+        index = {n: j for j, n in enumerate(n for n, w in enumerate(node_zones) if w == z)}
+        names = [base.nodes[n].name for n in index]
+        mine = set(names)
+        sub = replace(base, nodes=tuple(n for n in base.nodes if n.name in mine),
+                      pods=tuple(p for p in base.pods if p.node_name in mine),
+                      pending=tuple(without_zone_rules(p) for p in base.pending if given[p.key] == z))
+        if not sub.pending:
+            continue
+        zoff = [o for o in offers if o.zone == z]
+        share = (end - now()) / (len(zones) - i)
+        data = prepare(sub, zoff, profile)
+        got = pattern_bound(sub, zoff, node_types, profile, share, data=data, interrupt=interrupt,
+                            master_share=master_share, seed=_seed(pat.data, data, pat.used, offers, zoff, index,
+                                                                  given, z))
+        if got.start is None:
+            return None
+        answer = packing_answer(data, zoff, got.start, names)
+        if answer is None:
+            return None
+        nodes += answer[0]
+        placements.update(answer[1])
+    if len({n.name for _, n in nodes} | set(zone_of_node)) != len(nodes) + len(zone_of_node):
+        return None  # (a new node's name taken twice: not expected, the names carry the zone)
+    return nodes, placements
