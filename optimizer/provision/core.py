@@ -28,16 +28,16 @@ import math
 import time
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
-from ...models.nodetypes import ZONE_LABEL, NodeTypes, new_node
+from ...models.nodetypes import NodeTypes, new_node
 from ...models.objects import Cluster, Node, Pod
 from ..framework import Profile, Reads
 from ..model import build
 from ..pipeline import Deadline, check
 from ..plan import Plan
 from ..policy import Policy
-from ..problem import PodClass, build_problem, pod_signature, upper_bound_vector
+from ..problem import build_problem, pod_signature
 from ..registry import DEFAULT_PROFILE
 from ..runner import NEVER, Clock, Interrupt, SolverParams, Status, _integral, charge, clock, clocked, now, run
 from ..timelimit import cut_note

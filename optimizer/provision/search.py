@@ -4,14 +4,13 @@ of open prices. Every kube-scheduler rule holds there (solve's model, final-stat
 verified again before it is printed."""
 from __future__ import annotations
 
-import math
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from ...models.nodetypes import NodeTypes, new_node
-from ...models.objects import Cluster, Node, Pod
+from ...models.objects import Cluster, Node
 from ..framework import Profile
 from ..model import build
 from ..policy import Policy
