@@ -374,7 +374,8 @@ def _must_pay(problem: Problem, c: int, t: PodAffinityTerm) -> tuple[int, int]:
     by_room = payments = -1
     # the taken domains' room where a pod of c pays alone, and the rooms, largest first, of those where its one
     # replica starts to pay too (each used costs one payment more)
-    alone = _replicas_alone(problem, c, t, codes, len(names)) & taken & (cap > 0) if taken_room else taken & False
+    alone = (_replicas_alone(problem, c, t, codes, len(names)) & taken & (cap > 0) if taken_room
+             else np.zeros_like(taken))
     quiet_room = taken_room - int(cap[alone].sum())
     loud = np.concatenate(([0], np.cumsum(np.sort(cap[alone])[::-1])))
     for s in range(min(size, len(free_caps)), -1, -1):
