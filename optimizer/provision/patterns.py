@@ -379,6 +379,13 @@ class _Columns:
         self.cols.append((kind, i, a))
         return True
 
+    def rows_of(self, j: int, d: _Data, bins: list[list[int]]) -> list[tuple[int, int]]:
+        """Column j's coefficients in the assignment rows (_cut_rows), computed once per column."""
+        if j not in self.cut_rows:
+            kind, i, a = self.cols[j]
+            self.cut_rows[j] = _cut_rows(d, bins, kind, i, a)
+        return self.cut_rows[j]
+
 
 @dataclass(frozen=True)
 class _LP:
@@ -464,9 +471,7 @@ def _generate(d: _Data, offers: Sequence[Offer], type_rows: list, price: np.ndar
                     if coef[i] != 0:
                         rows_.append(n_g + n_b + t); cs_.append(j); vals_.append(float(coef[i]))
             if n_c:
-                if j not in columns.cut_rows:
-                    columns.cut_rows[j] = _cut_rows(d, bins, kind, i, a)
-                for r, k in columns.cut_rows[j]:
+                for r, k in columns.rows_of(j, d, bins):
                     rows_.append(n_g + n_b + n_t + r); cs_.append(j); vals_.append(-float(k))
         for g in range(n_g + n_c):  # a slack per covering row and per assignment row
             rows_.append(g if g < n_g else n_b + n_t + g); cs_.append(len(cols) + g); vals_.append(-1.0)
@@ -616,9 +621,7 @@ def _dive(d: _Data, offers: Sequence[Offer], node_types: NodeTypes, price: np.nd
             kind, i, a = columns.cols[j]
             if kind == "ex":
                 k = min(k, int(mult[i]))
-            if rows and j not in columns.cut_rows:
-                columns.cut_rows[j] = _cut_rows(d, bins, kind, i, a)
-            coefs = columns.cut_rows.get(j, []) if rows else []
+            coefs = columns.rows_of(j, d, bins) if rows else []
             if k <= 0 or not (np.any(np.minimum(a, sizes)) or any(cut_rhs[r] > 0 for r, _ in coefs)):
                 continue  # (its pods are placed already)
             if kind == "ex":
@@ -919,10 +922,7 @@ def _with_assignment_rows(d: _Data, offers: Sequence[Offer], type_rows: list, pr
     met = np.zeros(len(d.cuts))
     for j in range(lp.solved):
         if x[j] > 1e-9:
-            kind, i, a = columns.cols[j]
-            if j not in columns.cut_rows:
-                columns.cut_rows[j] = _cut_rows(d, bins, kind, i, a)
-            for r, k in columns.cut_rows[j]:
+            for r, k in columns.rows_of(j, d, bins):
                 met[r] += x[j] * k
     short = [r for r, (_, _, s) in enumerate(d.cuts) if met[r] < s - 1e-6]
     if log:
