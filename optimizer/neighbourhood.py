@@ -230,6 +230,12 @@ def focus(problem: Problem, comp: Component, incumbent: Mapping[tuple[int, int],
             if v > 0:
                 of_class[c][n] = v
 
+    def best_nodes(c: int) -> frozenset[int]:
+        """The roomiest three of each kind of node class c's preferences pay most on (_attractive)."""
+        feas = problem.feasible[c]
+        fit = np.minimum(problem.ub.matrix[c, feas].astype(np.int64), room[PODS][feas])
+        return frozenset(_attractive(problem, c, feas, fit, policy, {}, 3))
+
     def free_on(nodes: Iterable[int], owner: int) -> int:
         """Frees the pods of the classes neither drawn nor `owner` on `nodes` (blockers); the pods freed."""
         freed = 0
@@ -247,12 +253,10 @@ def focus(problem: Problem, comp: Component, incumbent: Mapping[tuple[int, int],
         drawn.add(c)
         blockers.pop(c, None)
         pods += problem.classes[c].size
-        feas = problem.feasible[c]
         if placing:
             nodes = wanted[c] = frozenset(lacking_least(problem, c, room, of_class[c], nprng))
         else:
-            fit = np.minimum(problem.ub.matrix[c, feas].astype(np.int64), room[PODS][feas])
-            nodes = frozenset(_attractive(problem, c, feas, fit, policy, {}, 3))
+            nodes = best_nodes(c)
         pods += free_on(nodes, c)
     if deeper and not placing:
         # a blocker freed from a node a drawn class wants needs a node as good to go to, and its own best nodes
@@ -262,9 +266,7 @@ def focus(problem: Problem, comp: Component, incumbent: Mapping[tuple[int, int],
         for b in list(blockers):
             if pods >= CHAIN_BUDGET * budget:
                 break
-            feas = problem.feasible[b]
-            fit = np.minimum(problem.ub.matrix[b, feas].astype(np.int64), room[PODS][feas])
-            pods += free_on(_attractive(problem, b, feas, fit, policy, {}, 3), b)
+            pods += free_on(best_nodes(b), b)
     return Focus(frozenset(drawn), {b: frozenset(ns) for b, ns in sorted(blockers.items())},
                  {c: ns for c, ns in sorted(wanted.items()) if c in drawn})
 

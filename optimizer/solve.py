@@ -693,8 +693,9 @@ def _solve_large(problem: Problem, comp: Component, policy: Policy, params: Solv
                   f"preference {outcome[1]} (cap {pref_cap_all})", file=sys.stderr, flush=True)
         if first is None:
             first = r
-        idle = idle + 1 if best is not None and _lex_key(problem, r) <= _lex_key(problem, best) else 0
-        if best is None or _lex_key(problem, r) >= _lex_key(problem, best):
+        r_key, best_key = _lex_key(problem, r), (_lex_key(problem, best) if best is not None else None)
+        idle = idle + 1 if best_key is not None and r_key <= best_key else 0
+        if best_key is None or r_key >= best_key:
             best = r
             if _nonzero(r.counts) != _nonzero(incumbent):
                 AHEAD.supersede(problem.cluster)  # the starting plan cannot be the one printed any more
