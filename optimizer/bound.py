@@ -326,14 +326,19 @@ def _must_pay_cached(problem: Problem, c: int, t: PodAffinityTerm) -> tuple[int,
     return found  # type: ignore[return-value]
 
 
-def _replicas_alone(problem: Problem, c: int, t: PodAffinityTerm, codes: np.ndarray, n_domains: int) -> np.ndarray:
-    """Per domain: whether it holds exactly one existing pod matching c's term `t`, and that pod has the same term
-    (_guaranteed_anti_payments). None of them when another pending class matches the term."""
+def _only_class(problem: Problem, c: int, pred: Callable[[Any], bool], selector: Any) -> bool:
+    """Whether class c is the one pending class `pred` (under `selector`) matches: no other pending pod counts."""
+    return problem.classes_matching(pred, selector=selector) == [c]
+
+
+def _replicas_alone(problem: Problem, c: int, t: PodAffinityTerm, pred: Callable[[Any], bool], codes: np.ndarray,
+                    n_domains: int) -> np.ndarray:
+    """Per domain: whether it holds exactly one existing pod matching c's term `t` (`pred`), and that pod has the
+    same term (_guaranteed_anti_payments). None of them when another pending class matches the term."""
     cls = problem.classes[c]
-    pred = pref_pred(problem, cls.rep, t)
     matching = np.zeros(n_domains, dtype=np.int64)
     same = np.zeros(n_domains, dtype=np.int64)
-    if problem.classes_matching(pred, selector=t.label_selector) != [c]:
+    if not _only_class(problem, c, pred, t.label_selector):
         return matching > 0
     weight = next((wt.weight for wt in cls.rep.affinity.anti_preferred if wt.term == t), None)
     for g in problem.existing_groups_matching(pred, t.label_selector):
@@ -374,7 +379,7 @@ def _must_pay(problem: Problem, c: int, t: PodAffinityTerm) -> tuple[int, int]:
     by_room = payments = -1
     # the taken domains' room where a pod of c pays alone, and the rooms, largest first, of those where its one
     # replica starts to pay too (each used costs one payment more)
-    alone = (_replicas_alone(problem, c, t, codes, len(names)) & taken & (cap > 0) if taken_room
+    alone = (_replicas_alone(problem, c, t, pred, codes, len(names)) & taken & (cap > 0) if taken_room
              else np.zeros_like(taken))
     quiet_room = taken_room - int(cap[alone].sum())
     loud = np.concatenate(([0], np.cumsum(np.sort(cap[alone])[::-1])))
@@ -419,7 +424,7 @@ def _must_pay_by_skew(problem: Problem, c: int, t: PodAffinityTerm, codes: np.nd
         if con.max_skew >= cls.size:
             continue  # the skew allows every vector the room allows
         eligible, e_all, domains, pred = _spread_domains(problem, con, rep, cons, codes, len(room))
-        if list(problem.classes_matching(pred, selector=con.selector)) != [c]:
+        if not _only_class(problem, c, pred, con.selector):
             continue  # other pending pods count toward the domains too (or c's pods do not)
         feas = problem.feasible[c]
         if not len(eligible) or not np.isin(feas, eligible).all():
@@ -573,7 +578,7 @@ def _anti_skew_value(problem: Problem, c: int, policy: Policy) -> int | None:
     if len(groups) != 1 or not len(feas) or met is None:
         return None
     g = groups[0]
-    if list(problem.classes_matching(pref_pred(problem, rep, t), selector=t.label_selector)) != [c]:
+    if not _only_class(problem, c, pref_pred(problem, rep, t), t.label_selector):
         return None  # other pending pods decide whether a pod of c is alone
     eligible = np.zeros(len(problem.nodes), dtype=bool)
     eligible[g.nodes] = True
@@ -908,11 +913,7 @@ def _joint_linear(problem: Problem, comp: Component, policy: Policy, interrupt: 
     for c, sc, cap in spread_rows:
         if stop():
             return None
-        dom = domain_of(sc)  # each group's domain when all its nodes share one
-        per_domain: dict[int, list[int]] = defaultdict(list)
-        for j in by_class[c]:
-            if dom[cols[j][1]] >= 0:
-                per_domain[int(dom[cols[j][1]])].append(j)
+        per_domain = _by_domain(by_class[c], cols, domain_of(sc))  # columns whose group lies in one domain
         for d, js in sorted(per_domain.items()):
             if sum(cols[j][3] for j in js) > cap[d]:
                 rows_i.extend([row] * len(js))
@@ -965,6 +966,17 @@ def _joint_linear(problem: Problem, comp: Component, policy: Policy, interrupt: 
     return value + LP_TOLERANCE * max(1.0, abs(value)), joint, split
 
 
+def _by_domain(js: Sequence[int], cols: Sequence[tuple[int, int, float, int]], dom: np.ndarray
+               ) -> dict[int, list[int]]:
+    """The columns `js` whose node group lies in one domain, per domain (dom: per group, _joint_linear's
+    domain_of)."""
+    out: dict[int, list[int]] = defaultdict(list)
+    for j in js:
+        if dom[cols[j][1]] >= 0:
+            out[int(dom[cols[j][1]])].append(j)
+    return out
+
+
 def _skew_rows(soft: list[SoftGroup], problem: Problem, cols: list[tuple[int, int, float, int]],
                by_class: Mapping[int, list[int]], domain_of: Callable[[np.ndarray], np.ndarray], first_var: int,
                row: int, rows_i: list[int], rows_j: list[int], vals: list[float], rhs: list[float],
@@ -998,10 +1010,7 @@ def _skew_rows(soft: list[SoftGroup], problem: Problem, cols: list[tuple[int, in
         js_of = [j for c in s.targets for j in by_class[c]]
         if any(dom[cols[j][1]] == MIXED for j in js_of):
             continue
-        per_domain: dict[int, list[int]] = defaultdict(list)
-        for j in js_of:
-            if dom[cols[j][1]] >= 0:
-                per_domain[int(dom[cols[j][1]])].append(j)
+        per_domain = _by_domain(js_of, cols, dom)
         mx, mn, excess = first_var + added, first_var + added + 1, first_var + added + 2
         added += 3
         for d in domains:
