@@ -547,6 +547,10 @@ def joint_search(base: Cluster, offers: Sequence[Offer], node_types: NodeTypes, 
         sub = m.clone()
         for k, lo in floor.items():
             sub.add(sub.get_int_var_from_proto_index(x_ex[k].index) >= lo)
+        if best is not None and any(best[1].get(k, 0) < lo for k, lo in floor.items()):
+            # a complete hint the neighbourhood breaks: OR-Tools 9.15's interleaved search aborts the process on
+            # one (CHECK heuristics.fixed_search != nullptr, while it repairs it), so the neighbourhood has none
+            sub.clear_hints()
         res = run(sub, params, max(0.1, (limit - (now() - started)) * FLOOR_SHARE), interrupt=interrupt)
         if res.values is not None:
             vals = res.values
