@@ -166,11 +166,13 @@ def test_gpu_pods_that_kube_scheduler_spreads_are_packed_onto_the_existing_gpu_n
     assert a.cost == 0 and a.status is Status.OPTIMAL and len(a.placements) == 3
 
 
-def _scaled_bound_at(cluster: Cluster, types: NodeTypes, pi, known: int | None) -> float:
-    """The pattern program's scaled Lagrangian bound at duals `pi` of one's choice (it holds at any pi >= 0)."""
+def _bounds_at(cluster: Cluster, types: NodeTypes, pi, known: int | None) -> tuple[float, float]:
+    """The pattern program's scaled Lagrangian bound and its surrogate bound (whole new nodes) at duals `pi` of
+    one's choice (both hold at any pi >= 0)."""
     import numpy as np
 
-    from podplan.optimizer.provision.patterns import _knapsack_bound, _setup, farley_bound, prepare
+    from podplan.optimizer.provision.patterns import (_knapsack_bound, _pi_row, _resource_rows, _setup,
+                                                      _type_rows_int, farley_bound, prepare, surrogate_bound)
 
     offers = offers_of(types)
     d = prepare(cluster, offers, DEFAULT_PROFILE)
@@ -179,7 +181,13 @@ def _scaled_bound_at(cluster: Cluster, types: NodeTypes, pi, known: int | None) 
     k_ex = sum(len(nodes) * _knapsack_bound(pi, d.cap_ex[:, nodes[0]], d.req, d.free[nodes[0]], 5.0)[0]
                for nodes in bins)
     k_new = np.array([_knapsack_bound(pi, d.cap_new[:, o], d.req, d.alloc[o], 5.0)[0] for o in range(len(offers))])
-    return farley_bound(float(pi @ d.size), k_ex, k_new, price, most_nodes)
+    scaled = farley_bound(float(pi @ d.size), k_ex, k_new, price, most_nodes)
+    cover = [*_resource_rows(d), _pi_row(float(pi @ d.size) - k_ex, k_new)]
+    return scaled, surrogate_bound(cover, price, most_nodes, _type_rows_int(offers, types), 5.0) / MICRO
+
+
+def _scaled_bound_at(cluster: Cluster, types: NodeTypes, pi, known: int | None) -> float:
+    return _bounds_at(cluster, types, pi, known)[0]
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -207,3 +215,43 @@ def test_the_scaled_lagrangian_bound_counts_pods_that_cannot_share_a_new_node_wh
     cover = cover_bound(cluster, offers_of(types), types, DEFAULT_PROFILE, 10.0).bound_micro / MICRO
     scaled = _scaled_bound_at(cluster, types, [1.0] * 12, None)
     assert cover < 3 - 1e-6 and 3 - 1e-6 <= scaled <= brute_cost(cluster, types) == 3.0
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(instances(), st.lists(st.floats(0.0, 3.0), min_size=12, max_size=12))
+def test_the_surrogate_bound_at_any_duals_never_exceeds_the_exhaustive_optimum_nor_falls_below_the_scaled_one(
+        instance: tuple[Cluster, NodeTypes], pi: list[float]) -> None:
+    cluster, types = instance
+    best = brute_cost(cluster, types)
+    for known in (None, None if best is None else round(best * MICRO)):
+        scaled, whole = _bounds_at(cluster, types, pi, known)
+        if best is not None:
+            assert whole <= best + 1e-6, (known, pi, best, whole)
+        if whole >= 0:
+            # (the scaled bound is the surrogate program's relaxation at one weight; 1e-5: the need rounded down)
+            assert whole >= scaled - 1e-5, (known, pi, scaled, whole)
+
+
+def _three_halves(types: NodeTypes) -> Cluster:
+    # three 500m pods, the existing node full: two fit a 1-cpu node
+    nodes = (make_node("n0").label(H, "n0").label(Z, "a").alloc(cpu="100m", memory="8Gi", pods=110).build(),)
+    pending = tuple(make_pod(f"p{i}").label("app", "a").req(cpu="500m").set(order=i).build() for i in range(3))
+    return Cluster(nodes=nodes, pending=pending)
+
+
+def test_the_pattern_bound_buys_whole_nodes_where_its_program_buys_one_and_a_half() -> None:
+    types = NodeTypes((a_type("one", "1", 1.0),))
+    cluster = _three_halves(types)
+    b = pattern_bound(cluster, offers_of(types), types, DEFAULT_PROFILE, 10.0)
+    assert b.converged and abs(b.lp_value - 1.5) < 1e-6
+    assert b.bound_micro == 2 * MICRO == round(brute_cost(cluster, types) * MICRO)
+
+
+def test_the_pattern_bound_finishes_the_last_half_node_with_the_cheaper_small_type() -> None:
+    # the 1-cpu type is cheaper per pod (0.5 against 0.6), so the program buys 1.5 of it; whole, one of each
+    # (1.6) is cheapest: two of the large type cost 2.0, three small ones 1.8
+    types = NodeTypes((a_type("one", "1", 1.0), a_type("half", "500m", 0.6)))
+    cluster = _three_halves(types)
+    b = pattern_bound(cluster, offers_of(types), types, DEFAULT_PROFILE, 10.0)
+    assert b.converged and abs(b.lp_value - 1.5) < 1e-6
+    assert b.bound_micro == round(1.6 * MICRO) == round(brute_cost(cluster, types) * MICRO)

@@ -342,22 +342,94 @@ def farley_bound(worth: float, k_ex: float, k_new: np.ndarray, price: np.ndarray
     return best
 
 
-def _type_rows(offers: Sequence[Offer], node_types: NodeTypes) -> list[tuple[np.ndarray, float]]:
-    """The types' max and limits and the overall limits: per row, a coefficient per offer and its right-hand side."""
-    out: list[tuple[np.ndarray, float]] = []
+def _type_rows_int(offers: Sequence[Offer], node_types: NodeTypes) -> list[tuple[np.ndarray, int, int]]:
+    """The types' max and limits and the overall limits over the new nodes per offer, in whole units: per row, an
+    integer coefficient per offer, the right-hand side, and the scale the linear program divides both by."""
+    out: list[tuple[np.ndarray, int, int]] = []
     for t in node_types.types:
-        mine = np.array([1.0 if o.type is t else 0.0 for o in offers])
+        mine = np.array([1 if o.type is t else 0 for o in offers], dtype=np.int64)
         if not mine.any():
             continue
         if t.max is not None:
-            out.append((mine, float(t.max)))
+            out.append((mine, int(t.max), 1))
         for r, lim in t.limits.items():
             if lim > 0:
-                out.append((mine * t.capacity.get(r, 0) / lim, 1.0))
+                out.append((mine * int(t.capacity.get(r, 0)), int(lim), int(lim)))
     for r, lim in node_types.limits.items():
         if lim > 0:
-            out.append((np.array([o.type.capacity.get(r, 0) / lim for o in offers]), 1.0))
+            out.append((np.array([int(o.type.capacity.get(r, 0)) for o in offers], dtype=np.int64), int(lim),
+                        int(lim)))
     return out
+
+
+def _type_rows(offers: Sequence[Offer], node_types: NodeTypes) -> list[tuple[np.ndarray, float]]:
+    """The types' max and limits and the overall limits: per row, a coefficient per offer and its right-hand side
+    (a limit's row divided by the limit, for the linear program's numerics)."""
+    return [(coef / scale, rhs / scale) for coef, rhs, scale in _type_rows_int(offers, node_types)]
+
+
+def _pi_row(need: float, k_new: np.ndarray) -> tuple[np.ndarray, int]:
+    """The covering rows summed with the weights pi, in millionths: each offer's best filling's worth K_o (rounded
+    up) and what the new nodes must be worth, pi.size less the existing nodes' best fillings (rounded down)."""
+    k = np.array([int(math.ceil(max(0.0, float(v)) * SCALE)) for v in k_new], dtype=np.int64)
+    return k, int(math.floor(need * SCALE)) - 1
+
+
+def _resource_rows(d: _Data) -> list[tuple[np.ndarray, int]]:
+    """The covering rows summed with each resource's requests as weights: the new nodes hold what the pending pods
+    request beyond the existing nodes' room (a node counted for at most what its groups' pods can take there)."""
+    out = []
+    for r in range(len(d.res_keys)):
+        need = int(d.size @ d.req[:, r])
+        have = int(np.minimum(d.free[:, r], d.req[:, r] @ d.cap_ex).sum())
+        worth = np.minimum(d.alloc[:, r], d.req[:, r] @ d.cap_new).astype(np.int64)
+        if need > have:
+            out.append((worth, need - have))
+    return out
+
+
+def surrogate_bound(cover: Sequence[tuple[np.ndarray, int]], price: np.ndarray, most_nodes: np.ndarray,
+                    rows: Sequence[tuple[np.ndarray, int, int]], seconds: float) -> int:
+    """The surrogate bound: the cheapest whole new nodes whose best fillings are worth what the pods need.
+
+    Any answer meets the covering rows; summed with weights pi >= 0 (and the assignment rows' duals) they give one
+    row every answer meets too: its nodes' fillings are worth at least pi.size (+ the assignment rows' terms). An
+    existing node's filling is worth at most K_b, a new node of offer o's at most K_o (the knapsacks' upper
+    bounds), so the new nodes n_o of any answer meet
+
+        sum_o K_o n_o >= pi.size - sum_b |b| K_b,     n_o whole, n_o <= N_o, the types' max and limits
+
+    `cover` holds such rows (K, need) in whole units: one per round of exact knapsacks (_pi_row) and one per
+    resource (_resource_rows: pi a resource's requests). The cheapest n meeting them all is a lower bound, in
+    millionths (CP-SAT on a knapsack over the offers; -1: none proven). It is exact in whole units (the worths
+    rounded up, the needs down), so unlike the program's value it needs no allowance for HiGHS's tolerances. It is
+    never below the Lagrangian bound at any theta * pi (that bound is this program's relaxation with the row
+    priced at theta), and above it where the nodes' worth comes in whole pieces: on 1/plain of the 200-node family
+    the converged program needs 37.6 nodes' worth of the offers that are worth their price, which buys 38 of them,
+    or others whose worth per price is less."""
+    cover = [(k, need) for k, need in cover if need > 0]
+    if not cover:
+        return 0
+    m = cp_model.CpModel()
+    n = []
+    for o in range(len(price)):
+        top = max((-(-need // int(k[o])) for k, need in cover if k[o] > 0), default=0)
+        n.append(m.new_int_var(0, int(min(most_nodes[o], top)), f"n[{o}]"))
+    for k, need in cover:
+        m.add(sum(int(k[o]) * n[o] for o in range(len(price)) if k[o] > 0) >= need)
+    for coef, rhs, _ in rows:
+        m.add(sum(int(coef[o]) * n[o] for o in range(len(price)) if coef[o]) <= rhs)
+    m.minimize(sum(round(float(price[o]) * MICRO) * n[o] for o in range(len(price))))
+    solver = cp_model.CpSolver()
+    knapsack_limits(solver.parameters, max(0.01, seconds))
+    solver.parameters.catch_sigint_signal = False
+    st = solver.solve(m)
+    charge_knapsack(solver, "the pattern program's surrogate bound")
+    if st == cp_model.OPTIMAL:
+        return round(solver.objective_value)
+    if st == cp_model.FEASIBLE:
+        return int(math.ceil(solver.best_objective_bound - 1e-9))
+    return -1  # (stopped before a bound, or no whole n within N_o: no claim)
 
 
 @dataclass
@@ -396,6 +468,7 @@ class _LP:
     slack: float  # pods no column places at the optimum (> 0: the program is infeasible)
     iterations: int
     solved: int = 0  # the columns x has (those added after the last solve come later)
+    whole_micro: int = -1  # the surrogate bound in millionths (surrogate_bound; -1: not taken)
 
 
 def _units(d: _Data, bins: list[list[int]], kind: str, i: int) -> np.ndarray:
@@ -416,14 +489,15 @@ def _segs(d: _Data, u: np.ndarray, pi_cut: np.ndarray) -> list[tuple[int, int, f
 
 def _generate(d: _Data, offers: Sequence[Offer], type_rows: list, price: np.ndarray, most_nodes: np.ndarray,
               sizes: np.ndarray, bins: list[list[int]], mult: np.ndarray, columns: _Columns, deadline: float,
-              exact: bool, log=None, interrupt=None, exact_rounds: int = 0, cut_rhs: np.ndarray | None = None
-              ) -> _LP:
+              exact: bool, log=None, interrupt=None, exact_rounds: int = 0, cut_rhs: np.ndarray | None = None,
+              whole_rows: Sequence[tuple[np.ndarray, int, int]] | None = None) -> _LP:
     """Column generation on the program with `sizes` pods per group and `mult[b]` nodes of existing kind b, until
     `deadline`. exact: end with the exact knapsacks and their Lagrangian bound (and once when FINAL_EXACT_AT of the time is gone); else stop
     when the greedy pricing finds nothing. exact_rounds > 0: after that many rounds of exact knapsacks, the
     program is solved once more with their fillings and stops (the dive's residual programs: near enough).
     cut_rhs: the assignment rows' right-hand sides (d.cuts' own, or the dive's residual ones); None: the program
-    without them."""
+    without them. whole_rows: the type rows in whole units (_type_rows_int); given, each round of exact knapsacks
+    also takes the surrogate bound (the program's own bound: not the dive's residual programs)."""
     from scipy.optimize import linprog
     from scipy.sparse import coo_matrix
 
@@ -440,6 +514,8 @@ def _generate(d: _Data, offers: Sequence[Offer], type_rows: list, price: np.ndar
         reach[d.cuts[r][0]] = max(reach[d.cuts[r][0]], int(cut_rhs[r]))
     slack_cost = float(price.max() * max(1.0, float(d.size.sum())) + 1.0)
     best_lb = -math.inf
+    best_whole = -1  # the surrogate bound in millionths (whole nodes): valid alone, never cut to the program's value
+    cover = _resource_rows(d) if whole_rows is not None else []  # its rows (surrogate_bound)
     iterations = 0
     res = None
     value = math.inf
@@ -547,8 +623,11 @@ def _generate(d: _Data, offers: Sequence[Offer], type_rows: list, price: np.ndar
                     lagr += float(most_nodes[o]) * rc
                 if fill and _worth(fill, pi, seg_new[o]) > price[o] + extra[o] + 1e-9:
                     added += columns.add("new", o, fill)
-            best_lb = max(best_lb, lagr, farley_bound(float(pi @ sizes + pi_cut @ cut_rhs), k_ex, k_new, price,
-                                                      most_nodes))
+            worth = float(pi @ sizes + pi_cut @ cut_rhs)
+            best_lb = max(best_lb, lagr, farley_bound(worth, k_ex, k_new, price, most_nodes))
+            if whole_rows is not None:
+                cover.append(_pi_row(worth - k_ex, k_new))
+                best_whole = max(best_whole, surrogate_bound(cover, price, most_nodes, whole_rows, per))
             if added == 0:
                 converged = True
                 break
@@ -556,14 +635,14 @@ def _generate(d: _Data, offers: Sequence[Offer], type_rows: list, price: np.ndar
             if forced:
                 break  # out of time: the Lagrangian bound of this round stands
         if log:
-            log(f"iter {iterations}: lp {value:.4f} best bound {best_lb:.4f} columns {len(columns.cols)} added "
-                f"{added} {deadline - now():.1f}s left")
+            log(f"iter {iterations}: lp {value:.4f} best bound {best_lb:.4f} whole {best_whole / MICRO:.4f} columns "
+                f"{len(columns.cols)} added {added} {deadline - now():.1f}s left")
     x = None if res is None else np.asarray(res.x)
     slack = 0.0 if x is None else float(x[len(x) - n_g - n_c:].sum())  # columns added after the solve come later
     lower = best_lb
     if converged and exact:
         lower = min(best_lb, value)  # the two agree up to the knapsacks' rounding; the smaller is safe
-    return _LP(value, lower, converged, x, slack, iterations, 0 if x is None else len(x) - n_g - n_c)
+    return _LP(value, lower, converged, x, slack, iterations, 0 if x is None else len(x) - n_g - n_c, best_whole)
 
 
 def _setup(d: _Data, offers: Sequence[Offer], node_types: NodeTypes, known_micro: int | None, units: bool = False):
@@ -908,13 +987,15 @@ def packing_answer(d: _Data, offers: Sequence[Offer], packing: Packing, existing
 def _micro(lp: _LP) -> int:
     """The program's bound in millionths (a program no filling completes, slack used, proves nothing here: the
     covering program says infeasible)."""
-    lb = max(0.0, lp.lower) if lp.slack < 1e-6 else 0.0
-    return max(0, int(math.floor(lb * MICRO * (1 - 1e-6) - 1)))
+    if lp.slack >= 1e-6:
+        return 0
+    return max(0, int(math.floor(max(0.0, lp.lower) * MICRO * (1 - 1e-6) - 1)), lp.whole_micro)
 
 
 def _with_assignment_rows(d: _Data, offers: Sequence[Offer], type_rows: list, price: np.ndarray,
                           most_nodes: np.ndarray, bins: list[list[int]], mult: np.ndarray, columns: _Columns, lp: _LP,
-                          deadline: float, log=None, interrupt=None) -> _LP:
+                          deadline: float, log=None, interrupt=None,
+                          whole_rows: Sequence[tuple[np.ndarray, int, int]] | None = None) -> _LP:
     """The converged program `lp` with the assignment rows: itself when its answer meets them all, else column
     generation again from its fillings with the rows until `deadline`."""
     x = lp.x
@@ -931,7 +1012,7 @@ def _with_assignment_rows(d: _Data, offers: Sequence[Offer], type_rows: list, pr
         return lp
     cut_rhs = np.array([s for _, _, s in d.cuts], dtype=np.int64)
     return _generate(d, offers, type_rows, price, most_nodes, d.size.astype(np.int64), bins, mult, columns, deadline,
-                     True, log, interrupt, cut_rhs=cut_rhs)
+                     True, log, interrupt, cut_rhs=cut_rhs, whole_rows=whole_rows)
 
 
 def pattern_bound(base: Cluster, offers: Sequence[Offer], node_types: NodeTypes, profile: Profile, limit: float,
@@ -956,19 +1037,20 @@ def pattern_bound(base: Cluster, offers: Sequence[Offer], node_types: NodeTypes,
         if kind == "new" or i in bin_of:
             columns.add(kind, i if kind == "new" else bin_of[i], fill)
     type_rows = _type_rows(offers, node_types)
+    whole = _type_rows_int(offers, node_types)
     mult = np.array([len(b) for b in bins], dtype=np.int64)
     if log is None and os.environ.get("PODPLAN_PATTERN_LOG"):
         def log(line: str) -> None:  # (a reading aid: the program's rounds on stderr)
             print(f"pattern program: {line}", file=sys.stderr, flush=True)
     lp = _generate(d, offers, type_rows, price, most_nodes, d.size.astype(np.int64), bins, mult, columns, deadline,
-                   exact, log, interrupt)
+                   exact, log, interrupt, whole_rows=whole)
     # a program no filling completes (slack used) proves nothing here: the covering program says infeasible
     bound_micro = _micro(lp)
     start = None
     end = started_clock + limit
     if master > 0 and stretch > 0 and not lp.converged and not (interrupt is not None and interrupt.is_set()):
         lp = _generate(d, offers, type_rows, price, most_nodes, d.size.astype(np.int64), bins, mult, columns,
-                       deadline + stretch, True, log, interrupt)
+                       deadline + stretch, True, log, interrupt, whole_rows=whole)
         bound_micro = max(bound_micro, _micro(lp))
         end += stretch
     rows = False  # the dive keeps the assignment rows
@@ -986,7 +1068,7 @@ def pattern_bound(base: Cluster, offers: Sequence[Offer], node_types: NodeTypes,
         shares_end = end
         end = shares_end + master * CUT_EXTRA
         lp = _with_assignment_rows(d, offers, type_rows, price, most_nodes, bins, mult, columns, lp,
-                                   now() + (end - now()) * CUT_SHARE, log, interrupt)
+                                   now() + (end - now()) * CUT_SHARE, log, interrupt, whole)
         bound_micro = max(bound_micro, _micro(lp))
         rows = lp is not before
         if not rows:
