@@ -157,3 +157,23 @@ def test_the_program_stopped_short_in_its_share_goes_on_in_its_stretch_and_dives
     assert not got[0.0].converged and got[0.0].start is None
     assert got[10.0].converged and got[10.0].start is not None and got[10.0].start.cost_micro == 2 * MICRO
     assert got[10.0].bound_micro >= got[0.0].bound_micro
+
+
+def test_the_compaction_moves_pods_of_a_half_full_new_node_into_room_left_so_the_rest_takes_a_smaller_type() -> None:
+    # four 500m pods on two full 1-cpu new nodes, the existing node's 500m unused: neither new node empties, but
+    # one of its pods fits the existing node and the other a 500m node (1.0 + 0.6, where the two cost 2.0)
+    from podplan.optimizer.provision.patterns import Packing, _compact, prepare
+
+    nodes = (make_node("n0").label(H, "n0").label(Z, "a").alloc(cpu="500m", memory="8Gi", pods=110).build(),)
+    pending = tuple(make_pod(f"p{i}").label("app", "a").req(cpu="500m").set(order=i).build() for i in range(4))
+    types = NodeTypes((a_type("one", "1", 1.0), a_type("half", "500m", 0.6)))
+    cluster = Cluster(nodes=nodes, pending=pending)
+    offers = offers_of(types)
+    d = prepare(cluster, offers, DEFAULT_PROFILE)
+    one = next(i for i, o in enumerate(offers) if o.type.name == "one")
+    got = _compact(d, offers, Packing(((one, {0: 2}), (one, {0: 2})), {}, 2 * MICRO))
+    assert got.cost_micro == round(1.6 * MICRO) == round(brute_cost(cluster, types) * MICRO)
+    assert sorted(offers[o].type.name for o, _ in got.new) == ["half", "one"]
+    assert got.existing == {0: {0: 1}} and sum(f[0] for _, f in got.new) == 3
+    answer = packing_answer(d, offers, got, [n.name for n in nodes])
+    assert answer is not None and sum(o.type.price for o, _ in answer[0]) == 1.6

@@ -748,19 +748,24 @@ def _dive(d: _Data, offers: Sequence[Offer], node_types: NodeTypes, price: np.nd
 def _compact(d: _Data, offers: Sequence[Offer], packing: Packing, rows: bool = True) -> Packing:
     """A packing's fillings cut to the pods there are (the fillings cover more), then its new nodes emptied where
     their pods fit the room the others leave (the least loaded first; the existing nodes first, within each
-    group's bound on the node), and each new node left moved to the cheapest offer that holds it. The dive fixes
-    a filling for a node's worth of pods and leaves its spare room unused: its last nodes hold a pod or two."""
+    group's bound on the node), then each new node shrunk: enough of its pods moved into that room, the largest
+    first, that the rest fits a cheaper offer of its zone, and each new node left on the cheapest offer that holds
+    it. The dive fixes a filling for a node's worth of pods and leaves its spare room unused: its last nodes hold
+    a pod or two, or the part of a node the program bought as a fraction (2/plain: 38 c5.2xlarge and a 39th
+    half full, where its pods fit an m5.xlarge and the others' room)."""
     left = d.size.astype(np.int64).copy()
     n_g = len(left)
     where: list[tuple[str, int]] = []  # per bin: ("ex", node) or ("new", offer)
     counts: list[np.ndarray] = []
-    for n, fill in sorted(packing.existing.items()):
+    # every existing node is a bin, those the packing leaves empty too: their room takes the last nodes' pods
+    existing_fills = {n: packing.existing.get(n, {}) for n in range(d.free.shape[0])}
+    for n in existing_fills:
         where.append(("ex", n))
         counts.append(np.zeros(n_g, dtype=np.int64))
     for o, _ in packing.new:
         where.append(("new", o))
         counts.append(np.zeros(n_g, dtype=np.int64))
-    fills = [fill for _, fill in sorted(packing.existing.items())] + [fill for _, fill in packing.new]
+    fills = list(existing_fills.values()) + [fill for _, fill in packing.new]
     cut_groups = {g for g, _, _ in d.cuts} if rows else set()
     for b, fill in enumerate(fills):
         for g, k in fill.items():
@@ -787,12 +792,14 @@ def _compact(d: _Data, offers: Sequence[Offer], packing: Packing, rows: bool = T
 
     totals = {r: row_total(r) for rows in rows_of.values() for r, _, _ in rows}
 
-    def rows_met(plan: dict[int, np.ndarray], t: int) -> bool:
-        """The assignment rows after moving `plan`'s pods off bin t: none short that was met, none shorter (what
-        changes: bin t's term and the terms of the bins that take its pods)."""
+    def rows_met(plan: dict[int, np.ndarray], t: int, keep: np.ndarray | None = None) -> bool:
+        """The assignment rows after moving `plan`'s pods off bin t (`keep` staying there; none: all go): none short
+        that was met, none shorter (what changes: bin t's term and the terms of the bins that take its pods)."""
         for g in sorted({int(g) for g in np.flatnonzero(counts[t])} & cut_groups):
             for r, j, s_j in rows_of[g]:
                 after = totals[r] - _cut_coef(int(units[t][g]), j, int(counts[t][g]))
+                if keep is not None:
+                    after += _cut_coef(int(units[t][g]), j, int(keep[g]))
                 for b, more in plan.items():
                     if more[g]:
                         k = int(counts[b][g])
@@ -810,6 +817,98 @@ def _compact(d: _Data, offers: Sequence[Offer], packing: Packing, rows: bool = T
         return (d.cap_ex[:, i] if kind == "ex" else d.cap_new[:, i]) - counts[b]
 
     gone: set[int] = set()
+
+    def move_off(t: int, g: int, k: int, plan: dict[int, np.ndarray], rooms: dict[int, np.ndarray],
+                 caps: dict[int, np.ndarray]) -> int:
+        """Up to k pods of group g off bin t into the other bins' room (first fit, in bin order: the existing nodes
+        first), written into `plan` and the bins' `rooms` and `caps`: the pods moved."""
+        moved = 0
+        for b in range(len(where)):
+            if moved == k:
+                break
+            if b == t or b in gone or (where[b][0] == "new" and not counts[b].any()):
+                continue
+            if b not in rooms:
+                rooms[b], caps[b] = room(b), cap(b)
+            q = d.req[g]
+            pos = q > 0
+            fit = int(min(k - moved, caps[b][g], np.min(np.where(pos, rooms[b] // np.where(pos, q, 1), 1 << 40))))
+            if fit > 0:
+                plan.setdefault(b, np.zeros(n_g, dtype=np.int64))[g] += fit
+                rooms[b] = rooms[b] - fit * q
+                caps[b][g] -= fit
+                moved += fit
+        return moved
+
+    def apply(plan: dict[int, np.ndarray], t: int, keep: np.ndarray) -> None:
+        moved = {int(g) for g in np.flatnonzero(counts[t] - keep)} & cut_groups
+        for b, more in plan.items():
+            counts[b] += more
+        counts[t][:] = keep
+        for g in moved:
+            for r, _, _ in rows_of[g]:
+                totals[r] = row_total(r)
+
+    def cheapest(b: int) -> int:
+        """The cheapest offer of new bin b's zone that holds its pods (its own when none is cheaper)."""
+        i = where[b][1]
+        need = d.req.T @ counts[b]
+        fits = [o for o in range(len(offers)) if (d.alloc[o] >= need).all() and (d.cap_new[:, o] >= counts[b]).all()
+                and offers[o].zone == offers[i].zone]
+        return min(fits, key=lambda o: (offers[o].type.price, o)) if fits else i
+
+    def priced(b: int) -> int:
+        return round(offers[cheapest(b)].type.price * MICRO)
+
+    def shrink(t: int) -> bool:
+        """Bin t's pods moved off, the largest in the resource most over first, until the rest fits a cheaper offer
+        of its zone (the cheapest for which that works): the bin is then that offer's."""
+        now_price = offers[cheapest(t)].type.price
+        zone = offers[where[t][1]].zone
+        for o in sorted((o for o in range(len(offers)) if offers[o].zone == zone and offers[o].type.price < now_price),
+                        key=lambda o: (offers[o].type.price, o)):
+            keep = counts[t].copy()
+            plan: dict[int, np.ndarray] = {}
+            rooms: dict[int, np.ndarray] = {}
+            caps: dict[int, np.ndarray] = {}
+            ok = True
+            for g in np.flatnonzero(keep > d.cap_new[:, o]):  # beyond the offer's bound on the group first
+                k = int(keep[g] - d.cap_new[g, o])
+                ok = move_off(t, int(g), k, plan, rooms, caps) == k
+                keep[g] -= k
+                if not ok:
+                    break
+            while ok:
+                over = (d.req.T @ keep - d.alloc[o]) / np.maximum(d.alloc[o], 1)
+                r = int(np.argmax(over))
+                if over[r] <= 0:
+                    break
+                gs = [int(g) for g in np.flatnonzero(keep) if d.req[g, r] > 0]
+                if not gs:
+                    ok = False
+                    break
+                g = max(gs, key=lambda g: (int(d.req[g, r]), -g))
+                ok = move_off(t, g, 1, plan, rooms, caps) == 1
+                keep[g] -= 1
+            if ok and cut_groups and not rows_met(plan, t, keep):
+                ok = False
+            if not ok:
+                continue
+            # (the new nodes that take its pods may then need a dearer offer than before: kept only when cheaper)
+            touched = [t] + [b for b in plan if where[b][0] == "new"]
+            before = ({b: counts[b].copy() for b in touched}, where[t], sum(priced(b) for b in touched))
+            apply(plan, t, keep)
+            where[t] = ("new", o)
+            if sum(priced(b) for b in touched) < before[2]:
+                return True
+            for b, c in before[0].items():
+                counts[b][:] = c
+            where[t] = before[1]
+            for g in cut_groups:
+                for r, _, _ in rows_of[g]:
+                    totals[r] = row_total(r)
+        return False
+
     changed = True
     while changed:
         changed = False
@@ -819,40 +918,21 @@ def _compact(d: _Data, offers: Sequence[Offer], packing: Packing, rows: bool = T
             plan: dict[int, np.ndarray] = {}
             rooms: dict[int, np.ndarray] = {}
             caps: dict[int, np.ndarray] = {}
-            ok = True
-            for g in np.flatnonzero(counts[t]):
-                k = int(counts[t][g])
-                for b in range(len(where)):
-                    if k == 0:
-                        break
-                    if b == t or b in gone or (where[b][0] == "new" and not counts[b].any()):
-                        continue
-                    if b not in rooms:
-                        rooms[b], caps[b] = room(b), cap(b)
-                    q = d.req[g]
-                    pos = q > 0
-                    fit = int(min(k, caps[b][g], np.min(np.where(pos, rooms[b] // np.where(pos, q, 1), 1 << 40))))
-                    if fit > 0:
-                        plan.setdefault(b, np.zeros(n_g, dtype=np.int64))[g] += fit
-                        rooms[b] = rooms[b] - fit * q
-                        caps[b][g] -= fit
-                        k -= fit
-                if k > 0:
-                    ok = False
-                    break
+            ok = all(move_off(t, int(g), int(counts[t][g]), plan, rooms, caps) == int(counts[t][g])
+                     for g in np.flatnonzero(counts[t]))
             if ok and cut_groups and not rows_met(plan, t):
                 ok = False
             if ok:
-                moved = {int(g) for g in np.flatnonzero(counts[t])} & cut_groups
-                for b, more in plan.items():
-                    counts[b] += more
-                counts[t][:] = 0
-                for g in moved:
-                    for r, _, _ in rows_of[g]:
-                        totals[r] = row_total(r)
+                apply(plan, t, np.zeros(n_g, dtype=np.int64))
                 gone.add(t)
                 changed = True
                 break
+        if not changed:
+            # no node empties: shrink one (the least loaded first), then try emptying again
+            for t in sorted(new_bins, key=lambda b: (load[b], b)):
+                if shrink(t):
+                    changed = True
+                    break
     nodes: list[tuple[int, dict[int, int]]] = []
     existing: dict[int, dict[int, int]] = {}
     cost = 0
@@ -863,10 +943,7 @@ def _compact(d: _Data, offers: Sequence[Offer], packing: Packing, rows: bool = T
         if kind == "ex":
             existing[i] = fill
             continue
-        need = d.req.T @ counts[b]
-        fits = [o for o in range(len(offers)) if (d.alloc[o] >= need).all() and (d.cap_new[:, o] >= counts[b]).all()
-                and offers[o].zone == offers[i].zone]
-        o = min(fits, key=lambda o: (offers[o].type.price, o)) if fits else i
+        o = cheapest(b)
         nodes.append((o, fill))
         cost += round(offers[o].type.price * MICRO)
     return Packing(tuple(nodes), existing, cost)
