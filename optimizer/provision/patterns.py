@@ -43,6 +43,11 @@ the larger (the smaller of it and z_R at the end), less a relative 1e-6 for HiGH
 rows are valid rows of the full program (every answer meets them), their duals enter the knapsacks' values
 (min(a_g, j * u_b) terms), and the same bound holds.
 
+And the surrogate bound (surrogate_bound), which knows that nodes come whole: the covering rows summed at the
+duals (and at each resource's requests) are rows every answer meets, in which each new node is worth at most its
+offer's K_o; the cheapest whole numbers of new nodes meeting them is a bound above the program's value where that
+buys a fraction of a node (1/plain: 37.6 nodes' worth, 38 whole).
+
 When the program converges, its answer is rounded to whole nodes (the dive, _dive: the fillings it takes whole
 fixed, column generation again on the pods left), compacted (_compact: the last nodes' pods moved into the room
 the others leave) and given out to pods and nodes (packing_answer): a start the caller verifies (4/plain of the
