@@ -81,3 +81,16 @@ def test_ctrl_c_during_the_searches_prints_a_verified_answer_at_once() -> None:
     assert len(answer.placements) + len(answer.pending) == len(cluster.pending)
     if not answer.estimator.stopped:
         assert not answer.pending and answer.cost <= answer.estimator.cost() + 1e-9
+
+
+def test_a_large_input_keeps_most_of_its_time_limit_for_the_searches_and_a_small_one_its_planned_python_work(
+        ) -> None:
+    # the planned Python work grows per pod, but at most to PREP_MAX_SHARE of the limit: 1,000 nodes (15,540 pods,
+    # 10,098 pending) were planned 74 s of work for a 60 s limit, and the searches got a tenth of it
+    from podplan.optimizer.provision.clock import PREP_MAX_SHARE, WALL_PER_SECOND, planned_seconds
+
+    big = planned_seconds(60.0, 15_540, 11.7, 10_098)
+    assert big == (60.0 - 11.7 - PREP_MAX_SHARE * 60.0) / WALL_PER_SECOND > 0.4 * 60.0
+    small = planned_seconds(60.0, 3_107, 6.0, 2_025)  # (200 nodes: what it was before the cap)
+    assert 0.5 * 60.0 < small < (60.0 - 6.0) / WALL_PER_SECOND
+    assert planned_seconds(5.0, 15_540, 11.7, 10_098) == 0.5  # (never below a tenth of the limit)

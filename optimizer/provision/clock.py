@@ -52,6 +52,13 @@ MIP_NODES_PER_SECOND = 20.0
 # model's start).
 PREP_SECONDS_PER_POD = 1.5e-3
 PREP_SECONDS_PER_PENDING = 5e-3  # and per pending pod besides (the estimator, the classes: 15 s on 2/plain in all)
+# the most of the limit planned for that work. Its largest part, the joint model's start, grows with the model,
+# and a model too large to build in its share of the clock is not built (optimizer.provision.joint), so the work
+# does not grow with the input past that: at 1,000 nodes (15,540 pods, 10,098 pending) the per-pod figures above
+# plan 74 s, more than the limit, where the process spent 3.2 s before the clock and 11.7 s in all (load 1.9),
+# and the budget fell to a tenth of the limit: too little for the pattern program, and the estimator's answer
+# (gap 52 %) was printed in 12 s of the 60. At 200 and 300 nodes (15-18 s planned) the cap changes nothing.
+PREP_MAX_SHARE = 0.35
 # wall seconds per second of the budget. The charges above were measured at load 3-4, so a quiet machine spends a
 # clock second in less than a wall second: at 1.25 (a budget of 31.4 s on the 200-node family at --time-limit 60)
 # the rows ended in 26-32 s of wall time on an idle machine, half the minute unused, and five rows of ten fell to
@@ -64,9 +71,9 @@ WALL_PER_SECOND = 0.75
 
 def planned_seconds(limit: float, pods: int, reserve: float, pending: int = 0) -> float:
     """The deterministic seconds provision shares out after the estimator: the --time-limit less the output
-    reserve and the planned Python work, at least a tenth of the limit. A function of the limit the user gave
-    and the input's size only, never of the machine."""
-    prep = PREP_SECONDS_PER_POD * pods + PREP_SECONDS_PER_PENDING * pending
+    reserve and the planned Python work (at most PREP_MAX_SHARE of the limit), at least a tenth of the limit. A
+    function of the limit the user gave and the input's size only, never of the machine."""
+    prep = min(PREP_SECONDS_PER_POD * pods + PREP_SECONDS_PER_PENDING * pending, PREP_MAX_SHARE * limit)
     return max(0.1 * limit, (limit - reserve - prep) / WALL_PER_SECOND)
 
 
