@@ -177,3 +177,50 @@ def test_the_compaction_moves_pods_of_a_half_full_new_node_into_room_left_so_the
     assert got.existing == {0: {0: 1}} and sum(f[0] for _, f in got.new) == 3
     answer = packing_answer(d, offers, got, [n.name for n in nodes])
     assert answer is not None and sum(o.type.price for o, _ in answer[0]) == 1.6
+
+
+def _dive_out_of_time(monkeypatch) -> None:
+    """The dive's clock already out when it starts: what is left is every pod."""
+    import math
+
+    from podplan.optimizer.provision import patterns
+
+    dive = patterns._dive
+    monkeypatch.setattr(patterns, "_dive", lambda *a, **k: dive(*a[:8], -math.inf, *a[9:], **k))
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                 HealthCheck.function_scoped_fixture])
+@given(instances())
+def test_a_dive_out_of_time_still_places_every_pod_on_new_nodes_of_their_own_and_verifies(
+        monkeypatch, instance: tuple[Cluster, NodeTypes]) -> None:
+    _dive_out_of_time(monkeypatch)
+    cluster, types = instance
+    got = dive_answer(cluster, types)
+    if got is None:
+        return  # (no pattern program answer, or no offer's room left for a group's pods within the types' max)
+    nodes, placements, valid, _ = got
+    assert sorted(placements) == sorted(p.key for p in cluster.pending)
+    if not any(p.affinity.anti_required for p in cluster.pending):
+        assert valid
+    if valid:
+        best = brute_cost(cluster, types)
+        assert best is not None and sum(o.type.price for o, _ in nodes) >= best - 1e-9
+
+
+def test_a_dive_out_of_time_buys_the_cheapest_a_pod_within_the_types_max_and_the_compaction_shrinks_the_rest(
+        monkeypatch) -> None:
+    # six 500m pods, the existing node full: the 2-cpu type holds four for 1.5 (0.375 a pod), the 1-cpu type two
+    # for 1.0; with at most one 2-cpu node, the other two pods take a 1-cpu node: 2.5, the optimum
+    _dive_out_of_time(monkeypatch)
+    nodes = (make_node("n0").label(H, "n0").label(Z, "a").alloc(cpu="100m", memory="8Gi", pods=110).build(),)
+    pending = tuple(make_pod(f"p{i}").label("app", "a").req(cpu="500m").set(order=i).build() for i in range(6))
+    cluster = Cluster(nodes=nodes, pending=pending)
+    for two_max in (None, 1):
+        types = NodeTypes((a_type("one", "1", 1.0), a_type("two", "2", 1.5, max_=two_max)))
+        got = dive_answer(cluster, types)
+        assert got is not None
+        new, placements, valid, _ = got
+        assert valid and len(placements) == 6
+        assert sorted(o.type.name for o, _ in new) == ["one", "two"], two_max
+        assert sum(o.type.price for o, _ in new) == 2.5 == brute_cost(cluster, types)
