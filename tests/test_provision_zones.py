@@ -112,12 +112,12 @@ def test_a_pod_without_zone_rules_keeps_the_programs_zone_and_a_zone_rule_is_tak
     assert [c.topology_key for c in without_zone_rules(host).spread_constraints] == ["kubernetes.io/hostname"]
 
 
-def test_every_zones_dive_together_places_every_pod_of_a_production_cluster_and_verifies() -> None:
+def test_the_zone_split_programs_dive_places_every_pod_of_a_production_cluster_and_verifies() -> None:
     from podplan.optimizer.pipeline import check
     from podplan.optimizer.plan import Plan
     from podplan.optimizer.provision import offers_of
     from podplan.optimizer.provision.patterns import pattern_bound
-    from podplan.optimizer.provision.zones import zone_dive
+    from podplan.optimizer.provision.zones import split_dive
     from podplan.optimizer.registry import DEFAULT_PROFILE
     from podplan.optimizer.runner import Status
     from test_provision_determinism import grown_short
@@ -126,7 +126,7 @@ def test_every_zones_dive_together_places_every_pod_of_a_production_cluster_and_
     offers = offers_of(types)
     pat = pattern_bound(cluster, offers, types, DEFAULT_PROFILE, 60.0)
     assert pat.data is not None and pat.data.rules and pat.used  # (rules: the whole program's dive does not run)
-    got = zone_dive(cluster, cluster, offers, types, DEFAULT_PROFILE, pat, 120.0, 0.3)
+    got = split_dive(cluster, offers, types, DEFAULT_PROFILE, pat, 120.0, 0.3)
     assert got is not None
     nodes, placements = got
     assert sorted(placements) == sorted(p.key for p in cluster.pending)
