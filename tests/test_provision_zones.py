@@ -10,9 +10,9 @@ from dataclasses import replace
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from builders import make_pod, pod_term, selector, spread
+from builders import make_node, make_pod, pod_term, selector, spread
 from podplan.models.objects import Pod
-from podplan.optimizer.provision.zones import give_zones, without_zone_rules, zone_terms
+from podplan.optimizer.provision.zones import give_zones, split_dive, without_zone_rules, zone_held, zone_terms
 from test_provision import Z
 
 ZONES = ["a", "b", "c"]
@@ -112,12 +112,11 @@ def test_a_pod_without_zone_rules_keeps_the_programs_zone_and_a_zone_rule_is_tak
     assert [c.topology_key for c in without_zone_rules(host).spread_constraints] == ["kubernetes.io/hostname"]
 
 
-def test_every_zones_dive_together_places_every_pod_of_a_production_cluster_and_verifies() -> None:
+def test_the_zone_split_programs_dive_places_every_pod_of_a_production_cluster_and_verifies() -> None:
     from podplan.optimizer.pipeline import check
     from podplan.optimizer.plan import Plan
     from podplan.optimizer.provision import offers_of
     from podplan.optimizer.provision.patterns import pattern_bound
-    from podplan.optimizer.provision.zones import zone_dive
     from podplan.optimizer.registry import DEFAULT_PROFILE
     from podplan.optimizer.runner import Status
     from test_provision_determinism import grown_short
@@ -126,7 +125,7 @@ def test_every_zones_dive_together_places_every_pod_of_a_production_cluster_and_
     offers = offers_of(types)
     pat = pattern_bound(cluster, offers, types, DEFAULT_PROFILE, 60.0)
     assert pat.data is not None and pat.data.rules and pat.used  # (rules: the whole program's dive does not run)
-    got = zone_dive(cluster, cluster, offers, types, DEFAULT_PROFILE, pat, 120.0, 0.3)
+    got = split_dive(cluster, offers, types, DEFAULT_PROFILE, pat, 120.0, 0.3)
     assert got is not None
     nodes, placements = got
     assert sorted(placements) == sorted(p.key for p in cluster.pending)
@@ -134,3 +133,67 @@ def test_every_zones_dive_together_places_every_pod_of_a_production_cluster_and_
     grown = replace(cluster, nodes=cluster.nodes + tuple(n for _, n in nodes))
     check(grown, Plan(placements=placements, pending={}, status=Status.FEASIBLE), None, DEFAULT_PROFILE)
     assert sum(o.type.price for o, _ in nodes) * 1_000_000 >= pat.bound_micro - 1
+
+
+@st.composite
+def labelled_pods(draw: st.DrawFn) -> list[Pod]:
+    """Pending pods of a few apps in two namespaces, some spread over zones, some with zone affinity to a cache,
+    some with neither (free, or read by another pod's rule)."""
+    pods = []
+    for i in range(draw(st.integers(1, 8))):
+        app = draw(st.sampled_from(["web", "api", "cache", "batch"]))
+        b = make_pod(f"p{i}").namespace(draw(st.sampled_from(["default", "other"]))).label("app", app)
+        if draw(st.booleans()):
+            b = b.spread(spread(1, draw(st.sampled_from([Z, "kubernetes.io/hostname"])),
+                                selector(app=draw(st.sampled_from(["web", "api"])))))
+        if draw(st.booleans()):
+            b = b.pod_affinity(pod_term(draw(st.sampled_from([Z, "kubernetes.io/hostname"])), selector(app="cache")))
+        pods.append(b.build())
+    return pods
+
+
+@settings(max_examples=300, deadline=None)
+@given(labelled_pods())
+def test_the_pods_held_to_a_zone_are_those_with_a_zone_rule_and_those_a_pending_pods_zone_rule_reads(
+        pods: list[Pod]) -> None:
+    from podplan.optimizer.provision.joint import _spread_matches, _term_matches
+
+    def read(q: Pod) -> bool:  # (pod by pod, no shared computation: the reference)
+        return any(_spread_matches(c, p, q) for p in pods for c in zone_terms(p)[0]) or \
+            any(_term_matches(t, p, q) for p in pods for t in zone_terms(p)[1])
+
+    assert zone_held(pods) == {q.key for q in pods if any(zone_terms(q)) or read(q)}
+
+
+def test_the_pods_without_zone_rules_take_the_room_of_any_zone_and_the_spread_pods_their_own() -> None:
+    # zone a has three free cores, b and c none: the web Deployment (one pod a zone, maxSkew 1) needs a new node in
+    # b and in c, and the two batch pods (no zone rule) fit a's room beside web's pod there: 2 new nodes. (The whole
+    # program buys its new node in b, the first offer: the batch pods held to the program's zone took 3 new nodes)
+    from podplan.models.nodetypes import NodeTypes
+    from podplan.models.objects import Cluster
+    from podplan.optimizer.pipeline import check
+    from podplan.optimizer.plan import Plan
+    from podplan.optimizer.provision import offers_of
+    from podplan.optimizer.provision.patterns import pattern_bound
+    from podplan.optimizer.registry import DEFAULT_PROFILE
+    from podplan.optimizer.runner import Status
+    from test_provision import H, a_type
+
+    nodes = [make_node(f"n-{z}").label(H, f"n-{z}").label(Z, z).alloc(cpu="3" if z == "a" else "1", memory="8Gi",
+                                                                         pods=110).build() for z in ZONES]
+    full = [make_pod(f"old-{z}").label("app", "old").req(cpu="1").on(f"n-{z}").build() for z in ("b", "c")]
+    web = [make_pod(f"web-{i}").label("app", "web").req(cpu="1").spread(spread(1, Z, selector(app="web")))
+           .set(order=i).build() for i in range(3)]
+    batch = [make_pod(f"batch-{i}").label("app", "batch").req(cpu="1").set(order=3 + i).build() for i in range(2)]
+    cluster = Cluster(nodes=tuple(nodes), pods=tuple(full), pending=tuple(web + batch))
+    types = NodeTypes((replace(a_type("two", "2", 1.0), zones=("b", "c", "a")),))
+    offers = offers_of(types)
+    assert zone_held(cluster.pending) == {p.key for p in web}
+    pat = pattern_bound(cluster, offers, types, DEFAULT_PROFILE, 60.0)
+    got = split_dive(cluster, offers, types, DEFAULT_PROFILE, pat, 60.0, 0.3)
+    assert got is not None
+    new, placements = got
+    assert sorted(o.zone for o, _ in new) == ["b", "c"]
+    assert all(placements[p.key] == "n-a" for p in batch)
+    grown = replace(cluster, nodes=cluster.nodes + tuple(n for _, n in new))
+    check(grown, Plan(placements=placements, pending={}, status=Status.FEASIBLE), None, DEFAULT_PROFILE)

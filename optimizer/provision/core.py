@@ -92,13 +92,14 @@ DIVE_SHARE = 0.3
 # family the program needs about 34 s of the clock, its share left it 16 s: 16.916 (gap 25.5 %) with the joint
 # model's rounds in the time, 13.304 (1.8 %) from the dive with the stretch
 STRETCH_SHARE = 0.35
-# of the clock's time left after the pattern program, on inputs with zone rules: every zone's own pattern program
-# and dive (optimizer.provision.zones), which runs only when this share is at least ZONE_NEED times the clock time
-# the whole program took; the joint model has what is left, from its answer. On 4/production of the 200-node family
-# the zones' programs and dives took 68 s of the clock where the whole program took 16 (each zone's program needs
-# about as many rounds of exact knapsacks as the whole one): at --time-limit 60 they do not run (31 s left)
-ZONE_SHARE = 0.6
-ZONE_NEED = 5.0
+# of the clock's time left after the pattern program, on inputs with zone rules: the zone-split pattern program and
+# its dive (optimizer.provision.zones), which runs only when this share is at least ZONE_NEED times the clock time
+# the whole program took; the joint model has what is left, from its answer. On the 200-node family at --time-limit
+# 60 the split program and its dive took 2.5-4 times the whole program's time (1/production 23 s of the clock
+# against 5.7, 5/spread 21.6 against 8.7, 4/production 46.5 against 15); where it runs the joint model's rounds
+# did not improve its answer
+ZONE_SHARE = 0.75
+ZONE_NEED = 2.0
 PLAIN_RESOURCES = frozenset({"cpu", "memory", "pods", "ephemeral-storage"})
 
 
@@ -521,12 +522,12 @@ def _large(cluster: Cluster, base: Cluster, required: Sequence[Pod], below: dict
                 lb = max(lb, pat.bound_micro)
                 stamp("pattern program")
                 if pat.data is not None and pat.data.rules:
-                    # the dive breaks zone rules: the program's answer says which zone each pod goes to, and
-                    # each zone dives alone (optimizer.provision.zones), when its share of the time left holds
-                    # ZONE_NEED times what the whole program took
+                    # the dive breaks zone rules: the program's answer says which zone each pod a zone rule reads
+                    # goes to, and one program with those pods held to their zones dives (optimizer.provision.zones),
+                    # when its share of the time left holds ZONE_NEED times what the whole program took
                     rounded = None
                     if pat.used and left() * ZONE_SHARE >= ZONE_NEED * (now() - program_started):
-                        rounded = _zone_start(cluster, base, offers, node_types, pat, policy, profile,
+                        rounded = _zone_start(base, cluster, offers, node_types, pat, policy, profile,
                                               left() * ZONE_SHARE, interrupt, notes)
                         stamp("zone dive")
                 else:
@@ -658,16 +659,16 @@ def _dive_start(cluster: Cluster, offers: Sequence[Offer], node_types: NodeTypes
     return _verified_start(cluster, node_types, got, policy, profile, notes, "pattern program rounded (the dive)")
 
 
-def _zone_start(cluster: Cluster, base: Cluster, offers: Sequence[Offer], node_types: NodeTypes, pat, policy: Policy,
+def _zone_start(base: Cluster, cluster: Cluster, offers: Sequence[Offer], node_types: NodeTypes, pat, policy: Policy,
                 profile: Profile, limit: float, interrupt: Interrupt, notes: list[str]):
-    """The dive zone by zone (optimizer.provision.zones) from the whole program's answer, verified on the grown
-    cluster: a Found, or None (said in a note)."""
-    from .zones import zone_dive
+    """The zone-split program's dive (optimizer.provision.zones) from the whole program's answer, verified on the
+    grown cluster: a Found, or None (said in a note)."""
+    from .zones import split_dive
 
-    what = "pattern program rounded zone by zone"
-    answer = zone_dive(cluster, base, offers, node_types, profile, pat, limit, DIVE_SHARE, interrupt)
+    what = "pattern program rounded with the pods held to zones"
+    answer = split_dive(base, offers, node_types, profile, pat, limit, DIVE_SHARE, interrupt)
     if answer is None:
-        notes.append(f"{what}: a zone's program stopped short or some pod has no zone: not used")
+        notes.append(f"{what}: its program stopped short or some pod has no zone: not used")
         return None
     return _verified_start(cluster, node_types, answer, policy, profile, notes, what)
 
