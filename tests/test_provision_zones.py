@@ -112,6 +112,25 @@ def test_a_pod_without_zone_rules_keeps_the_programs_zone_and_a_zone_rule_is_tak
     assert [c.topology_key for c in without_zone_rules(host).spread_constraints] == ["kubernetes.io/hostname"]
 
 
+def test_a_spread_pod_whose_own_node_selector_names_a_zone_is_given_that_zone_and_its_affinity_narrows_the_zones(
+        ) -> None:
+    # the program put the pod in a, where the spread allows it, but its own node selector says b: the node
+    # selector the zone split adds would have replaced its own, and the verifier rejected the answer
+    from podplan.optimizer.provision.zones import own_zones
+
+    web = make_pod("old").label("app", "web").on("n-0").build()
+    pod = make_pod("web").label("app", "web").spread(spread(1, Z, selector(app="web"))).build()
+    pinned = replace(make_pod("pinned").label("app", "web").spread(spread(1, Z, selector(app="web"))).build(),
+                     node_selector={Z: "b"})
+    nodes = [make_node(f"n-{z}").label(Z, z).label("pool", "x" if z == "c" else "y").build() for z in ZONES]
+    own = own_zones([pod, pinned], nodes, list(ZONES))
+    assert own == {pinned.key: frozenset({"b"})}  # (a pod with no node selection of its own admits every zone)
+    assert give_zones([(web, "b")], [pinned], ZONES, {pinned.key: "a"}, own) == {pinned.key: "b"}
+    assert give_zones([(web, "b")], [pod], ZONES, {pod.key: "a"}, own) == {pod.key: "a"}
+    pooled = replace(pod, node_selector={"pool": "x"})
+    assert own_zones([pooled], nodes, list(ZONES)) == {pooled.key: frozenset({"c"})}
+
+
 def test_the_zone_split_programs_dive_places_every_pod_of_a_production_cluster_and_verifies() -> None:
     from podplan.optimizer.pipeline import check
     from podplan.optimizer.plan import Plan

@@ -33,7 +33,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from ...models.nodetypes import ZONE_LABEL, NodeTypes
+from ...models.nodetypes import ZONE_LABEL, NodeTypes, new_node
 from ...models.objects import Cluster, Node, Pod
 from ..framework import Profile
 from .estimator import Offer
@@ -58,9 +58,10 @@ def without_zone_rules(p: Pod) -> Pod:
 
 
 def give_zones(running: Sequence[tuple[Pod, str]], pending: Sequence[Pod], zones: Sequence[str],
-               first: Mapping[str, str]) -> dict[str, str] | None:
+               first: Mapping[str, str], own: Mapping[str, frozenset[str]] | None = None) -> dict[str, str] | None:
     """Each pending pod's zone (see the module docstring). running: (pod, its node's zone). first: pod key -> the
-    zone the program put it in. None when a pod's zone affinity finds no zone."""
+    zone the program put it in. own: pod key -> the zones its own node selector and required node affinity admit
+    (absent: every zone). None when a pod's zone affinity finds no zone."""
     from .joint import _spread_matches, _term_matches
 
     given: dict[str, str] = {}
@@ -97,7 +98,8 @@ def give_zones(running: Sequence[tuple[Pod, str]], pending: Sequence[Pod], zones
     anchored = {q.key: [(t, p) for t, p in terms if _term_matches(t, p, q)] for q in pending}
     for p in sorted(pending, key=lambda p: (not anchored[p.key], not zone_terms(p)[1], p.key)):
         mine = zone_terms(p)[1]
-        allowed = [z for z in zones if all(term_count(t, p)[z] > 0 for t in mine)]
+        allowed = [z for z in zones if all(term_count(t, p)[z] > 0 for t in mine)
+                   and (own is None or p.key not in own or z in own[p.key])]
         if not allowed:
             return None
         spreads = [(per, skew) for matches, per, skew in counts.values() if skew is not None and matches(p)]
@@ -168,6 +170,24 @@ def zone_held(pending: Sequence[Pod]) -> set[str]:
     return out
 
 
+def own_zones(pending: Sequence[Pod], nodes: Sequence[Node], zone_of: Sequence[str]) -> dict[str, frozenset[str]]:
+    """The zones each pending pod's own node selector and required node affinity admit (a node of the zone, an
+    existing one or an offer's template, that they match), for the pods that have either: a pod held to a zone is
+    given a node selector on it, which must not take it where its own rules do not let it go."""
+    from ..nodeaffinity.filtering import required_matches
+
+    out: dict[str, frozenset[str]] = {}
+    seen: dict[tuple, frozenset[str]] = {}
+    for p in pending:
+        if not p.node_selector and p.affinity.node_required is None:
+            continue
+        key = (tuple(sorted(p.node_selector.items())), repr(p.affinity.node_required))
+        if key not in seen:
+            seen[key] = frozenset(z for n, z in zip(nodes, zone_of) if required_matches(p, n))
+        out[p.key] = seen[key]
+    return out
+
+
 def in_zone(p: Pod, z: str) -> Pod:
     """The pod held to zone z (a node selector on the zone label), its zone rules taken out: z meets them."""
     p = without_zone_rules(p)
@@ -216,7 +236,9 @@ def split_dive(base: Cluster, offers: Sequence[Offer], node_types: NodeTypes, pr
     node_zones = [zone_of_node[n.name] for n in base.nodes]
     first = program_zones(pat.data, pat.used, offers, node_zones)
     running = [(p, zone_of_node[p.node_name]) for p in base.pods if p.node_name in zone_of_node]
-    given = give_zones(running, base.pending, zones, first)
+    templates = [new_node(o.type, f"probe-{i}", o.zone) for i, o in enumerate(offers)]
+    own = own_zones(base.pending, [*base.nodes, *templates], [*node_zones, *(o.zone for o in offers)])
+    given = give_zones(running, base.pending, zones, first, own)
     if given is None:
         return None
     held = zone_held(base.pending)
