@@ -224,3 +224,69 @@ def test_a_dive_out_of_time_buys_the_cheapest_a_pod_within_the_types_max_and_the
         assert valid and len(placements) == 6
         assert sorted(o.type.name for o, _ in new) == ["one", "two"], two_max
         assert sum(o.type.price for o, _ in new) == 2.5 == brute_cost(cluster, types)
+
+
+@st.composite
+def packings(draw: st.DrawFn):
+    """Existing nodes with some room, two or three priced types, pods of a few sizes, and a packing of them: each
+    pod on an existing node's room or on a new node of a random offer, several pods a new node while it holds them."""
+    from podplan.optimizer.provision.patterns import Packing, prepare
+
+    nodes = tuple(make_node(f"n{i}").label(H, f"n{i}").label(Z, "a").alloc(
+        cpu=draw(st.sampled_from(["0", "500m", "1", "1500m"])), memory="8Gi", pods=110).build()
+        for i in range(draw(st.integers(1, 3))))
+    types = NodeTypes(tuple(a_type(f"t{i}", cpu, price) for i, (cpu, price) in enumerate(draw(st.lists(
+        st.tuples(st.sampled_from(["500m", "1", "2", "3"]), st.sampled_from([0.5, 0.6, 1.0, 1.5, 2.0])),
+        min_size=2, max_size=3, unique_by=lambda t: t[0])))))
+    pending = tuple(make_pod(f"p{i}").label("app", f"a{c}").req(cpu=c).set(order=i).build()
+                    for i, c in enumerate(draw(st.lists(st.sampled_from(["250m", "500m", "1"]), min_size=2,
+                                                        max_size=12))))
+    cluster = Cluster(nodes=nodes, pending=pending)
+    offers = offers_of(types)
+    d = prepare(cluster, offers, DEFAULT_PROFILE)
+    n_g = len(d.size)
+    bins: list[tuple[str, int, np.ndarray]] = []
+    for g, size in enumerate(d.size):
+        for _ in range(int(size)):
+            one = np.eye(n_g, dtype=np.int64)[g]
+            fits = [i for i, (kind, at, a) in enumerate(bins)
+                    if ((a + one) <= (d.cap_ex[:, at] if kind == "ex" else d.cap_new[:, at])).all()
+                    and (d.req.T @ (a + one) <= (d.free[at] if kind == "ex" else d.alloc[at])).all()]
+            fits += [("ex", n) for n in range(d.free.shape[0]) if not any(k == "ex" and at == n for k, at, _ in bins)
+                     and d.cap_ex[g, n] > 0 and (d.req[g] <= d.free[n]).all()]
+            fits += [("new", o) for o in range(len(offers)) if d.cap_new[g, o] > 0]
+            if not fits:
+                return None
+            pick = draw(st.sampled_from(fits))
+            if isinstance(pick, int):
+                kind, at, a = bins[pick]
+                bins[pick] = (kind, at, a + one)
+            else:
+                bins.append((pick[0], pick[1], one))
+    existing = {at: {int(g): int(a[g]) for g in np.flatnonzero(a)} for kind, at, a in bins if kind == "ex"}
+    new = tuple((at, {int(g): int(a[g]) for g in np.flatnonzero(a)}) for kind, at, a in bins if kind == "new")
+    cost = sum(round(offers[o].type.price * MICRO) for o, _ in new)
+    return d, offers, Packing(new, existing, cost)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(packings())
+def test_the_compaction_keeps_every_pod_once_within_each_nodes_room_and_bounds_and_never_costs_more(
+        drawn) -> None:
+    from podplan.optimizer.provision.patterns import _compact
+
+    if drawn is None:
+        return  # (a pod no node holds)
+    d, offers, packing = drawn
+    got = _compact(d, offers, packing)
+    placed = np.zeros(len(d.size), dtype=np.int64)
+    for n, fill in got.existing.items():
+        a = np.array([fill.get(g, 0) for g in range(len(d.size))])
+        assert (a <= d.cap_ex[:, n]).all() and (d.req.T @ a <= d.free[n]).all()
+        placed += a
+    for o, fill in got.new:
+        a = np.array([fill.get(g, 0) for g in range(len(d.size))])
+        assert (a <= d.cap_new[:, o]).all() and (d.req.T @ a <= d.alloc[o]).all()
+        placed += a
+    assert (placed == d.size).all()
+    assert got.cost_micro <= packing.cost_micro

@@ -939,14 +939,15 @@ def _compact(d: _Data, offers: Sequence[Offer], packing: Packing, rows: bool = T
                 continue
             # (the new nodes that take its pods may then need a dearer offer than before: kept only when cheaper)
             touched = [t] + [b for b in plan if where[b][0] == "new"]
-            before = ({b: counts[b].copy() for b in touched}, where[t], sum(priced(b) for b in touched))
+            saved = {b: counts[b].copy() for b in [t, *plan]}  # (every bin the move changes, to undo it)
+            price_before, offer_before = sum(priced(b) for b in touched), where[t]
             apply(plan, t, keep)
             where[t] = ("new", o)
-            if sum(priced(b) for b in touched) < before[2]:
+            if sum(priced(b) for b in touched) < price_before:
                 return True
-            for b, c in before[0].items():
+            for b, c in saved.items():
                 counts[b][:] = c
-            where[t] = before[1]
+            where[t] = offer_before
             for g in cut_groups:
                 for r, _, _ in rows_of[g]:
                     totals[r] = row_total(r)
