@@ -66,8 +66,11 @@ def by_size(base: Cluster, offers: Sequence[Offer]) -> Cluster:
 MICRO = 1_000_000  # prices are integers of a millionth in the model
 SOLVE_EXISTING_SHARE = 0.5  # solve's placement on the existing nodes runs only when this share of the limit is left
 RESERVE_SHARE = 0.1  # of the limit, kept for verifying and printing the answer (and a loaded machine's slack)
-# seconds per pod kept for the same, when more (verifying and printing 15,540 pods took 8-11 s at load 8)
-RESERVE_PER_POD = 0.75e-3
+# seconds per pod kept for the same, when more: solve's figure (optimizer.timelimit). Verifying and printing 77,697
+# pods (5,000 nodes, 50,506 pending) took 2.2 s and about 2 s at load 2; at 0.75e-3 (15,540 pods: 8-11 s at load 8
+# with older code) the reserve was 58 s of a 60 s limit there, and the command stopped after reading the input
+# (2.4 s) with every pod pending
+RESERVE_PER_POD = 0.25e-3
 # of the clock's time left after the relaxation: the pattern program (column generation; converges in 7-9 s of the
 # clock at 200 nodes and hands what it leaves to the searches), when that share is at least PATTERN_MIN_SECONDS
 BOUNDS_SHARE = 0.5
