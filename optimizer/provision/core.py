@@ -518,7 +518,8 @@ def _large(cluster: Cluster, base: Cluster, required: Sequence[Pod], below: dict
                 program_started = now()
                 pat = pattern_bound(base, offers, node_types, profile, share,
                                     round(est_cost * MICRO) if math.isfinite(est_cost) else None, interrupt=interrupt,
-                                    master_share=DIVE_SHARE, stretch=left() * STRETCH_SHARE)
+                                    master_share=DIVE_SHARE, stretch=left() * STRETCH_SHARE,
+                                    answer=None if found is None else (found.nodes, found.placements))
                 lb = max(lb, pat.bound_micro)
                 stamp("pattern program")
                 if pat.data is not None and pat.data.rules:

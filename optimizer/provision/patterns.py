@@ -77,8 +77,9 @@ from ..podtopologyspread.encoding import hard_constraints
 from ..problem import build_problem
 from ..runner import charge, now
 from .bound import MICRO, existing_free, resources_of
-from .clock import ITER_SECONDS_MIN, ITER_SECONDS_PER_COLUMN, charge_knapsack, charge_lp, knapsack_limits, lp_options, wall_over
+from .clock import ITER_SECONDS_MIN, ITER_SECONDS_PER_COLUMN, charge_knapsack, charge_lp, knapsack_limits, wall_cap, wall_over
 from .estimator import Offer, fresh_name
+from .master import Master
 
 # of the column generation's time: when the exact knapsacks run once more whatever the greedy pricing finds, for a
 # Lagrangian bound before the time is out (a round at 200 nodes: 1-3 s on a loaded machine)
@@ -503,14 +504,10 @@ def _generate(d: _Data, offers: Sequence[Offer], type_rows: list, price: np.ndar
     cut_rhs: the assignment rows' right-hand sides (d.cuts' own, or the dive's residual ones); None: the program
     without them. whole_rows: the type rows in whole units (_type_rows_int); given, each round of exact knapsacks
     also takes the surrogate bound (the program's own bound: not the dive's residual programs)."""
-    from scipy.optimize import linprog
-    from scipy.sparse import coo_matrix
-
     n_g, n_b, n_o, n_t = d.size.shape[0], len(bins), len(offers), len(type_rows)
     if cut_rhs is None:
         cut_rhs = np.zeros(0, dtype=np.int64)
     n_c = len(cut_rhs)
-    n_rows = n_g + n_b + n_t + n_c
     rhs = np.concatenate([-sizes.astype(float), mult.astype(float), np.array([b for _, b in type_rows]),
                           -cut_rhs.astype(float)])
     # a group's pods may be priced beyond its count while one of its assignment rows is short (the dive)
@@ -530,47 +527,47 @@ def _generate(d: _Data, offers: Sequence[Offer], type_rows: list, price: np.ndar
     final_at = now() + FINAL_EXACT_AT * max(0.0, deadline - now())
     forced = False
     rounds_done = 0  # rounds of exact knapsacks
+    # the restricted program, grown by each round's columns and solved from the last basis (optimizer.provision
+    # .master); a slack per covering row and per assignment row first, then the columns in their order
+    master = Master(rhs)
+    n_slack = n_g + n_c
+    for g in range(n_slack):
+        master.add(slack_cost, [g if g < n_g else n_b + n_t + g], [-1.0])
     while True:
         iterations += 1
         cols = columns.cols
-        charge(ITER_SECONDS_MIN + ITER_SECONDS_PER_COLUMN * len(cols))
-        rows_: list[int] = []
-        cs_: list[int] = []
-        vals_: list[float] = []
-        cost = np.zeros(len(cols) + n_g + n_c)
-        upper = np.full(len(cols) + n_g + n_c, np.inf)
-        for j, (kind, i, a) in enumerate(cols):
+        # (the Python work of a round: its new columns' entries, and the pricing below)
+        charge(ITER_SECONDS_MIN + ITER_SECONDS_PER_COLUMN * (len(cols) + n_slack - master.columns))
+        for j in range(master.columns - n_slack, len(cols)):
+            kind, i, a = cols[j]
             nz = np.flatnonzero(a)
-            rows_.extend(nz.tolist()); cs_.extend([j] * len(nz)); vals_.extend((-a[nz]).astype(float).tolist())
+            rows_: list[int] = nz.tolist()
+            vals_: list[float] = (-a[nz]).astype(float).tolist()
             if kind == "ex":
                 # (no column bound: the bin kind's row bounds it, and its dual is what the Lagrangian bound reads;
                 # a column bound would take that dual and leave the row's at 0)
-                rows_.append(n_g + i); cs_.append(j); vals_.append(1.0)
+                rows_.append(n_g + i); vals_.append(1.0)
             else:
-                cost[j] = price[i]
                 for t, (coef, _) in enumerate(type_rows):
                     if coef[i] != 0:
-                        rows_.append(n_g + n_b + t); cs_.append(j); vals_.append(float(coef[i]))
+                        rows_.append(n_g + n_b + t); vals_.append(float(coef[i]))
             if n_c:
                 for r, k in columns.rows_of(j, d, bins):
-                    rows_.append(n_g + n_b + n_t + r); cs_.append(j); vals_.append(-float(k))
-        for g in range(n_g + n_c):  # a slack per covering row and per assignment row
-            rows_.append(g if g < n_g else n_b + n_t + g); cs_.append(len(cols) + g); vals_.append(-1.0)
-            cost[len(cols) + g] = slack_cost
-        a_ub = coo_matrix((vals_, (rows_, cs_)), shape=(n_rows, len(cost))).tocsr()
+                    rows_.append(n_g + n_b + n_t + r); vals_.append(-float(k))
+            master.add(0.0 if kind == "ex" else float(price[i]), rows_, vals_)
         if deadline - now() <= 0.02 or wall_over("the pattern program") or (interrupt is not None and interrupt.is_set()):
             break
         t0 = time.perf_counter()
-        res = linprog(cost, A_ub=a_ub, b_ub=rhs, bounds=np.stack([np.zeros(len(cost)), upper], axis=1),
-                      method="highs", options=lp_options())
-        charge_lp(res, a_ub.nnz, "the pattern program", time.perf_counter() - t0)
+        cap = wall_cap()
+        res = master.solve(cap if math.isfinite(cap) else None)
+        charge_lp(res, master.nonzeros, "the pattern program", time.perf_counter() - t0)
         if res.status != 0:
             res = None
             break
         value = float(res.fun)
         if exact_rounds and rounds_done >= exact_rounds:
             break
-        duals = -np.asarray(res.ineqlin.marginals, dtype=float)  # >= 0 for <= rows of a minimisation
+        duals = res.duals  # >= 0 for <= rows of a minimisation
         pi = np.maximum(duals[:n_g], 0.0)
         sigma = np.maximum(duals[n_g:n_g + n_b], 0.0)
         rho = np.maximum(duals[n_g + n_b:n_g + n_b + n_t], 0.0)
@@ -642,7 +639,7 @@ def _generate(d: _Data, offers: Sequence[Offer], type_rows: list, price: np.ndar
         if log:
             log(f"iter {iterations}: lp {value:.4f} best bound {best_lb:.4f} whole {best_whole / MICRO:.4f} columns "
                 f"{len(columns.cols)} added {added} {deadline - now():.1f}s left")
-    x = None if res is None else np.asarray(res.x)
+    x = None if res is None else np.concatenate([res.x[n_slack:], res.x[:n_slack]])  # (the columns, then slacks)
     slack = 0.0 if x is None else float(x[len(x) - n_g - n_c:].sum())  # columns added after the solve come later
     lower = best_lb
     if converged and exact:
@@ -1104,6 +1101,33 @@ def packing_answer(d: _Data, offers: Sequence[Offer], packing: Packing, existing
     return nodes, placements
 
 
+def answer_seed(d: _Data, base: Cluster, offers: Sequence[Offer], nodes: Sequence[tuple[Offer, Node]],
+                placements: dict[str, str]) -> list[tuple[str, int, dict[int, int]]]:
+    """A known answer's nodes as first columns (pattern_bound's seed): per existing node and per new node, its
+    pending pods counted per group. Each count is cut to the group's bound on the node and a node whose pods then
+    exceed its room is left out, so every column is a filling of the program (the bound stays a bound) whatever
+    rules the answer kept."""
+    group_of = {key: g for g, classes in enumerate(d.pods) for keys in classes for key in keys}
+    where: dict[str, tuple[str, int]] = {n.name: ("ex", i) for i, n in enumerate(base.nodes)}
+    index = {id(o): i for i, o in enumerate(offers)}
+    for o, node in nodes:
+        if id(o) in index:
+            where[node.name] = ("new", index[id(o)])
+    counts: dict[tuple[str, int], np.ndarray] = {}
+    for key, name in placements.items():
+        g, at = group_of.get(key), where.get(name)
+        if g is None or at is None:
+            continue
+        counts.setdefault(at, np.zeros(len(d.glist), dtype=np.int64))[g] += 1
+    out = []
+    for (kind, i), a in sorted(counts.items(), key=lambda kv: (kv[0][0], kv[0][1])):
+        cap, room = (d.cap_ex[:, i], d.free[i]) if kind == "ex" else (d.cap_new[:, i], d.alloc[i])
+        a = np.minimum(a, cap)
+        if a.any() and (d.req.T @ a <= room).all():
+            out.append((kind, i, {int(g): int(a[g]) for g in np.flatnonzero(a)}))
+    return out
+
+
 def _micro(lp: _LP) -> int:
     """The program's bound in millionths (a program no filling completes, slack used, proves nothing here: the
     covering program says infeasible)."""
@@ -1138,7 +1162,8 @@ def _with_assignment_rows(d: _Data, offers: Sequence[Offer], type_rows: list, pr
 def pattern_bound(base: Cluster, offers: Sequence[Offer], node_types: NodeTypes, profile: Profile, limit: float,
                   known_micro: int | None = None, data: _Data | None = None, log=None, interrupt=None,
                   master_share: float = 0.0, stretch: float = 0.0,
-                  seed: Sequence[tuple[str, int, dict[int, int]]] = (), exact: bool = True) -> PatternBound:
+                  seed: Sequence[tuple[str, int, dict[int, int]]] = (), exact: bool = True,
+                  answer: tuple[Sequence[tuple[Offer, Node]], dict[str, str]] | None = None) -> PatternBound:
     """Column generation on the pattern program of `base` (its pending pods: the required ones) within `limit`
     seconds. known_micro: the cost of a known answer (it bounds how many nodes of an offer can help).
     master_share > 0: this share of `limit` (and what column generation leaves of the rest) is kept for rounding
@@ -1153,6 +1178,8 @@ def pattern_bound(base: Cluster, offers: Sequence[Offer], node_types: NodeTypes,
     deadline = started_clock + limit - master
     price, most_nodes, bins, columns = _setup(d, offers, node_types, known_micro, master > 0)
     bin_of = {n: b for b, members in enumerate(bins) for n in members}
+    if answer is not None:
+        seed = list(seed) + answer_seed(d, base, offers, *answer)
     for kind, i, fill in seed:
         if kind == "new" or i in bin_of:
             columns.add(kind, i if kind == "new" else bin_of[i], fill)
@@ -1162,6 +1189,9 @@ def pattern_bound(base: Cluster, offers: Sequence[Offer], node_types: NodeTypes,
     if log is None and os.environ.get("PODPLAN_PATTERN_LOG"):
         def log(line: str) -> None:  # (a reading aid: the program's rounds on stderr)
             print(f"pattern program: {line}", file=sys.stderr, flush=True)
+    if log:
+        log(f"{len(d.glist)} groups ({int(d.size.sum())} pods), {d.free.shape[0]} existing nodes in {len(bins)} bin "
+            f"kinds, {len(offers)} offers, {len(columns.cols)} first fillings, {deadline - now():.1f}s")
     lp = _generate(d, offers, type_rows, price, most_nodes, d.size.astype(np.int64), bins, mult, columns, deadline,
                    exact, log, interrupt, whole_rows=whole)
     # a program no filling completes (slack used) proves nothing here: the covering program says infeasible
