@@ -6,7 +6,8 @@ the Python work of building the whole matrix: at 1,000 nodes (1/anti of the 1,00
 the program's 147 solves were charged 50 s of the deterministic clock and its per-round matrix work 28 s, where
 the program needed about 60 s to converge and had 24 s. Held in one HiGHS instance, a round adds its columns
 (nonbasic at zero: the last basis stays primal feasible) and the simplex starts from the last basis, which takes a
-few iterations where a cold start took hundreds.
+few iterations where a cold start took hundreds. The dive's residual programs are the same rows with other
+right-hand sides: they keep the instance and its basis too.
 
 `Master` is that; `ScratchMaster` is the simple reference (the whole program to linprog on every solve), which
 the tests hold the fast one equal to (the same optimum value; duals that price every column at >= 0 and meet the
@@ -49,6 +50,10 @@ class ScratchMaster:
     @property
     def nonzeros(self) -> int:
         return len(self.vals)
+
+    def set_rhs(self, rhs: np.ndarray) -> None:
+        """New right-hand sides for the same rows (the dive's residual programs)."""
+        self.rhs = np.asarray(rhs, dtype=float)
 
     def add(self, cost: float, rows: Sequence[int], vals: Sequence[float]) -> None:
         j = len(self.cost)
@@ -97,6 +102,13 @@ class Master(ScratchMaster):
         self.core = _core
         self.highs = h
         self.inf = inf
+
+    def set_rhs(self, rhs: np.ndarray) -> None:
+        rhs = np.asarray(rhs, dtype=float)
+        if self.highs is not None:
+            for i in np.flatnonzero(rhs != self.rhs):  # (the basis stays: the next solve starts from it)
+                self.highs.changeRowBounds(int(i), -self.inf, float(rhs[i]))
+        self.rhs = rhs
 
     def solve(self, time_limit: float | None = None) -> Solved:
         if self.highs is None:

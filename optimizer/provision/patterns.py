@@ -567,14 +567,16 @@ def _segs(d: _Data, u: np.ndarray, pi_cut: np.ndarray) -> list[tuple[int, int, f
 def _generate(d: _Data, offers: Sequence[Offer], type_rows: list, price: np.ndarray, most_nodes: np.ndarray,
               sizes: np.ndarray, bins: list[list[int]], mult: np.ndarray, columns: _Columns, deadline: float,
               exact: bool, log=None, interrupt=None, exact_rounds: int = 0, cut_rhs: np.ndarray | None = None,
-              whole_rows: Sequence[tuple[np.ndarray, int, int]] | None = None) -> _LP:
+              whole_rows: Sequence[tuple[np.ndarray, int, int]] | None = None, kept: dict | None = None) -> _LP:
     """Column generation on the program with `sizes` pods per group and `mult[b]` nodes of existing kind b, until
     `deadline`. exact: end with the exact knapsacks and their Lagrangian bound (and once when FINAL_EXACT_AT of the time is gone); else stop
     when the greedy pricing finds nothing. exact_rounds > 0: after that many rounds of exact knapsacks, the
     program is solved once more with their fillings and stops (the dive's residual programs: near enough).
     cut_rhs: the assignment rows' right-hand sides (d.cuts' own, or the dive's residual ones); None: the program
     without them. whole_rows: the type rows in whole units (_type_rows_int); given, each round of exact knapsacks
-    also takes the surrogate bound (the program's own bound: not the dive's residual programs)."""
+    also takes the surrogate bound (the program's own bound: not the dive's residual programs). kept: the restricted
+    program is taken from it and left in it, for the next call on the same rows and columns (other right-hand
+    sides: the stretch, the dive's steps), which then starts from its basis."""
     n_g, n_b, n_o, n_t = d.size.shape[0], len(bins), len(offers), len(type_rows)
     if cut_rhs is None:
         cut_rhs = np.zeros(0, dtype=np.int64)
@@ -600,10 +602,16 @@ def _generate(d: _Data, offers: Sequence[Offer], type_rows: list, price: np.ndar
     rounds_done = 0  # rounds of exact knapsacks
     # the restricted program, grown by each round's columns and solved from the last basis (optimizer.provision
     # .master); a slack per covering row and per assignment row first, then the columns in their order
-    master = Master(rhs)
     n_slack = n_g + n_c
-    for g in range(n_slack):
-        master.add(slack_cost, [g if g < n_g else n_b + n_t + g], [-1.0])
+    master = None if kept is None else kept.get(len(rhs))
+    if master is not None:
+        master.set_rhs(rhs)
+    else:
+        master = Master(rhs)
+        for g in range(n_slack):
+            master.add(slack_cost, [g if g < n_g else n_b + n_t + g], [-1.0])
+        if kept is not None:
+            kept[len(rhs)] = master
     while True:
         iterations += 1
         cols = columns.cols
@@ -764,6 +772,7 @@ def _dive(d: _Data, offers: Sequence[Offer], node_types: NodeTypes, price: np.nd
     mult = np.array([len(b) for b in bins], dtype=np.int64)
     count: dict[int, int] = defaultdict(int)  # column -> copies fixed
     base_rows = _type_rows(offers, node_types)
+    kept: dict = {}  # the residual programs' restricted program, kept from step to step (_generate)
     while sizes.any() or cut_rhs.any():
         if x is None or (interrupt is not None and interrupt.is_set()):
             return None
@@ -801,7 +810,8 @@ def _dive(d: _Data, offers: Sequence[Offer], node_types: NodeTypes, price: np.nd
                 used[columns.cols[j][1]] += k
         type_rows = [(coef, rhs - float(coef @ used)) for coef, rhs in base_rows]
         lp = _generate(d, offers, type_rows, price, most_nodes, sizes, bins, mult, columns, deadline, exact,
-                       interrupt=interrupt, exact_rounds=DIVE_EXACT_ROUNDS, cut_rhs=cut_rhs if rows else None)
+                       interrupt=interrupt, exact_rounds=DIVE_EXACT_ROUNDS, cut_rhs=cut_rhs if rows else None,
+                       kept=kept)
         if lp.x is None or lp.slack > 1e-6:
             return None
         x, solved = lp.x, lp.solved
@@ -1214,7 +1224,7 @@ def _micro(lp: _LP) -> int:
 def _with_assignment_rows(d: _Data, offers: Sequence[Offer], type_rows: list, price: np.ndarray,
                           most_nodes: np.ndarray, bins: list[list[int]], mult: np.ndarray, columns: _Columns, lp: _LP,
                           deadline: float, log=None, interrupt=None,
-                          whole_rows: Sequence[tuple[np.ndarray, int, int]] | None = None) -> _LP:
+                          whole_rows: Sequence[tuple[np.ndarray, int, int]] | None = None, kept: dict | None = None) -> _LP:
     """The converged program `lp` with the assignment rows: itself when its answer meets them all, else column
     generation again from its fillings with the rows until `deadline`."""
     x = lp.x
@@ -1267,15 +1277,16 @@ def pattern_bound(base: Cluster, offers: Sequence[Offer], node_types: NodeTypes,
     if log:
         log(f"{len(d.glist)} groups ({int(d.size.sum())} pods), {d.free.shape[0]} existing nodes in {len(bins)} bin "
             f"kinds, {len(offers)} offers, {len(columns.cols)} first fillings, {deadline - now():.1f}s")
+    kept: dict = {}  # the restricted program, for the stretch (_generate)
     lp = _generate(d, offers, type_rows, price, most_nodes, d.size.astype(np.int64), bins, mult, columns, deadline,
-                   exact, log, interrupt, whole_rows=whole)
+                   exact, log, interrupt, whole_rows=whole, kept=kept)
     # a program no filling completes (slack used) proves nothing here: the covering program says infeasible
     bound_micro = _micro(lp)
     start = None
     end = started_clock + limit
     if master > 0 and stretch > 0 and not lp.converged and not (interrupt is not None and interrupt.is_set()):
         lp = _generate(d, offers, type_rows, price, most_nodes, d.size.astype(np.int64), bins, mult, columns,
-                       deadline + stretch, True, log, interrupt, whole_rows=whole)
+                       deadline + stretch, True, log, interrupt, whole_rows=whole, kept=kept)
         bound_micro = max(bound_micro, _micro(lp))
         end += stretch
     rows = False  # the dive keeps the assignment rows
