@@ -44,6 +44,11 @@ class ScratchMaster:
         self.vals: list[float] = []
 
     @property
+    def warm(self) -> bool:
+        """Does the next solve start from a basis? (never: each is from scratch)"""
+        return False
+
+    @property
     def columns(self) -> int:
         return len(self.cost)
 
@@ -89,6 +94,7 @@ class Master(ScratchMaster):
         self.highs = None
         self.sent = 0  # columns passed to HiGHS
         self.sent_nz = 0
+        self.solved = False  # a solve ran (its basis is the next one's start)
         try:
             from scipy.optimize._highspy import _core
         except ImportError:  # (scipy without the binding: the reference path)
@@ -102,6 +108,10 @@ class Master(ScratchMaster):
         self.core = _core
         self.highs = h
         self.inf = inf
+
+    @property
+    def warm(self) -> bool:
+        return self.highs is not None and self.solved
 
     def set_rhs(self, rhs: np.ndarray) -> None:
         rhs = np.asarray(rhs, dtype=float)
@@ -125,6 +135,7 @@ class Master(ScratchMaster):
             self.sent, self.sent_nz = n, len(self.vals)
         h.setOptionValue("time_limit", float(time_limit) if time_limit is not None else self.inf)
         h.run()
+        self.solved = True
         nit = int(h.getInfo().simplex_iteration_count)
         status = h.getModelStatus()
         if status != self.core.HighsModelStatus.kOptimal:
