@@ -20,8 +20,11 @@ spread are left out, so this stays a relaxation.
 
 There are too many fillings to list, so they are generated: the restricted program's duals pi_g (what one more pod
 of group g is worth) price each node's best filling, first greedily, then by a small integer knapsack per node kind
-and offer (CP-SAT, exact or with its proven bound); a filling worth more than its price (or than the kind's dual)
-joins the program.
+and offer (CP-SAT, exact or with its proven bound; skipped where a solver-free bound, _knapsack_upper, says no
+filling beats the kind's dual); a filling worth more than its price (or than the kind's dual) joins the program.
+The program starts from each group alone on each offer and from the known answer's nodes (answer_seed: at 1,000
+nodes its value starts at 93 instead of 733), and is held in one HiGHS instance that each round's columns join
+(optimizer.provision.master).
 
 A group merges classes of one request and one per-node bound each; when that bound is below the group's own (one
 a node for anti-affinity per host against itself), the assignment rows (_assignment_rows) state what the merge
@@ -1262,7 +1265,8 @@ def pattern_bound(base: Cluster, offers: Sequence[Offer], node_types: NodeTypes,
     master_share > 0: this share of `limit` (and what column generation leaves of the rest) is kept for rounding
     the program's answer into whole nodes (the dive), whose answer is the result's `start`. stretch: the clock
     seconds beyond `limit` that column generation may go on for when it has not converged in its share and the
-    dive can run (no zone rules), the dive then following in its share.
+    dive can run (no zone rules), the dive then following in its share. answer: a known answer's new nodes
+    (offer, node) and placements, whose nodes' fillings are first columns (answer_seed).
 """
     started = time.perf_counter()
     d = data or prepare(base, offers, profile)
