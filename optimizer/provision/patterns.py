@@ -80,7 +80,8 @@ from ..podtopologyspread.encoding import hard_constraints
 from ..problem import build_problem
 from ..runner import charge, now
 from .bound import MICRO, existing_free, resources_of
-from .clock import ITER_SECONDS_MIN, ITER_SECONDS_PER_COLUMN, charge_knapsack, charge_lp, knapsack_limits, wall_cap, wall_over
+from .clock import (ITER_SECONDS_MIN, ITER_SECONDS_PER_COLUMN, LP_SECONDS_PER_ITER_NONZERO, charge_knapsack, charge_lp,
+                    knapsack_limits, wall_cap, wall_over)
 from .estimator import Offer, fresh_name
 from .master import Master
 
@@ -95,6 +96,12 @@ KNAPSACK_MIN_SECONDS = 0.5
 # pricing alone drifts (4/plain 13.76), and DIVE_UP 0.5 rounds too much up (4/anti 13.63 against 13.26-13.30)
 DIVE_UP = 0.6
 DIVE_EXACT_ROUNDS = 1
+# the dive's residual programs are solved cold, each from scratch, until one such solve is charged this much of the
+# clock; from then on each starts from the last one's basis (optimizer.provision.master). A warm solve ends at
+# another of the program's optimal vertices, and the dive's path follows it: on 1/anti of the 200-node family
+# (cold solves charged 0.1 s at most) 12.964 warm against 12.920 cold; at 1,000 nodes (0.4-2 s each) the cold dive
+# ran out of the clock, the warm one gave 71.592
+DIVE_COLD_MAX = 0.3
 # when some assignment row is short at the program's optimum: the dive's share once more (beyond `limit`, from the
 # joint model's) for column generation with the rows and the dive, CUT_SHARE of what is then left for the first (its
 # greedy pricing alone stopped at 17.06 on 3/anti, where the exact knapsacks reach 15.17, and the dive ran out of
@@ -584,8 +591,8 @@ def _generate(d: _Data, offers: Sequence[Offer], type_rows: list, price: np.ndar
     cut_rhs: the assignment rows' right-hand sides (d.cuts' own, or the dive's residual ones); None: the program
     without them. whole_rows: the type rows in whole units (_type_rows_int); given, each round of exact knapsacks
     also takes the surrogate bound (the program's own bound: not the dive's residual programs). kept: the restricted
-    program is taken from it and left in it, for the next call on the same rows and columns (other right-hand
-    sides: the stretch, the dive's steps), which then starts from its basis."""
+    program is left in it for the next call on the same rows and columns (other right-hand sides: the stretch, the
+    dive's steps), which starts from its basis once a cold solve was charged kept["cold_max"] (0: the first)."""
     n_g, n_b, n_o, n_t = d.size.shape[0], len(bins), len(offers), len(type_rows)
     if cut_rhs is None:
         cut_rhs = np.zeros(0, dtype=np.int64)
@@ -612,7 +619,7 @@ def _generate(d: _Data, offers: Sequence[Offer], type_rows: list, price: np.ndar
     # the restricted program, grown by each round's columns and solved from the last basis (optimizer.provision
     # .master); a slack per covering row and per assignment row first, then the columns in their order
     n_slack = n_g + n_c
-    master = None if kept is None else kept.get(len(rhs))
+    master = kept.get(len(rhs)) if kept is not None and kept.get("warm") else None
     if master is not None:
         master.set_rhs(rhs)
     else:
@@ -651,6 +658,9 @@ def _generate(d: _Data, offers: Sequence[Offer], type_rows: list, price: np.ndar
         res = master.solve(cap if math.isfinite(cap) else None)
         charge_lp(res, master.nonzeros, "the pattern program" + (" (warm)" if warm else ""), time.perf_counter() - t0,
                   rate=WARM_LP_RATE if warm else 1.0)
+        if kept is not None and not warm and \
+                res.nit * master.nonzeros * LP_SECONDS_PER_ITER_NONZERO >= kept.get("cold_max", 0.0):
+            kept["warm"] = True  # (from now on the next call starts from this program's basis)
         if res.status != 0:
             res = None
             break
@@ -783,7 +793,9 @@ def _dive(d: _Data, offers: Sequence[Offer], node_types: NodeTypes, price: np.nd
     mult = np.array([len(b) for b in bins], dtype=np.int64)
     count: dict[int, int] = defaultdict(int)  # column -> copies fixed
     base_rows = _type_rows(offers, node_types)
-    kept: dict = {}  # the residual programs' restricted program, kept from step to step (_generate)
+    # the residual programs' restricted program, kept from step to step (_generate) once a cold solve is charged
+    # DIVE_COLD_MAX or more
+    kept: dict = {"cold_max": DIVE_COLD_MAX}
     while sizes.any() or cut_rhs.any():
         if x is None or (interrupt is not None and interrupt.is_set()):
             return None
