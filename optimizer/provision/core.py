@@ -99,7 +99,7 @@ STRETCH_SHARE = 0.35
 # against 5.7, 5/spread 21.6 against 8.7, 4/production 46.5 against 15); where it runs the joint model's rounds
 # did not improve its answer
 ZONE_SHARE = 0.75
-ZONE_NEED = 2.0
+ZONE_NEED = 3.0
 PLAIN_RESOURCES = frozenset({"cpu", "memory", "pods", "ephemeral-storage"})
 
 
