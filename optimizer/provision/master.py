@@ -97,9 +97,9 @@ class Master(ScratchMaster):
         self.solved = False  # a solve ran (its basis is the next one's start)
         try:
             from scipy.optimize._highspy import _core
-        except ImportError:  # (scipy without the binding: the reference path)
+            h = _core._Highs()
+        except (ImportError, AttributeError):  # (a scipy without the binding, or another one: the reference path)
             return
-        h = _core._Highs()
         h.setOptionValue("output_flag", False)
         inf = h.getInfinity()
         m = len(self.rhs)
