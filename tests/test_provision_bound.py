@@ -53,6 +53,26 @@ def test_the_pattern_bound_never_exceeds_the_exhaustive_optimum_and_is_at_least_
             assert b.bound_micro >= relaxed.bound_micro - 10, (b.bound_micro, relaxed.bound_micro)
 
 
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(instances(), st.data())
+def test_the_pattern_bound_seeded_with_any_answer_never_exceeds_the_exhaustive_optimum(
+        instance: tuple[Cluster, NodeTypes], data: st.DataObject) -> None:
+    # the known answer's nodes become first columns: any answer, even one that breaks the rules or the room (its
+    # counts are cut to the bounds and nodes over their room left out), keeps the bound a bound
+    from podplan.models.nodetypes import new_node
+
+    cluster, types = instance
+    best = brute_cost(cluster, types)
+    offers = offers_of(types)
+    new = [(o, new_node(o.type, f"{o.type.name}-{i}", o.zone))
+           for i, o in enumerate(data.draw(st.lists(st.sampled_from(offers), max_size=4)))]
+    names = [n.name for n in cluster.nodes] + [n.name for _, n in new]
+    placements = {p.key: data.draw(st.sampled_from(names)) for p in cluster.pending}
+    b = pattern_bound(cluster, offers, types, DEFAULT_PROFILE, 10.0, answer=(new, placements))
+    if best is not None:
+        assert b.bound_micro <= round(best * MICRO), (b.bound_micro, best, placements)
+
+
 def test_the_pattern_bound_counts_pods_that_cannot_share_a_new_node() -> None:
     # two 600m pods and one 500m pod on 1-cpu nodes (the existing node is full): no two share a node, 3 nodes;
     # pooled, their 1.7 cpu fit 2 nodes

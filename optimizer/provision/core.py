@@ -100,9 +100,17 @@ STRETCH_SHARE = 0.35
 # the whole program took; the joint model has what is left, from its answer. On the 200-node family at --time-limit
 # 60 the split program and its dive took 2.5-4 times the whole program's time (1/production 23 s of the clock
 # against 5.7, 5/spread 21.6 against 8.7, 4/production 46.5 against 15); where it runs the joint model's rounds
-# did not improve its answer
+# did not improve its answer. 3 since the whole program starts from the known answer's fillings (it converges in
+# less of the clock, the split program's dive does not): at 2 the split program ran on 4/production in 35 s of the
+# clock, 3 times the whole program's 11.7, its dive ran out of the clock and the joint model had none left (the
+# estimator's 20.352 against 16.660)
 ZONE_SHARE = 0.75
-ZONE_NEED = 2.0
+ZONE_NEED = 3.0
+# the zone-split program's Python work that no solver measures (solve's problem built again for the pods held to
+# zones, the answer given out to pods and verified on the whole cluster), per pod of the input: on 1/spread at
+# 1,000 nodes (15,540 pods, load 1.0) it spent 47.5 s of wall time where the clock was charged 20.6 s, and the
+# command ended at 71 s of its 60
+ZONE_PREP_PER_POD = 2e-3
 PLAIN_RESOURCES = frozenset({"cpu", "memory", "pods", "ephemeral-storage"})
 
 
@@ -521,7 +529,8 @@ def _large(cluster: Cluster, base: Cluster, required: Sequence[Pod], below: dict
                 program_started = now()
                 pat = pattern_bound(base, offers, node_types, profile, share,
                                     round(est_cost * MICRO) if math.isfinite(est_cost) else None, interrupt=interrupt,
-                                    master_share=DIVE_SHARE, stretch=left() * STRETCH_SHARE)
+                                    master_share=DIVE_SHARE, stretch=left() * STRETCH_SHARE,
+                                    answer=None if found is None else (found.nodes, found.placements))
                 lb = max(lb, pat.bound_micro)
                 stamp("pattern program")
                 if pat.data is not None and pat.data.rules:
@@ -529,7 +538,10 @@ def _large(cluster: Cluster, base: Cluster, required: Sequence[Pod], below: dict
                     # goes to, and one program with those pods held to their zones dives (optimizer.provision.zones),
                     # when its share of the time left holds ZONE_NEED times what the whole program took
                     rounded = None
-                    if pat.used and left() * ZONE_SHARE >= ZONE_NEED * (now() - program_started):
+                    # (its Python work, no solver's, charged before it: planned per pod of the input)
+                    zone_prep = ZONE_PREP_PER_POD * (len(cluster.pods) + len(cluster.pending))
+                    if pat.used and left() * ZONE_SHARE >= ZONE_NEED * (now() - program_started) + zone_prep:
+                        charge(zone_prep)
                         rounded = _zone_start(base, cluster, offers, node_types, pat, policy, profile,
                                               left() * ZONE_SHARE, interrupt, notes)
                         stamp("zone dive")

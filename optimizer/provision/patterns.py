@@ -20,8 +20,11 @@ spread are left out, so this stays a relaxation.
 
 There are too many fillings to list, so they are generated: the restricted program's duals pi_g (what one more pod
 of group g is worth) price each node's best filling, first greedily, then by a small integer knapsack per node kind
-and offer (CP-SAT, exact or with its proven bound); a filling worth more than its price (or than the kind's dual)
-joins the program.
+and offer (CP-SAT, exact or with its proven bound; skipped where a solver-free bound, _knapsack_upper, says no
+filling beats the kind's dual); a filling worth more than its price (or than the kind's dual) joins the program.
+The program starts from each group alone on each offer and from the known answer's nodes (answer_seed: at 1,000
+nodes its value starts at 93 instead of 733), and is held in one HiGHS instance that each round's columns join
+(optimizer.provision.master).
 
 A group merges classes of one request and one per-node bound each; when that bound is below the group's own (one
 a node for anti-affinity per host against itself), the assignment rows (_assignment_rows) state what the merge
@@ -77,8 +80,10 @@ from ..podtopologyspread.encoding import hard_constraints
 from ..problem import build_problem
 from ..runner import charge, now
 from .bound import MICRO, existing_free, resources_of
-from .clock import ITER_SECONDS_MIN, ITER_SECONDS_PER_COLUMN, charge_knapsack, charge_lp, knapsack_limits, lp_options, wall_over
+from .clock import (ITER_SECONDS_MIN, ITER_SECONDS_PER_COLUMN, LP_SECONDS_PER_ITER_NONZERO, charge_knapsack, charge_lp,
+                    knapsack_limits, wall_cap, wall_over)
 from .estimator import Offer, fresh_name
+from .master import Master
 
 # of the column generation's time: when the exact knapsacks run once more whatever the greedy pricing finds, for a
 # Lagrangian bound before the time is out (a round at 200 nodes: 1-3 s on a loaded machine)
@@ -91,12 +96,27 @@ KNAPSACK_MIN_SECONDS = 0.5
 # pricing alone drifts (4/plain 13.76), and DIVE_UP 0.5 rounds too much up (4/anti 13.63 against 13.26-13.30)
 DIVE_UP = 0.6
 DIVE_EXACT_ROUNDS = 1
+# the dive's residual programs are solved cold, each from scratch, until one such solve is charged this much of the
+# clock; from then on each starts from the last one's basis (optimizer.provision.master). A warm solve ends at
+# another of the program's optimal vertices, and the dive's path follows it: on 1/anti of the 200-node family
+# (cold solves charged 0.1 s at most) 12.964 warm against 12.920 cold; at 1,000 nodes (0.4-2 s each) the cold dive
+# ran out of the clock, the warm one gave 71.592
+DIVE_COLD_MAX = 0.3
 # when some assignment row is short at the program's optimum: the dive's share once more (beyond `limit`, from the
 # joint model's) for column generation with the rows and the dive, CUT_SHARE of what is then left for the first (its
 # greedy pricing alone stopped at 17.06 on 3/anti, where the exact knapsacks reach 15.17, and the dive ran out of
 # time); on 3/anti the rows' program converged in 18 rounds and the dive then took 6 s of the clock
 CUT_SHARE = 0.5
 CUT_EXTRA = 1.0
+# of the clock's charge per simplex iteration and nonzero (clock.charge_lp), for a solve that starts from the last
+# one's basis (optimizer.provision.master): its iterations update a factorisation where a cold solve also
+# presolves, scales and factorises the whole program. On 1/anti at 1,000 nodes (load 2.0, --time-limit 200) the
+# warm solves took 1.46 s of the wall in all where the full rate charged 28 s (19 times; the cold solves of the
+# same program 5 times, the knapsacks 4): at 0.2, 5.6 s, 3.8 times their wall
+WARM_LP_RATE = 0.2
+# the clock's charge for one solver-free knapsack bound (_knapsack_upper: 0.3-0.6 ms at load 2.5 on 1/anti's
+# knapsacks, numpy over a hundred groups)
+UPPER_SECONDS = 1e-3
 SCALE = 1_000_000  # knapsack values: pods' duals in millionths (rounded up, so the knapsack's bound stays an upper)
 
 
@@ -264,36 +284,98 @@ def _knapsack_bound(values: np.ndarray, most: np.ndarray, req: np.ndarray, room:
     return float(upper) / SCALE, {g: int(solver.value(xs[g])) for g in gs if solver.value(xs[g]) > 0}
 
 
-def _greedy_fill(values: np.ndarray, most: np.ndarray, req: np.ndarray, room: np.ndarray) -> dict[int, int]:
-    """A good filling fast (the pricing heuristic): groups by value per share of the room, as many as fit."""
-    share = (req / np.maximum(room, 1)).sum(axis=1)
-    order = np.argsort(-(values / np.maximum(share, 1e-12)))
-    left = room.astype(np.int64).copy()
-    out: dict[int, int] = {}
-    for g in order:
-        if values[g] <= 0 or most[g] <= 0:
+def _shares(req: np.ndarray, room: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A pod's share of a node's room, two ways: summed over the resources, and its largest (the resource it binds).
+    The greedy pricing orders by value per each and keeps the better filling: by the summed share alone it found
+    no filling that prices out in 1,128 of the 1,152 knapsacks of 1/anti at 1,000 nodes that found one (0.31 of a
+    bin kind's dual 0.35 where the knapsack reached 0.43), by the largest it reached 0.39 (memory binds there, and
+    the pods' cpu and memory shares summed rank them as if both did)."""
+    share = req / np.maximum(room, 1)
+    return share.sum(axis=1), share.max(axis=1)
+
+
+def _knapsack_upper(values: np.ndarray, most: np.ndarray, req: np.ndarray, room: np.ndarray,
+                    segs: Sequence[tuple[int, int, float]] = (), sweeps: int = 3) -> float:
+    """An upper bound on _knapsack_bound's optimum without a solver: the knapsack's rows relaxed with multipliers
+    lam_r >= 0, which for any lam gives
+
+        max_a sum_g w_g(a_g) <= sum_r lam_r room_r + sum_g max over a_g of (w_g(a_g) - a_g lam.req_g)
+
+    where w_g is the group's worth (values[g] per pod, plus each assignment-row term up to its cap: concave, so
+    the inner maximum is over its pieces, each taken whole or not at all). The multipliers: a few sweeps over the
+    resources, each lam_r the minimiser with the others fixed (the weighted median of the pieces' breakpoints);
+    any lam gives a bound, these come near the knapsack's linear relaxation (on 1/anti at 1,000 nodes 0.5-2 %
+    above the exact optimum, where the greedy pricing is 2 % below). A group's pods are first cut to what one node's
+    room holds of them alone (every filling meets that). Raised by a relative 1e-9 against the float sums."""
+    caps: dict[int, list[tuple[int, float]]] = defaultdict(list)
+    for g, c, v in segs:
+        if c > 0 and v > 0:
+            caps[g].append((int(c), v))
+    pos = req > 0
+    alone = np.min(np.where(pos, room[None, :] // np.where(pos, req, 1), 1 << 40), axis=1)
+    most = np.minimum(most, alone)
+    pg: list[int] = []
+    pw: list[float] = []
+    pn: list[int] = []
+    for g in range(len(values)):
+        if most[g] <= 0 or (values[g] <= 0 and g not in caps):
             continue
-        q = req[g]
-        pos = q > 0
-        k = int(min(most[g], np.min(np.where(pos, left // np.where(pos, q, 1), 1 << 40))))
-        if k > 0:
-            out[int(g)] = k
-            left -= k * q
-    return out
+        lo = 0
+        for hi in sorted({c for c, _ in caps.get(g, ()) if c < most[g]}) + [int(most[g])]:
+            w = float(values[g]) + sum(v for c, v in caps.get(g, ()) if c > lo)
+            if w > 0 and hi > lo:
+                pg.append(g); pw.append(w); pn.append(hi - lo)
+            lo = hi
+    if not pg:
+        return 0.0
+    w_, n_ = np.array(pw), np.array(pn, dtype=float)
+    q_ = req[np.array(pg)].astype(float)
+    room_f = room.astype(float)
+    lam = np.zeros(len(room))
+    for _ in range(sweeps):
+        for r in range(len(room)):
+            on = q_[:, r] > 0
+            if not on.any():
+                continue
+            rest = w_[on] - q_[on] @ lam + q_[on, r] * lam[r]  # each piece's worth less the other resources' price
+            t = rest / q_[on, r]
+            order = np.argsort(-t, kind="stable")
+            weight = np.cumsum((n_[on] * q_[on, r])[order])
+            k = int(np.searchsorted(weight, room_f[r], side="right"))
+            lam[r] = max(0.0, float(t[order[k]])) if k < len(order) else 0.0
+    return float(lam @ room_f + n_ @ np.maximum(0.0, w_ - q_ @ lam)) * (1 + 1e-9) + 1e-9
+
+
+def _price(values: np.ndarray, most: np.ndarray, req: np.ndarray, room: np.ndarray, seconds: float,
+           segs: Sequence[tuple[int, int, float]], beat: float) -> tuple[float, dict[int, int]]:
+    """A node's best filling at the duals for the exact pricing: (an upper bound on its worth, a filling), as
+    _knapsack_bound's, which runs only when the solver-free bound (_knapsack_upper) leaves room for a filling worth
+    more than `beat` (the node's price or its kind's dual): else that bound and no filling. Where the bound is at
+    most a bin kind's dual it is that kind's best filling's worth (up to 1e-9: at the program's optimum some column
+    of a kind whose dual is positive is worth its dual), so the Lagrangian and surrogate bounds lose nothing. At
+    1,000 nodes the dive's residual programs, near their optimum from the start, spent most of their time there."""
+    charge(UPPER_SECONDS)
+    upper = _knapsack_upper(values, most, req, room, segs)
+    if upper <= beat + 1e-9:
+        return upper, {}
+    return _knapsack_bound(values, most, req, room, seconds, segs)
+
+
+def _greedy_fill(values: np.ndarray, most: np.ndarray, req: np.ndarray, room: np.ndarray) -> dict[int, int]:
+    """A good filling fast (the pricing heuristic): groups by value per share of the room, as many as fit (the
+    better of the two shares' fillings, _shares)."""
+    return _greedy_segs(values, most, req, room, ())
 
 
 def _greedy_segs(values: np.ndarray, most: np.ndarray, req: np.ndarray, room: np.ndarray,
                  segs: Sequence[tuple[int, int, float]]) -> dict[int, int]:
     """_greedy_fill with the assignment rows' terms: a group's t-th pod is worth values[g] plus the values of its
     terms whose cap is at least t (less for each pod more: the pods are taken in pieces, the most worth first)."""
-    if not segs:
-        return _greedy_fill(values, most, req, room)
-    share = (req / np.maximum(room, 1)).sum(axis=1)
     caps: dict[int, list[tuple[int, float]]] = defaultdict(list)
     for g, c, v in segs:
         if c > 0 and v > 0:
             caps[g].append((int(c), v))
-    pieces: list[tuple[float, int, int, int]] = []  # (-worth per share, group, piece, pods)
+    pieces: list[tuple[float, int, int, int]] = []  # (worth, group, piece, pods)
     for g in range(len(values)):
         if most[g] <= 0:
             continue
@@ -302,18 +384,24 @@ def _greedy_segs(values: np.ndarray, most: np.ndarray, req: np.ndarray, room: np
         for p, hi in enumerate(cuts):
             worth = values[g] + sum(v for c, v in caps.get(g, ()) if c > lo)
             if worth > 0 and hi > lo:
-                pieces.append((-(worth / max(share[g], 1e-12)), g, p, hi - lo))
+                pieces.append((worth, g, p, hi - lo))
             lo = hi
-    left = room.astype(np.int64).copy()
-    out: dict[int, int] = {}
-    for _, g, _, n in sorted(pieces):
-        q = req[g]
-        pos = q > 0
-        k = int(min(n, np.min(np.where(pos, left // np.where(pos, q, 1), 1 << 40))))
-        if k > 0:
-            out[g] = out.get(g, 0) + k
-            left -= k * q
-    return out
+    best: dict[int, int] = {}
+    best_worth = -math.inf
+    for share in _shares(req, room):
+        left = room.astype(np.int64).copy()
+        out: dict[int, int] = {}
+        for _, _, g, _, n in sorted((-(w / max(share[g], 1e-12)), i, g, p, n) for i, (w, g, p, n) in enumerate(pieces)):
+            q = req[g]
+            pos = q > 0
+            k = int(min(n, np.min(np.where(pos, left // np.where(pos, q, 1), 1 << 40))))
+            if k > 0:
+                out[g] = out.get(g, 0) + k
+                left -= k * q
+        worth = _worth(out, values, segs)
+        if worth > best_worth + 1e-12:
+            best, best_worth = out, worth
+    return best
 
 
 def _worth(fill: dict[int, int], pi: np.ndarray, segs: Sequence[tuple[int, int, float]]) -> float:
@@ -495,22 +583,20 @@ def _segs(d: _Data, u: np.ndarray, pi_cut: np.ndarray) -> list[tuple[int, int, f
 def _generate(d: _Data, offers: Sequence[Offer], type_rows: list, price: np.ndarray, most_nodes: np.ndarray,
               sizes: np.ndarray, bins: list[list[int]], mult: np.ndarray, columns: _Columns, deadline: float,
               exact: bool, log=None, interrupt=None, exact_rounds: int = 0, cut_rhs: np.ndarray | None = None,
-              whole_rows: Sequence[tuple[np.ndarray, int, int]] | None = None) -> _LP:
+              whole_rows: Sequence[tuple[np.ndarray, int, int]] | None = None, kept: dict | None = None) -> _LP:
     """Column generation on the program with `sizes` pods per group and `mult[b]` nodes of existing kind b, until
     `deadline`. exact: end with the exact knapsacks and their Lagrangian bound (and once when FINAL_EXACT_AT of the time is gone); else stop
     when the greedy pricing finds nothing. exact_rounds > 0: after that many rounds of exact knapsacks, the
     program is solved once more with their fillings and stops (the dive's residual programs: near enough).
     cut_rhs: the assignment rows' right-hand sides (d.cuts' own, or the dive's residual ones); None: the program
     without them. whole_rows: the type rows in whole units (_type_rows_int); given, each round of exact knapsacks
-    also takes the surrogate bound (the program's own bound: not the dive's residual programs)."""
-    from scipy.optimize import linprog
-    from scipy.sparse import coo_matrix
-
+    also takes the surrogate bound (the program's own bound: not the dive's residual programs). kept: the restricted
+    program is left in it for the next call on the same rows and columns (other right-hand sides: the stretch, the
+    dive's steps), which starts from its basis once a cold solve was charged kept["cold_max"] (0: the first)."""
     n_g, n_b, n_o, n_t = d.size.shape[0], len(bins), len(offers), len(type_rows)
     if cut_rhs is None:
         cut_rhs = np.zeros(0, dtype=np.int64)
     n_c = len(cut_rhs)
-    n_rows = n_g + n_b + n_t + n_c
     rhs = np.concatenate([-sizes.astype(float), mult.astype(float), np.array([b for _, b in type_rows]),
                           -cut_rhs.astype(float)])
     # a group's pods may be priced beyond its count while one of its assignment rows is short (the dive)
@@ -530,47 +616,58 @@ def _generate(d: _Data, offers: Sequence[Offer], type_rows: list, price: np.ndar
     final_at = now() + FINAL_EXACT_AT * max(0.0, deadline - now())
     forced = False
     rounds_done = 0  # rounds of exact knapsacks
+    # the restricted program, grown by each round's columns and solved from the last basis (optimizer.provision
+    # .master); a slack per covering row and per assignment row first, then the columns in their order
+    n_slack = n_g + n_c
+    master = kept.get(len(rhs)) if kept is not None and kept.get("warm") else None
+    if master is not None:
+        master.set_rhs(rhs)
+    else:
+        master = Master(rhs)
+        for g in range(n_slack):
+            master.add(slack_cost, [g if g < n_g else n_b + n_t + g], [-1.0])
+        if kept is not None:
+            kept[len(rhs)] = master
     while True:
         iterations += 1
         cols = columns.cols
-        charge(ITER_SECONDS_MIN + ITER_SECONDS_PER_COLUMN * len(cols))
-        rows_: list[int] = []
-        cs_: list[int] = []
-        vals_: list[float] = []
-        cost = np.zeros(len(cols) + n_g + n_c)
-        upper = np.full(len(cols) + n_g + n_c, np.inf)
-        for j, (kind, i, a) in enumerate(cols):
+        # (the Python work of a round: its new columns' entries, and the pricing below)
+        charge(ITER_SECONDS_MIN + ITER_SECONDS_PER_COLUMN * (len(cols) + n_slack - master.columns))
+        for j in range(master.columns - n_slack, len(cols)):
+            kind, i, a = cols[j]
             nz = np.flatnonzero(a)
-            rows_.extend(nz.tolist()); cs_.extend([j] * len(nz)); vals_.extend((-a[nz]).astype(float).tolist())
+            rows_: list[int] = nz.tolist()
+            vals_: list[float] = (-a[nz]).astype(float).tolist()
             if kind == "ex":
                 # (no column bound: the bin kind's row bounds it, and its dual is what the Lagrangian bound reads;
                 # a column bound would take that dual and leave the row's at 0)
-                rows_.append(n_g + i); cs_.append(j); vals_.append(1.0)
+                rows_.append(n_g + i); vals_.append(1.0)
             else:
-                cost[j] = price[i]
                 for t, (coef, _) in enumerate(type_rows):
                     if coef[i] != 0:
-                        rows_.append(n_g + n_b + t); cs_.append(j); vals_.append(float(coef[i]))
+                        rows_.append(n_g + n_b + t); vals_.append(float(coef[i]))
             if n_c:
                 for r, k in columns.rows_of(j, d, bins):
-                    rows_.append(n_g + n_b + n_t + r); cs_.append(j); vals_.append(-float(k))
-        for g in range(n_g + n_c):  # a slack per covering row and per assignment row
-            rows_.append(g if g < n_g else n_b + n_t + g); cs_.append(len(cols) + g); vals_.append(-1.0)
-            cost[len(cols) + g] = slack_cost
-        a_ub = coo_matrix((vals_, (rows_, cs_)), shape=(n_rows, len(cost))).tocsr()
+                    rows_.append(n_g + n_b + n_t + r); vals_.append(-float(k))
+            master.add(0.0 if kind == "ex" else float(price[i]), rows_, vals_)
         if deadline - now() <= 0.02 or wall_over("the pattern program") or (interrupt is not None and interrupt.is_set()):
             break
         t0 = time.perf_counter()
-        res = linprog(cost, A_ub=a_ub, b_ub=rhs, bounds=np.stack([np.zeros(len(cost)), upper], axis=1),
-                      method="highs", options=lp_options())
-        charge_lp(res, a_ub.nnz, "the pattern program", time.perf_counter() - t0)
+        cap = wall_cap()
+        warm = master.warm
+        res = master.solve(cap if math.isfinite(cap) else None)
+        charge_lp(res, master.nonzeros, "the pattern program" + (" (warm)" if warm else ""), time.perf_counter() - t0,
+                  rate=WARM_LP_RATE if warm else 1.0)
+        if kept is not None and not warm and \
+                res.nit * master.nonzeros * LP_SECONDS_PER_ITER_NONZERO >= kept.get("cold_max", 0.0):
+            kept["warm"] = True  # (from now on the next call starts from this program's basis)
         if res.status != 0:
             res = None
             break
         value = float(res.fun)
         if exact_rounds and rounds_done >= exact_rounds:
             break
-        duals = -np.asarray(res.ineqlin.marginals, dtype=float)  # >= 0 for <= rows of a minimisation
+        duals = res.duals  # >= 0 for <= rows of a minimisation
         pi = np.maximum(duals[:n_g], 0.0)
         sigma = np.maximum(duals[n_g:n_g + n_b], 0.0)
         rho = np.maximum(duals[n_g + n_b:n_g + n_b + n_t], 0.0)
@@ -611,8 +708,8 @@ def _generate(d: _Data, offers: Sequence[Offer], type_rows: list, price: np.ndar
                 if mult[b] <= 0:
                     continue
                 n = nodes[0]
-                upper_k, fill = _knapsack_bound(pi, np.minimum(d.cap_ex[:, n], reach), d.req, d.free[n], per,
-                                                seg_ex[b])
+                upper_k, fill = _price(pi, np.minimum(d.cap_ex[:, n], reach), d.req, d.free[n], per, seg_ex[b],
+                                       sigma[b])
                 lagr += float(mult[b]) * min(0.0, sigma[b] - upper_k)
                 k_ex += float(mult[b]) * upper_k
                 if fill and _worth(fill, pi, seg_ex[b]) > sigma[b] + 1e-9:
@@ -620,7 +717,11 @@ def _generate(d: _Data, offers: Sequence[Offer], type_rows: list, price: np.ndar
             for o in range(n_o):
                 key = d.alloc[o].tobytes() + most_g_new[:, o].tobytes() + (d.unit_new[:, o].tobytes() if n_c else b"")
                 if key not in cache:
-                    cache[key] = _knapsack_bound(pi, most_g_new[:, o], d.req, d.alloc[o], per, seg_new[o])
+                    # (the dive's programs, whose bound is not read, cut their knapsacks short as the bin kinds'; the
+                    # program's own solves its offers' whole: the surrogate bound reads the offers' best fillings,
+                    # where a bound above one would weaken it)
+                    cache[key] = _price(pi, most_g_new[:, o], d.req, d.alloc[o], per, seg_new[o],
+                                        price[o] + extra[o] if whole_rows is None else -math.inf)
                 upper_k, fill = cache[key]
                 k_new[o] = upper_k
                 rc = price[o] + extra[o] - upper_k
@@ -642,7 +743,7 @@ def _generate(d: _Data, offers: Sequence[Offer], type_rows: list, price: np.ndar
         if log:
             log(f"iter {iterations}: lp {value:.4f} best bound {best_lb:.4f} whole {best_whole / MICRO:.4f} columns "
                 f"{len(columns.cols)} added {added} {deadline - now():.1f}s left")
-    x = None if res is None else np.asarray(res.x)
+    x = None if res is None else np.concatenate([res.x[n_slack:], res.x[:n_slack]])  # (the columns, then slacks)
     slack = 0.0 if x is None else float(x[len(x) - n_g - n_c:].sum())  # columns added after the solve come later
     lower = best_lb
     if converged and exact:
@@ -692,6 +793,9 @@ def _dive(d: _Data, offers: Sequence[Offer], node_types: NodeTypes, price: np.nd
     mult = np.array([len(b) for b in bins], dtype=np.int64)
     count: dict[int, int] = defaultdict(int)  # column -> copies fixed
     base_rows = _type_rows(offers, node_types)
+    # the residual programs' restricted program, kept from step to step (_generate) once a cold solve is charged
+    # DIVE_COLD_MAX or more
+    kept: dict = {"cold_max": DIVE_COLD_MAX}
     while sizes.any() or cut_rhs.any():
         if x is None or (interrupt is not None and interrupt.is_set()):
             return None
@@ -729,7 +833,8 @@ def _dive(d: _Data, offers: Sequence[Offer], node_types: NodeTypes, price: np.nd
                 used[columns.cols[j][1]] += k
         type_rows = [(coef, rhs - float(coef @ used)) for coef, rhs in base_rows]
         lp = _generate(d, offers, type_rows, price, most_nodes, sizes, bins, mult, columns, deadline, exact,
-                       interrupt=interrupt, exact_rounds=DIVE_EXACT_ROUNDS, cut_rhs=cut_rhs if rows else None)
+                       interrupt=interrupt, exact_rounds=DIVE_EXACT_ROUNDS, cut_rhs=cut_rhs if rows else None,
+                       kept=kept)
         if lp.x is None or lp.slack > 1e-6:
             return None
         x, solved = lp.x, lp.solved
@@ -1105,6 +1210,33 @@ def packing_answer(d: _Data, offers: Sequence[Offer], packing: Packing, existing
     return nodes, placements
 
 
+def answer_seed(d: _Data, base: Cluster, offers: Sequence[Offer], nodes: Sequence[tuple[Offer, Node]],
+                placements: dict[str, str]) -> list[tuple[str, int, dict[int, int]]]:
+    """A known answer's nodes as first columns (pattern_bound's seed): per existing node and per new node, its
+    pending pods counted per group. Each count is cut to the group's bound on the node and a node whose pods then
+    exceed its room is left out, so every column is a filling of the program (the bound stays a bound) whatever
+    rules the answer kept."""
+    group_of = {key: g for g, classes in enumerate(d.pods) for keys in classes for key in keys}
+    where: dict[str, tuple[str, int]] = {n.name: ("ex", i) for i, n in enumerate(base.nodes)}
+    index = {id(o): i for i, o in enumerate(offers)}
+    for o, node in nodes:
+        if id(o) in index:
+            where[node.name] = ("new", index[id(o)])
+    counts: dict[tuple[str, int], np.ndarray] = {}
+    for key, name in placements.items():
+        g, at = group_of.get(key), where.get(name)
+        if g is None or at is None:
+            continue
+        counts.setdefault(at, np.zeros(len(d.glist), dtype=np.int64))[g] += 1
+    out = []
+    for (kind, i), a in sorted(counts.items(), key=lambda kv: (kv[0][0], kv[0][1])):
+        cap, room = (d.cap_ex[:, i], d.free[i]) if kind == "ex" else (d.cap_new[:, i], d.alloc[i])
+        a = np.minimum(a, cap)
+        if a.any() and (d.req.T @ a <= room).all():
+            out.append((kind, i, {int(g): int(a[g]) for g in np.flatnonzero(a)}))
+    return out
+
+
 def _micro(lp: _LP) -> int:
     """The program's bound in millionths (a program no filling completes, slack used, proves nothing here: the
     covering program says infeasible)."""
@@ -1116,7 +1248,7 @@ def _micro(lp: _LP) -> int:
 def _with_assignment_rows(d: _Data, offers: Sequence[Offer], type_rows: list, price: np.ndarray,
                           most_nodes: np.ndarray, bins: list[list[int]], mult: np.ndarray, columns: _Columns, lp: _LP,
                           deadline: float, log=None, interrupt=None,
-                          whole_rows: Sequence[tuple[np.ndarray, int, int]] | None = None) -> _LP:
+                          whole_rows: Sequence[tuple[np.ndarray, int, int]] | None = None, kept: dict | None = None) -> _LP:
     """The converged program `lp` with the assignment rows: itself when its answer meets them all, else column
     generation again from its fillings with the rows until `deadline`."""
     x = lp.x
@@ -1139,13 +1271,15 @@ def _with_assignment_rows(d: _Data, offers: Sequence[Offer], type_rows: list, pr
 def pattern_bound(base: Cluster, offers: Sequence[Offer], node_types: NodeTypes, profile: Profile, limit: float,
                   known_micro: int | None = None, data: _Data | None = None, log=None, interrupt=None,
                   master_share: float = 0.0, stretch: float = 0.0,
-                  seed: Sequence[tuple[str, int, dict[int, int]]] = (), exact: bool = True) -> PatternBound:
+                  seed: Sequence[tuple[str, int, dict[int, int]]] = (), exact: bool = True,
+                  answer: tuple[Sequence[tuple[Offer, Node]], dict[str, str]] | None = None) -> PatternBound:
     """Column generation on the pattern program of `base` (its pending pods: the required ones) within `limit`
     seconds. known_micro: the cost of a known answer (it bounds how many nodes of an offer can help).
     master_share > 0: this share of `limit` (and what column generation leaves of the rest) is kept for rounding
     the program's answer into whole nodes (the dive), whose answer is the result's `start`. stretch: the clock
     seconds beyond `limit` that column generation may go on for when it has not converged in its share and the
-    dive can run (no zone rules), the dive then following in its share.
+    dive can run (no zone rules), the dive then following in its share. answer: a known answer's new nodes
+    (offer, node) and placements, whose nodes' fillings are first columns (answer_seed).
 """
     started = time.perf_counter()
     d = data or prepare(base, offers, profile)
@@ -1154,6 +1288,8 @@ def pattern_bound(base: Cluster, offers: Sequence[Offer], node_types: NodeTypes,
     deadline = started_clock + limit - master
     price, most_nodes, bins, columns = _setup(d, offers, node_types, known_micro, master > 0)
     bin_of = {n: b for b, members in enumerate(bins) for n in members}
+    if answer is not None:
+        seed = list(seed) + answer_seed(d, base, offers, *answer)
     for kind, i, fill in seed:
         if kind == "new" or i in bin_of:
             columns.add(kind, i if kind == "new" else bin_of[i], fill)
@@ -1163,15 +1299,19 @@ def pattern_bound(base: Cluster, offers: Sequence[Offer], node_types: NodeTypes,
     if log is None and os.environ.get("PODPLAN_PATTERN_LOG"):
         def log(line: str) -> None:  # (a reading aid: the program's rounds on stderr)
             print(f"pattern program: {line}", file=sys.stderr, flush=True)
+    if log:
+        log(f"{len(d.glist)} groups ({int(d.size.sum())} pods), {d.free.shape[0]} existing nodes in {len(bins)} bin "
+            f"kinds, {len(offers)} offers, {len(columns.cols)} first fillings, {deadline - now():.1f}s")
+    kept: dict = {}  # the restricted program, for the stretch (_generate)
     lp = _generate(d, offers, type_rows, price, most_nodes, d.size.astype(np.int64), bins, mult, columns, deadline,
-                   exact, log, interrupt, whole_rows=whole)
+                   exact, log, interrupt, whole_rows=whole, kept=kept)
     # a program no filling completes (slack used) proves nothing here: the covering program says infeasible
     bound_micro = _micro(lp)
     start = None
     end = started_clock + limit
     if master > 0 and stretch > 0 and not lp.converged and not (interrupt is not None and interrupt.is_set()):
         lp = _generate(d, offers, type_rows, price, most_nodes, d.size.astype(np.int64), bins, mult, columns,
-                       deadline + stretch, True, log, interrupt, whole_rows=whole)
+                       deadline + stretch, True, log, interrupt, whole_rows=whole, kept=kept)
         bound_micro = max(bound_micro, _micro(lp))
         end += stretch
     rows = False  # the dive keeps the assignment rows
