@@ -67,7 +67,7 @@ import os
 import sys
 import time
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -903,16 +903,10 @@ def _compact(d: _Data, offers: Sequence[Offer], packing: Packing, rows: bool = T
     half full, where its pods fit an m5.xlarge and the others' room)."""
     left = d.size.astype(np.int64).copy()
     n_g = len(left)
-    where: list[tuple[str, int]] = []  # per bin: ("ex", node) or ("new", offer)
-    counts: list[np.ndarray] = []
     # every existing node is a bin, those the packing leaves empty too: their room takes the last nodes' pods
     existing_fills = {n: packing.existing.get(n, {}) for n in range(d.free.shape[0])}
-    for n in existing_fills:
-        where.append(("ex", n))
-        counts.append(np.zeros(n_g, dtype=np.int64))
-    for o, _ in packing.new:
-        where.append(("new", o))
-        counts.append(np.zeros(n_g, dtype=np.int64))
+    where: list[tuple[str, int]] = [("ex", n) for n in existing_fills] + [("new", o) for o, _ in packing.new]
+    counts = np.zeros((len(where), n_g), dtype=np.int64)  # per bin (a row), pods per group
     fills = list(existing_fills.values()) + [fill for _, fill in packing.new]
     cut_groups = {g for g, _, _ in d.cuts} if rows else set()
     for b, fill in enumerate(fills):
@@ -964,28 +958,35 @@ def _compact(d: _Data, offers: Sequence[Offer], packing: Packing, rows: bool = T
         kind, i = where[b]
         return (d.cap_ex[:, i] if kind == "ex" else d.cap_new[:, i]) - counts[b]
 
-    gone: set[int] = set()
+    gone = np.zeros(len(where), dtype=bool)
+    is_new = np.array([kind == "new" for kind, _ in where], dtype=bool)
+    # every bin's room and per-group bound left, kept up to date as pods move (refresh): a move scans them all
+    rooms = np.array([room(b) for b in range(len(where))], dtype=np.int64).reshape(len(where), -1)
+    caps = np.array([cap(b) for b in range(len(where))], dtype=np.int64).reshape(len(where), n_g)
 
-    def move_off(t: int, g: int, k: int, plan: dict[int, np.ndarray], rooms: dict[int, np.ndarray],
-                 caps: dict[int, np.ndarray]) -> int:
+    def refresh(bins_: Iterable[int]) -> None:
+        for b in bins_:
+            rooms[b], caps[b] = room(b), cap(b)
+
+    def move_off(t: int, g: int, k: int, plan: dict[int, np.ndarray]) -> int:
         """Up to k pods of group g off bin t into the other bins' room (first fit, in bin order: the existing nodes
-        first), written into `plan` and the bins' `rooms` and `caps`: the pods moved."""
+        first; none into a new bin left empty), added to `plan` (the pods each bin takes, not yet applied): the
+        pods moved."""
+        q = d.req[g]
+        pos = q > 0
+        fit = np.minimum(caps[:, g], np.min(np.where(pos, rooms // np.where(pos, q, 1), 1 << 40), axis=1))
+        for b, more in plan.items():  # (what the plan already puts there)
+            fit[b] = min(caps[b, g] - more[g], int(np.min(np.where(pos, (rooms[b] - d.req.T @ more)
+                                                                    // np.where(pos, q, 1), 1 << 40))))
+        fit[t] = 0
+        fit[gone | (is_new & ~counts.any(axis=1))] = 0
         moved = 0
-        for b in range(len(where)):
+        for b in np.flatnonzero(fit > 0):
+            take = int(min(fit[b], k - moved))
+            plan.setdefault(int(b), np.zeros(n_g, dtype=np.int64))[g] += take
+            moved += take
             if moved == k:
                 break
-            if b == t or b in gone or (where[b][0] == "new" and not counts[b].any()):
-                continue
-            if b not in rooms:
-                rooms[b], caps[b] = room(b), cap(b)
-            q = d.req[g]
-            pos = q > 0
-            fit = int(min(k - moved, caps[b][g], np.min(np.where(pos, rooms[b] // np.where(pos, q, 1), 1 << 40))))
-            if fit > 0:
-                plan.setdefault(b, np.zeros(n_g, dtype=np.int64))[g] += fit
-                rooms[b] = rooms[b] - fit * q
-                caps[b][g] -= fit
-                moved += fit
         return moved
 
     def apply(plan: dict[int, np.ndarray], t: int, keep: np.ndarray) -> None:
@@ -993,6 +994,7 @@ def _compact(d: _Data, offers: Sequence[Offer], packing: Packing, rows: bool = T
         for b, more in plan.items():
             counts[b] += more
         counts[t][:] = keep
+        refresh([t, *plan])
         for g in moved:
             for r, _, _ in rows_of[g]:
                 totals[r] = row_total(r)
@@ -1017,12 +1019,10 @@ def _compact(d: _Data, offers: Sequence[Offer], packing: Packing, rows: bool = T
                         key=lambda o: (offers[o].type.price, o)):
             keep = counts[t].copy()
             plan: dict[int, np.ndarray] = {}
-            rooms: dict[int, np.ndarray] = {}
-            caps: dict[int, np.ndarray] = {}
             ok = True
             for g in np.flatnonzero(keep > d.cap_new[:, o]):  # beyond the offer's bound on the group first
                 k = int(keep[g] - d.cap_new[g, o])
-                ok = move_off(t, int(g), k, plan, rooms, caps) == k
+                ok = move_off(t, int(g), k, plan) == k
                 keep[g] -= k
                 if not ok:
                     break
@@ -1036,7 +1036,7 @@ def _compact(d: _Data, offers: Sequence[Offer], packing: Packing, rows: bool = T
                     ok = False
                     break
                 g = max(gs, key=lambda g: (int(d.req[g, r]), -g))
-                ok = move_off(t, g, 1, plan, rooms, caps) == 1
+                ok = move_off(t, g, 1, plan) == 1
                 keep[g] -= 1
             if ok and cut_groups and not rows_met(plan, t, keep):
                 ok = False
@@ -1048,11 +1048,13 @@ def _compact(d: _Data, offers: Sequence[Offer], packing: Packing, rows: bool = T
             price_before, offer_before = sum(priced(b) for b in touched), where[t]
             apply(plan, t, keep)
             where[t] = ("new", o)
+            refresh([t])
             if sum(priced(b) for b in touched) < price_before:
                 return True
             for b, c in saved.items():
                 counts[b][:] = c
             where[t] = offer_before
+            refresh(saved)
             for g in cut_groups:
                 for r, _, _ in rows_of[g]:
                     totals[r] = row_total(r)
@@ -1061,19 +1063,17 @@ def _compact(d: _Data, offers: Sequence[Offer], packing: Packing, rows: bool = T
     changed = True
     while changed:
         changed = False
-        new_bins = [b for b in range(len(where)) if where[b][0] == "new" and b not in gone and counts[b].any()]
+        new_bins = [b for b in range(len(where)) if where[b][0] == "new" and not gone[b] and counts[b].any()]
         load = {b: float(np.max((d.req.T @ counts[b]) / np.maximum(d.alloc[where[b][1]], 1))) for b in new_bins}
         for t in sorted(new_bins, key=lambda b: (load[b], b)):
             plan: dict[int, np.ndarray] = {}
-            rooms: dict[int, np.ndarray] = {}
-            caps: dict[int, np.ndarray] = {}
-            ok = all(move_off(t, int(g), int(counts[t][g]), plan, rooms, caps) == int(counts[t][g])
+            ok = all(move_off(t, int(g), int(counts[t][g]), plan) == int(counts[t][g])
                      for g in np.flatnonzero(counts[t]))
             if ok and cut_groups and not rows_met(plan, t):
                 ok = False
             if ok:
                 apply(plan, t, np.zeros(n_g, dtype=np.int64))
-                gone.add(t)
+                gone[t] = True
                 changed = True
                 break
         if not changed:
