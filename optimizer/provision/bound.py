@@ -36,11 +36,11 @@ from typing import Any
 
 import numpy as np
 
-from ...models.nodetypes import NodeTypes, new_node
+from ...models.nodetypes import NodeTypes
 from ...models.objects import Cluster
 from ..framework import Profile
 from ..problem import build_problem
-from .estimator import Offer
+from .estimator import Offer, offer_probes
 
 MICRO = 1_000_000
 
@@ -90,7 +90,7 @@ def cover_bound(base: Cluster, offers: Sequence[Offer], node_types: NodeTypes, p
 
     started = time.perf_counter()
     n_ex = len(base.nodes)
-    probes = [new_node(o.type, f"probe-{i}", o.zone) for i, o in enumerate(offers)]
+    probes = offer_probes(offers)
     problem = build_problem(replace(base, nodes=tuple(base.nodes) + tuple(probes)), profile)
     classes = problem.classes
     res_keys = resources_of(base.pending)

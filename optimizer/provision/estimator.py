@@ -47,6 +47,12 @@ class Offer:
         return f"{self.type.name}/{self.zone}" if self.zone else self.type.name
 
 
+def offer_probes(offers: Sequence[Offer], prefix: str = "probe") -> list[Node]:
+    """One node per offer as the offer would make it, named `{prefix}-{i}` (stand-ins for the new nodes in a
+    problem built over the existing nodes and them)."""
+    return [new_node(o.type, f"{prefix}-{i}", o.zone) for i, o in enumerate(offers)]
+
+
 def offer_name(o: Offer) -> str:
     """What the names of an offer's new nodes start with: its type, then its zone."""
     return node_name_part(o.type.name) + (f"-{node_name_part(o.zone)}" if o.zone else "")

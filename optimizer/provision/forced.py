@@ -30,13 +30,13 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ...models.nodetypes import NodeTypes, new_node
+from ...models.nodetypes import NodeTypes
 from ...models.objects import Cluster, Pod
 from ..framework import Profile, Reads
 from ..problem import pod_signature
 from ..state import ClusterState
 from .bound import MICRO, existing_free, resources_of
-from .estimator import Offer, fits
+from .estimator import Offer, fits, offer_probes
 
 NODE_LIMIT = 10_000  # branch-and-bound nodes of the forced program (it is tiny: most solve at the root)
 
@@ -87,7 +87,7 @@ def forced_bound(base: Cluster, offers: Sequence[Offer], node_types: NodeTypes, 
     if not pods or not offers:
         return ForcedBound(0, len(pods), 0, {}, True, time.perf_counter() - started)
     local = local_profile(profile)
-    templates = [new_node(o.type, f"forced-probe-{i}", o.zone) for i, o in enumerate(offers)]
+    templates = offer_probes(offers, "forced-probe")
     tstate = ClusterState.from_cluster(Cluster(nodes=tuple(templates)))
     res_keys = resources_of(pods)
     alloc = np.array([[int(t.allocatable.get(r, 110 if r == "pods" else 0)) for r in res_keys] for t in templates],

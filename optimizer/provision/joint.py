@@ -49,7 +49,7 @@ from ..problem import PodClass, build_problem
 from ..runner import NEVER, Interrupt, SolverParams, Status, charge, now, run
 from .bound import MICRO, existing_free, micro_cost, resources_of
 from .clock import charge_knapsack, charge_lp, knapsack_limits, lp_options, stamp, wall_over
-from .estimator import Estimate, Offer, fresh_name, offer_name
+from .estimator import Estimate, Offer, fresh_name, offer_name, offer_probes
 from .search import add_type_limits
 
 LOCAL, ZONE, REST = "local", "zone", "rest"
@@ -195,7 +195,7 @@ def joint_search(base: Cluster, offers: Sequence[Offer], node_types: NodeTypes, 
     started = now()  # the deterministic clock's (optimizer.provision.clock): every share below is planned on it
     wall_started = time.perf_counter()
     n_ex = len(base.nodes)
-    probes = [new_node(o.type, f"probe-{i}", o.zone) for i, o in enumerate(offers)]
+    probes = offer_probes(offers)
     problem = build_problem(replace(base, nodes=tuple(base.nodes) + tuple(probes)), profile)
     classes = problem.classes
     ub = problem.ub.matrix

@@ -82,7 +82,7 @@ from ..runner import charge, now
 from .bound import MICRO, existing_free, resources_of
 from .clock import (ITER_SECONDS_MIN, ITER_SECONDS_PER_COLUMN, LP_SECONDS_PER_ITER_NONZERO, charge_knapsack, charge_lp,
                     knapsack_limits, wall_cap, wall_over)
-from .estimator import Offer, fresh_name
+from .estimator import Offer, fresh_name, offer_probes
 from .master import Master
 
 # of the column generation's time: when the exact knapsacks run once more whatever the greedy pricing finds, for a
@@ -169,7 +169,7 @@ class _Data:
 
 def prepare(base: Cluster, offers: Sequence[Offer], profile: Profile) -> _Data:
     n_ex = len(base.nodes)
-    probes = [new_node(o.type, f"probe-{i}", o.zone) for i, o in enumerate(offers)]
+    probes = offer_probes(offers)
     problem = build_problem(replace(base, nodes=tuple(base.nodes) + tuple(probes)), profile)
     classes = problem.classes
     res_keys = resources_of(base.pending)
@@ -827,10 +827,7 @@ def _dive(d: _Data, offers: Sequence[Offer], node_types: NodeTypes, price: np.nd
         if not sizes.any() and not cut_rhs.any():
             break
         # the types' max and limits less what is fixed
-        used = np.zeros(len(offers))
-        for j, k in count.items():
-            if columns.cols[j][0] == "new":
-                used[columns.cols[j][1]] += k
+        used = _bought(columns, count, len(offers))
         type_rows = [(coef, rhs - float(coef @ used)) for coef, rhs in base_rows]
         lp = _generate(d, offers, type_rows, price, most_nodes, sizes, bins, mult, columns, deadline, exact,
                        interrupt=interrupt, exact_rounds=DIVE_EXACT_ROUNDS, cut_rhs=cut_rhs if rows else None,
@@ -861,14 +858,20 @@ def _dive(d: _Data, offers: Sequence[Offer], node_types: NodeTypes, price: np.nd
     return Packing(tuple(nodes), existing, cost)
 
 
+def _bought(columns: _Columns, count: dict[int, int], n_offers: int) -> np.ndarray:
+    """The new nodes per offer that the fixed fillings (`count`: column -> copies) buy."""
+    used = np.zeros(n_offers)
+    for j, k in count.items():
+        if columns.cols[j][0] == "new":
+            used[columns.cols[j][1]] += k
+    return used
+
+
 def _finish_alone(d: _Data, offers: Sequence[Offer], base_rows: list, price: np.ndarray, sizes: np.ndarray,
                   columns: _Columns, count: dict[int, int]) -> bool:
     """The pods left (`sizes`) each group alone on new nodes, the offers cheapest per pod first, as many of each as
     the types' max and limits leave room for; added to `count` as columns. False when a group's pods do not fit."""
-    used = np.zeros(len(offers))
-    for j, k in count.items():
-        if columns.cols[j][0] == "new":
-            used[columns.cols[j][1]] += k
+    used = _bought(columns, count, len(offers))
     for g in np.flatnonzero(sizes):
         left = int(sizes[g])
         for o in sorted(np.flatnonzero(d.cap_new[g]), key=lambda o: (price[o] / d.cap_new[g, o], o)):

@@ -33,10 +33,10 @@ from dataclasses import replace
 
 import numpy as np
 
-from ...models.nodetypes import ZONE_LABEL, NodeTypes, new_node
+from ...models.nodetypes import ZONE_LABEL, NodeTypes
 from ...models.objects import Cluster, Node, Pod
 from ..framework import Profile
-from .estimator import Offer
+from .estimator import Offer, offer_probes
 
 
 def zone_terms(p: Pod) -> tuple[list, list]:
@@ -236,7 +236,7 @@ def split_dive(base: Cluster, offers: Sequence[Offer], node_types: NodeTypes, pr
     node_zones = [zone_of_node[n.name] for n in base.nodes]
     first = program_zones(pat.data, pat.used, offers, node_zones)
     running = [(p, zone_of_node[p.node_name]) for p in base.pods if p.node_name in zone_of_node]
-    templates = [new_node(o.type, f"probe-{i}", o.zone) for i, o in enumerate(offers)]
+    templates = offer_probes(offers)
     own = own_zones(base.pending, [*base.nodes, *templates], [*node_zones, *(o.zone for o in offers)])
     given = give_zones(running, base.pending, zones, first, own)
     if given is None:
