@@ -530,19 +530,24 @@ class _Columns:
     """The columns generated so far: ("new", offer, a) and ("ex", bin kind, a), a = pods per group."""
     n_g: int
     cols: list[tuple[str, int, np.ndarray]]
-    seen: set
+    index: dict  # (kind, i, a's bytes) -> its column
     cut_rows: dict[int, list[tuple[int, int]]] = field(default_factory=dict)  # column -> its assignment rows' coefs
 
     def add(self, kind: str, i: int, fill: dict[int, int]) -> bool:
+        """Add the column; False when it is there already (or empty)."""
+        return self.column(kind, i, fill)[1]
+
+    def column(self, kind: str, i: int, fill: dict[int, int]) -> tuple[int, bool]:
+        """The column's index (-1 for an empty filling), and whether it was added now."""
         a = np.zeros(self.n_g, dtype=np.int64)
         for g, k in fill.items():
             a[g] = k
         key = (kind, i, a.tobytes())
-        if key in self.seen or not a.any():
-            return False
-        self.seen.add(key)
+        if key in self.index or not a.any():
+            return self.index.get(key, -1), False
+        self.index[key] = len(self.cols)
         self.cols.append((kind, i, a))
-        return True
+        return len(self.cols) - 1, True
 
     def rows_of(self, j: int, d: _Data, bins: list[list[int]]) -> list[tuple[int, int]]:
         """Column j's coefficients in the assignment rows (_cut_rows), computed once per column."""
@@ -769,7 +774,7 @@ def _setup(d: _Data, offers: Sequence[Offer], node_types: NodeTypes, known_micro
         if d.cap_ex[:, n].any():
             kinds[d.free[n].tobytes() + d.cap_ex[:, n].tobytes() + d.unit_ex[cut_groups, n].tobytes()].append(n)
     bins = list(kinds.values())
-    columns = _Columns(n_g, [], set())
+    columns = _Columns(n_g, [], {})
     for g in range(n_g):  # the start: each group alone on each offer, each bin kind filled by the pods' sizes
         for o in np.flatnonzero(d.cap_new[g]):
             columns.add("new", int(o), {g: int(d.cap_new[g, o])})
@@ -881,10 +886,7 @@ def _finish_alone(d: _Data, offers: Sequence[Offer], base_rows: list, price: np.
             k = min([-(-left // per), *room])
             if k <= 0:
                 continue
-            fill = {int(g): per}
-            columns.add("new", int(o), fill)
-            j = next(j for j, (kind, i, a) in enumerate(columns.cols)
-                     if kind == "new" and i == o and a[g] == per and int(a.sum()) == per)
+            j, _ = columns.column("new", int(o), {int(g): per})
             count[j] += k
             used[o] += k
             left = max(0, left - k * per)
