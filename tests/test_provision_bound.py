@@ -186,13 +186,35 @@ def test_gpu_pods_that_kube_scheduler_spreads_are_packed_onto_the_existing_gpu_n
     assert a.cost == 0 and a.status is Status.OPTIMAL and len(a.placements) == 3
 
 
+def test_the_pods_a_tainted_gpu_type_cannot_take_need_nodes_of_the_other_types_whatever_gpus_are_left_over() -> None:
+    # five 1-GPU pods (4 GPUs a node, tainted: two GPU nodes) and pods of 600m, 600m and 500m (one a 1-cpu node),
+    # the existing node full: 2 x 5.0 + 3 x 0.3. The covering rows summed at the duals count the second GPU node (one
+    # GPU pod, three GPUs left over) at four GPU pods' worth, more than the other pods', and the cpu row at 1.7 cpu
+    # buys two 1-cpu nodes: 10.6. The other pods' rows alone, in which a GPU node is worth nothing, buy three
+    from podplan.models.nodetypes import NodeType
+
+    nodes = (make_node("n0").label(H, "n0").label(Z, "a").alloc(cpu="100m", memory="8Gi", pods=110).build(),)
+    g = replace(gpu_node("gpu", 4), taints=make_node("t").taint("nvidia.com/gpu", "present").build().taints)
+    types = NodeTypes((a_type("cpu", "1", 0.3), NodeType(name="gpu", price=5.0, node=g, capacity=dict(g.allocatable))))
+    gpus = tuple(replace(gpu_pod(f"t{i}", 1, "100m", i), tolerations=make_pod("x").toleration(
+        "nvidia.com/gpu", "present", "NoSchedule").build().tolerations) for i in range(5))
+    cpus = tuple(make_pod(f"c{i}").label("app", "c").req(cpu=c).set(order=5 + i).build()
+                 for i, c in enumerate(["600m", "600m", "500m"]))
+    cluster = Cluster(nodes=nodes, pending=gpus + cpus)
+    pat = pattern_bound(cluster, offers_of(types), types, DEFAULT_PROFILE, 10.0)
+    exact = provision(cluster, types, SolverParams(workers=1), deadline=Deadline.start(30))  # (the exact model)
+    assert exact.status is Status.OPTIMAL and round(exact.cost * MICRO) == round(10.9 * MICRO)
+    assert pat.converged and pat.bound_micro == round(10.9 * MICRO)
+
+
 def _bounds_at(cluster: Cluster, types: NodeTypes, pi, known: int | None) -> tuple[float, float]:
-    """The pattern program's scaled Lagrangian bound and its surrogate bound (whole new nodes) at duals `pi` of
-    one's choice (both hold at any pi >= 0)."""
+    """The pattern program's scaled Lagrangian bound and its surrogate bound (whole new nodes, with the rows of the
+    groups some offer cannot take) at duals `pi` of one's choice (both hold at any pi >= 0)."""
     import numpy as np
 
-    from podplan.optimizer.provision.patterns import (_knapsack_bound, _pi_row, _resource_rows, _setup,
-                                                      _type_rows_int, farley_bound, prepare, surrogate_bound)
+    from podplan.optimizer.provision.patterns import (_knapsack_bound, _offer_subsets, _pi_row, _resource_rows,
+                                                      _setup, _subset_row, _type_rows_int, farley_bound, prepare,
+                                                      surrogate_bound)
 
     offers = offers_of(types)
     d = prepare(cluster, offers, DEFAULT_PROFILE)
@@ -203,6 +225,8 @@ def _bounds_at(cluster: Cluster, types: NodeTypes, pi, known: int | None) -> tup
     k_new = np.array([_knapsack_bound(pi, d.cap_new[:, o], d.req, d.alloc[o], 5.0)[0] for o in range(len(offers))])
     scaled = farley_bound(float(pi @ d.size), k_ex, k_new, price, most_nodes)
     cover = [*_resource_rows(d), _pi_row(float(pi @ d.size) - k_ex, k_new)]
+    mult = np.array([len(nodes) for nodes in bins])
+    cover += [_subset_row(d, pi, mask, d.size, bins, mult, d.size, d.cap_new, 5.0) for mask in _offer_subsets(d, d.size)]
     return scaled, surrogate_bound(cover, price, most_nodes, _type_rows_int(offers, types), 5.0) / MICRO
 
 

@@ -481,6 +481,41 @@ def _resource_rows(d: _Data) -> list[tuple[np.ndarray, int]]:
     return out
 
 
+def _offer_subsets(d: _Data, sizes: np.ndarray) -> list[np.ndarray]:
+    """The groups some offer takes none of (its taints, its resources), one mask per distinct set: their pods need
+    the other offers' nodes (_subset_row)."""
+    has = sizes > 0
+    out: dict[bytes, np.ndarray] = {}
+    for o in range(d.cap_new.shape[1]):
+        mask = (d.cap_new[:, o] == 0) & has
+        if mask.any() and not np.array_equal(mask, has):
+            out.setdefault(mask.tobytes(), mask)
+    return list(out.values())
+
+
+def _subset_row(d: _Data, pi: np.ndarray, mask: np.ndarray, sizes: np.ndarray, bins: list[list[int]],
+                mult: np.ndarray, reach: np.ndarray, most_g_new: np.ndarray, seconds: float
+                ) -> tuple[np.ndarray, int]:
+    """The covering rows of the groups in `mask` alone summed at the duals: a row every answer meets, as _pi_row's,
+    in which each node is worth at most its best filling of those groups' pods (the exact knapsack's bound,
+    `seconds` each). An offer that takes none of them is worth nothing there, where the whole row counts a GPU node at the worth of GPU pods
+    it cannot get once the GPU pods are all placed (1/gpu of the 200-node family: the 18th g5.12xlarge, which the
+    GPU pods need for 3 of its 4 GPUs, counted as 4 c5.2xlarge's worth of the other pods)."""
+    v = np.where(mask, np.maximum(pi, 0.0), 0.0)
+    # (_price: the exact knapsack where the solver-free bound is above nothing; an existing node's worth bounded by
+    # that alone left 1/gpu's bound at 109.576, the exact ones prove its 110.596)
+    k_ex = sum(float(mult[b]) * _price(v, np.minimum(d.cap_ex[:, nodes[0]], reach), d.req, d.free[nodes[0]],
+                                       seconds, (), 0.0)[0] for b, nodes in enumerate(bins) if mult[b] > 0)
+    cache: dict[bytes, float] = {}
+    k_new = np.zeros(d.alloc.shape[0])
+    for o in range(len(k_new)):
+        key = d.alloc[o].tobytes() + most_g_new[:, o].tobytes()
+        if key not in cache:
+            cache[key] = _price(v, most_g_new[:, o], d.req, d.alloc[o], seconds, (), 0.0)[0]
+        k_new[o] = cache[key]
+    return _pi_row(float(v @ sizes) - k_ex, k_new)
+
+
 def surrogate_bound(cover: Sequence[tuple[np.ndarray, int]], price: np.ndarray, most_nodes: np.ndarray,
                     rows: Sequence[tuple[np.ndarray, int, int]], seconds: float) -> int:
     """The surrogate bound: the cheapest whole new nodes whose best fillings are worth what the pods need.
@@ -738,6 +773,9 @@ def _generate(d: _Data, offers: Sequence[Offer], type_rows: list, price: np.ndar
             best_lb = max(best_lb, lagr, farley_bound(worth, k_ex, k_new, price, most_nodes))
             if whole_rows is not None:
                 cover.append(_pi_row(worth - k_ex, k_new))
+                if added == 0 or forced:  # (the last round's duals: the groups some offer cannot take, alone)
+                    cover += [_subset_row(d, pi, mask, sizes, bins, mult, reach, most_g_new, per)
+                              for mask in _offer_subsets(d, sizes)]
                 best_whole = max(best_whole, surrogate_bound(cover, price, most_nodes, whole_rows, per))
             if added == 0:
                 converged = True
