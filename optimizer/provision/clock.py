@@ -20,8 +20,9 @@ many improvement rounds the joint model runs. They read runner.now(), the determ
 The budget (`planned_seconds`) comes from the --time-limit the user gave and the input's size alone. The wall
 clock (the --time-limit promise: the command's end less the output reserve) caps every solver run and loop; a
 run or loop it stops early is recorded on the clock (a "cut"), and the answer then says that another run may
-differ. The rates below are a loaded machine's (2 shared cores, load 2-4), so that a run on such a machine is
-rarely cut; a longer --time-limit buys proportionally more search.
+differ. The rates below were measured on a loaded machine (2 shared cores, load 2-4), and the budget is planned so
+that a machine whose cores are full (load 2 on 2 cores) ends within the limit uncut (WALL_PER_SECOND); a longer
+--time-limit buys proportionally more search.
 """
 from __future__ import annotations
 
@@ -59,14 +60,16 @@ PREP_SECONDS_PER_PENDING = 5e-3  # and per pending pod besides (the estimator, t
 # and the budget fell to a tenth of the limit: too little for the pattern program, and the estimator's answer
 # (gap 52 %) was printed in 12 s of the 60. At 200 and 300 nodes (15-18 s planned) the cap changes nothing.
 PREP_MAX_SHARE = 0.35
-# wall seconds per second of the budget. The charges above were measured at load 3-4, so a quiet machine spends a
-# clock second in less than a wall second: at 1.25 (a budget of 31.4 s on the 200-node family at --time-limit 60)
-# the rows ended in 26-32 s of wall time on an idle machine, half the minute unused, and five rows of ten fell to
-# or near the estimator's answer. At 0.75 (52 s of budget) they end in 35-42 s on an idle machine with answers as
-# good as the wall-clock code's or better (1/anti 14.908, 1/spread 14.440, 3/anti 23.088 where 1.25 gave 18.432,
-# 22.200, 34.368); at load 3-5 a run is then cut by the wall clock more often, and says so. Tried before: 1.15
-# kept 2/plain uncut at load 3-4 but not beside a CPU-bound process; 1.5 left too little for any search.
-WALL_PER_SECOND = 0.75
+# wall seconds per second of the budget. The charges above were measured at load 3-4, so a machine whose cores are
+# not oversubscribed spends a clock second in less than a wall second. At 1.25 (a budget of 31.4 s on the 200-node
+# family at --time-limit 60) the rows ended in 26-32 s of wall time on an idle machine and five rows of ten fell to
+# or near the estimator's answer; 1.5 left too little for any search. At 0.75 the rows ended in 15-25 s of the 60
+# at load 0.8-1.2 (the clock charged 3.7 times the wall time: 50 s for 13.6 s on 4/plain) and the zone-split
+# program did not fit on 4/production (21.3 %). At 0.5 (the budget 1.5 times that) they end in 20-34 s at load
+# 1-2, and beside one CPU-bound process (load 2: the 2 cores full) in 23-28 s with the same JSON for 1 and 2
+# workers and no cut; 4/production 2.8 %, 3/spread 0.6 %, 300 nodes 0.7 % (was 12.2 %). A machine loaded beyond its
+# cores (load 3-5 on 2) is cut by the wall clock more often, and the answer says so.
+WALL_PER_SECOND = 0.5
 
 
 def planned_seconds(limit: float, pods: int, reserve: float, pending: int = 0) -> float:
