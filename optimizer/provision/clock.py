@@ -67,8 +67,8 @@ PREP_MAX_SHARE = 0.35
 # at load 0.8-1.2 (the clock charged 3.7 times the wall time: 50 s for 13.6 s on 4/plain) and the zone-split
 # program did not fit on 4/production (21.3 %). At 0.5 (the budget 1.5 times that) they end in 20-34 s at load
 # 1-2, and beside one CPU-bound process (load 2: the 2 cores full) in 23-28 s with the same JSON for 1 and 2
-# workers and no cut; 4/production 2.8 %, 3/spread 0.6 %, 300 nodes 0.7 % (was 12.2 %). A machine loaded beyond its
-# cores (load 3-5 on 2) is cut by the wall clock more often, and the answer says so.
+# workers and no cut (beside two, 1/gpu in 46-47 s, not cut); 4/production 2.8 %, 3/spread 0.6 %, 300 nodes 0.7 %
+# (was 12.2 %). A machine loaded further (load 3-5 on 2) is cut by the wall clock more often, and the answer says so.
 WALL_PER_SECOND = 0.5
 
 
