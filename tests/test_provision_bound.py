@@ -226,7 +226,8 @@ def _bounds_at(cluster: Cluster, types: NodeTypes, pi, known: int | None) -> tup
     scaled = farley_bound(float(pi @ d.size), k_ex, k_new, price, most_nodes)
     cover = [*_resource_rows(d), _pi_row(float(pi @ d.size) - k_ex, k_new)]
     mult = np.array([len(nodes) for nodes in bins])
-    cover += [_subset_row(d, pi, mask, d.size, bins, mult, d.size, d.cap_new, 5.0) for mask in _offer_subsets(d, d.size)]
+    cover += [_subset_row(d, pi, mask, d.size, bins, mult, d.size, d.cap_new, 5.0)
+              for mask in _offer_subsets(d, d.size)]
     return scaled, surrogate_bound(cover, price, most_nodes, _type_rows_int(offers, types), 5.0) / MICRO
 
 

@@ -498,9 +498,10 @@ def _subset_row(d: _Data, pi: np.ndarray, mask: np.ndarray, sizes: np.ndarray, b
                 ) -> tuple[np.ndarray, int]:
     """The covering rows of the groups in `mask` alone summed at the duals: a row every answer meets, as _pi_row's,
     in which each node is worth at most its best filling of those groups' pods (the exact knapsack's bound,
-    `seconds` each). An offer that takes none of them is worth nothing there, where the whole row counts a GPU node at the worth of GPU pods
-    it cannot get once the GPU pods are all placed (1/gpu of the 200-node family: the 18th g5.12xlarge, which the
-    GPU pods need for 3 of its 4 GPUs, counted as 4 c5.2xlarge's worth of the other pods)."""
+    `seconds` each). An offer that takes none of them is worth nothing there, where the whole row counts a GPU
+    node at the worth of GPU pods it cannot get once the GPU pods are all placed (1/gpu of the 200-node family:
+    the 18th g5.12xlarge, which the GPU pods need for 3 of its 4 GPUs, counted as 4 c5.2xlarge's worth of the
+    other pods)."""
     v = np.where(mask, np.maximum(pi, 0.0), 0.0)
     # (_price: the exact knapsack where the solver-free bound is above nothing; an existing node's worth bounded by
     # that alone left 1/gpu's bound at 109.576, the exact ones prove its 110.596)
@@ -527,8 +528,9 @@ def surrogate_bound(cover: Sequence[tuple[np.ndarray, int]], price: np.ndarray, 
 
         sum_o K_o n_o >= pi.size - sum_b |b| K_b,     n_o whole, n_o <= N_o, the types' max and limits
 
-    `cover` holds such rows (K, need) in whole units: one per round of exact knapsacks (_pi_row) and one per
-    resource (_resource_rows: pi a resource's requests). The cheapest n meeting them all is a lower bound, in
+    `cover` holds such rows (K, need) in whole units: one per round of exact knapsacks (_pi_row), one per
+    resource (_resource_rows: pi a resource's requests) and, at the last round's duals, one per set of groups some
+    offer takes none of (_subset_row: pi on those groups alone). The cheapest n meeting them all is a lower bound, in
     millionths (CP-SAT on a knapsack over the offers; -1: none proven). It is exact in whole units (the worths
     rounded up, the needs down), so unlike the program's value it needs no allowance for HiGHS's tolerances. It is
     never below the Lagrangian bound at any theta * pi (that bound is this program's relaxation with the row
