@@ -43,7 +43,7 @@ from ..runner import NEVER, Clock, Interrupt, SolverParams, Status, _integral, c
 from ..timelimit import cut_note
 from .clock import planned_seconds, stamp
 from ..state import ClusterState
-from .estimator import Estimate, Offer, estimate, fits, fresh_name, offer_name
+from .estimator import Estimate, Offer, estimate, fits, fresh_name, offer_name, offer_probes
 from .search import add_type_limits
 
 
@@ -187,7 +187,7 @@ def impossible(cluster: Cluster, required: Sequence[Pod], offers: Sequence[Offer
     read only the node and its own pods; with the FitError message on the offers' template nodes."""
     local = replace(profile, plugins=tuple(p for p in profile.plugins
                                            if p.filter is None or p.filter_reads is not Reads.CLUSTER))
-    templates = [new_node(o.type, f"template-{i}", o.zone) for i, o in enumerate(offers)]
+    templates = offer_probes(offers, "template")
     empty = replace(cluster, nodes=tuple(cluster.nodes) + tuple(templates), pods=(), pending=())
     state = ClusterState.from_cluster(empty)
     names = list(state.nodes)
