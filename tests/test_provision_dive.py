@@ -226,6 +226,50 @@ def test_a_dive_out_of_time_buys_the_cheapest_a_pod_within_the_types_max_and_the
         assert sum(o.type.price for o, _ in new) == 2.5 == brute_cost(cluster, types)
 
 
+def _residual_programs_stop_without_a_solution(monkeypatch) -> None:
+    """Every residual program of the dive (after its first fillings are fixed) stopped by the clock before HiGHS had
+    a solution, as on a large input whose clock runs out mid-dive."""
+    from dataclasses import replace as copy
+
+    from podplan.optimizer.provision import patterns
+
+    generate = patterns._generate
+    monkeypatch.setattr(patterns, "_generate", lambda *a, **k: copy(generate(*a, **k), x=None)
+                        if k.get("exact_rounds") else generate(*a, **k))
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                 HealthCheck.function_scoped_fixture])
+@given(instances())
+def test_a_dive_whose_residual_program_stops_without_a_solution_still_places_every_pod_and_verifies(
+        monkeypatch, instance: tuple[Cluster, NodeTypes]) -> None:
+    _residual_programs_stop_without_a_solution(monkeypatch)
+    cluster, types = instance
+    got = dive_answer(cluster, types)
+    if got is None:
+        return  # (no pattern program answer, or no offer's room left for a group's pods within the types' max)
+    nodes, placements, valid, _ = got
+    assert sorted(placements) == sorted(p.key for p in cluster.pending)
+    if not any(p.affinity.anti_required for p in cluster.pending):
+        assert valid
+
+
+def test_a_dive_stopped_after_its_first_fillings_keeps_them_and_finishes_the_pods_left_alone(monkeypatch) -> None:
+    # five 1-cpu pods, the existing node full: the program takes one 4-cpu node whole (four pods) and a fifth of
+    # another; its residual program then has no solution in time, and the fifth pod goes alone on the 1-cpu type
+    _residual_programs_stop_without_a_solution(monkeypatch)
+    nodes = (make_node("n0").label(H, "n0").label(Z, "a").alloc(cpu="100m", memory="8Gi", pods=110).build(),)
+    pending = tuple(make_pod(f"p{i}").label("app", "a").req(cpu="1").set(order=i).build() for i in range(5))
+    cluster = Cluster(nodes=nodes, pending=pending)
+    types = NodeTypes((a_type("one", "1", 0.3), a_type("four", "4", 1.0)))
+    got = dive_answer(cluster, types)
+    assert got is not None
+    new, placements, valid, _ = got
+    assert valid and len(placements) == 5
+    assert sorted(o.type.name for o, _ in new) == ["four", "one"]
+    assert sum(o.type.price for o, _ in new) == 1.3 == brute_cost(cluster, types)
+
+
 @st.composite
 def packings(draw: st.DrawFn):
     """Existing nodes with some room, two or three priced types, pods of a few sizes, and a packing of them: each
