@@ -323,6 +323,13 @@ def test_the_compaction_keeps_every_pod_once_within_each_nodes_room_and_bounds_a
         return  # (a pod no node holds)
     d, offers, packing = drawn
     got = _compact(d, offers, packing)
+    assert_every_pod_once_within_bounds(d, offers, got)
+    assert got.cost_micro <= packing.cost_micro
+
+
+def assert_every_pod_once_within_bounds(d, offers, got) -> None:
+    """Every pending pod once in the packing, each node within its room and its bound on each group, and the cost
+    the new nodes' prices."""
     placed = np.zeros(len(d.size), dtype=np.int64)
     for n, fill in got.existing.items():
         a = np.array([fill.get(g, 0) for g in range(len(d.size))])
@@ -333,4 +340,46 @@ def test_the_compaction_keeps_every_pod_once_within_each_nodes_room_and_bounds_a
         assert (a <= d.cap_new[:, o]).all() and (d.req.T @ a <= d.alloc[o]).all()
         placed += a
     assert (placed == d.size).all()
-    assert got.cost_micro <= packing.cost_micro
+    assert got.cost_micro == sum(round(offers[o].type.price * MICRO) for o, _ in got.new)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(packings())
+def test_the_repacking_keeps_every_pod_once_within_each_nodes_room_and_bounds_and_never_costs_more_than_the_compaction(
+        drawn) -> None:
+    import math
+
+    from podplan.optimizer.provision.patterns import _compact, _settled
+
+    if drawn is None:
+        return  # (a pod no node holds)
+    d, offers, packing = drawn
+    got = _settled(d, offers, packing, math.inf)
+    assert_every_pod_once_within_bounds(d, offers, got)
+    assert got.cost_micro <= _compact(d, offers, packing).cost_micro
+
+
+def test_the_repacking_drains_a_new_node_by_a_chain_first_fit_cannot_make() -> None:
+    # a 2-cpu 2Gi pod alone on a new node; the existing nodes' room: 1 cpu and 1Gi on each, one of them a 2-cpu 2Gi
+    # node that holds a 1-cpu 1Gi pod. First fit finds no node with room for the big pod; moving the small pod to the
+    # other node first makes it: no new node at all
+    import math
+
+    from podplan.optimizer.provision.patterns import Packing, _compact, _settled, prepare
+
+    nodes = (make_node("n0").label(H, "n0").label(Z, "a").alloc(cpu="2", memory="2Gi", pods=110).build(),
+             make_node("n1").label(H, "n1").label(Z, "a").alloc(cpu="1", memory="1Gi", pods=110).build())
+    pending = (make_pod("big").label("app", "big").req(cpu="2", memory="2Gi").set(order=0).build(),
+               make_pod("small").label("app", "small").req(cpu="1", memory="1Gi").set(order=1).build())
+    cluster = Cluster(nodes=nodes, pending=pending)
+    types = NodeTypes((a_type("two", "2", 1.0),))
+    offers = offers_of(types)
+    d = prepare(cluster, offers, DEFAULT_PROFILE)
+    big, small = (int(np.argmax(d.req[:, 0])), int(np.argmin(d.req[:, 0])))
+    packing = Packing(((0, {big: 1}),), {0: {small: 1}}, round(1.0 * MICRO))
+    assert _compact(d, offers, packing).cost_micro == round(1.0 * MICRO)
+    got = _settled(d, offers, packing, math.inf)
+    assert got.new == () and got.cost_micro == 0
+    assert got.existing == {0: {big: 1}, 1: {small: 1}}
+    answer = packing_answer(d, offers, got, [n.name for n in nodes])
+    assert answer is not None and answer[0] == [] and answer[1] == {"default/big": "n0", "default/small": "n1"}

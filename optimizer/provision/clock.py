@@ -98,10 +98,11 @@ def cut(what: str) -> None:
         c.cut(what)
 
 
-def knapsack_limits(parameters: Any, seconds: float) -> None:
-    """A knapsack's CP-SAT parameters: `seconds` of the clock as deterministic time, one worker, the wall cap."""
+def knapsack_limits(parameters: Any, seconds: float, rate: float = KNAPSACK_DET_PER_SECOND) -> None:
+    """A knapsack's CP-SAT parameters: `seconds` of the clock as deterministic time (`rate` units a second), one
+    worker, the wall cap."""
     parameters.num_workers = 1
-    parameters.max_deterministic_time = max(0.001, seconds * KNAPSACK_DET_PER_SECOND)
+    parameters.max_deterministic_time = max(0.001, seconds * rate)
     cap = wall_cap()
     parameters.max_time_in_seconds = cap if math.isfinite(cap) else 1e9
 
@@ -116,10 +117,10 @@ def _tally(what: str, charged: float, wall: float) -> None:
     t[2] += wall
 
 
-def charge_knapsack(solver: Any, what: str) -> None:
-    """Charge a knapsack's deterministic time; a knapsack the wall cap stopped is a cut."""
-    charge(solver.response_proto.deterministic_time / KNAPSACK_DET_PER_SECOND)
-    _tally(what, solver.response_proto.deterministic_time / KNAPSACK_DET_PER_SECOND, solver.wall_time)
+def charge_knapsack(solver: Any, what: str, rate: float = KNAPSACK_DET_PER_SECOND) -> None:
+    """Charge a knapsack's deterministic time (`rate` units a second); a knapsack the wall cap stopped is a cut."""
+    charge(solver.response_proto.deterministic_time / rate)
+    _tally(what, solver.response_proto.deterministic_time / rate, solver.wall_time)
     c = clock()
     if c is not None and time.perf_counter() >= c.wall_deadline:
         c.cut(what)

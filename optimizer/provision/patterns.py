@@ -1148,6 +1148,33 @@ def _compact(d: _Data, offers: Sequence[Offer], packing: Packing, rows: bool = T
     return Packing(tuple(nodes), existing, cost)
 
 
+def _settled(d: _Data, offers: Sequence[Offer], packing: Packing, deadline: float, rows: bool = True) -> Packing:
+    """The dive's packing compacted (_compact), then its new nodes replaced by cheaper ones where a small model
+    finds their pods a place with the roomiest nodes' (optimizer.provision.repack) until the clock reaches
+    `deadline`, then compacted again (a node the models filled may now fit a cheaper offer)."""
+    from .repack import repack
+
+    packing = _compact(d, offers, packing, rows)
+    n_ex = d.free.shape[0]
+    new_offers = [o for o, _ in packing.new]
+    counts = np.zeros((n_ex + len(new_offers), len(d.size)), dtype=np.int64)
+    for b, fill in enumerate([packing.existing.get(n, {}) for n in range(n_ex)] + [f for _, f in packing.new]):
+        for g, k in fill.items():
+            counts[b][g] = k
+    fixed = sorted({g for g, _, _ in d.cuts}) if rows else []
+    room = np.vstack([d.free, d.alloc[new_offers]]) - counts[:, fixed] @ d.req[fixed]
+    cap = np.hstack([d.cap_ex, d.cap_new[:, new_offers]]).T
+    price = np.array([o.type.price for o in offers])
+    got, offer_of = repack(d.req, room, cap, counts, [None] * n_ex + new_offers, d.alloc, d.cap_new,
+                           [o.zone for o in offers], price, set(fixed), deadline)
+    if len(offer_of) == n_ex + len(new_offers) and np.array_equal(got, counts):
+        return packing
+    fills = [{int(g): int(got[b][g]) for g in np.flatnonzero(got[b])} for b in range(len(offer_of))]
+    new = tuple((o, fills[b]) for b, o in enumerate(offer_of) if o is not None and fills[b])
+    existing = {b: fills[b] for b in range(n_ex) if fills[b]}
+    return _compact(d, offers, Packing(new, existing, sum(round(price[o] * MICRO) for o, _ in new)), rows)
+
+
 def _empty(d: _Data, where: list[tuple[str, int]], room: list[np.ndarray], on: list[list[str]],
            mine: dict[tuple[int, int, int], int], unit) -> None:
     """The new nodes emptied, the fewest pods first, where each of their pods fits another node's room left (at
@@ -1393,11 +1420,11 @@ def pattern_bound(base: Cluster, offers: Sequence[Offer], node_types: NodeTypes,
         dived = _dive(d, offers, node_types, price, most_nodes, bins, columns, lp, end, log, interrupt,
                       rows=rows, exact=exact)
         if dived is not None:
-            start = _compact(d, offers, dived)
+            start, rows_kept = _compact(d, offers, dived), True
+            names = [f"{n}" for n in range(d.free.shape[0])]
             if d.cuts:
                 # the compaction that keeps the assignment rows, or the one that does not (the pods a group's
                 # classes cannot take then go where the others' room holds them): the cheaper given out to pods
-                names = [f"{n}" for n in range(d.free.shape[0])]
                 cost = {}
                 for keep in (True, False):
                     packing = start if keep else _compact(d, offers, dived, rows=False)
@@ -1405,9 +1432,16 @@ def pattern_bound(base: Cluster, offers: Sequence[Offer], node_types: NodeTypes,
                     if got is not None:
                         cost[keep] = (round(sum(o.type.price for o, _ in got[0]) * MICRO), packing)
                 if cost:
-                    start = min(cost.items(), key=lambda kv: (kv[1][0], not kv[0]))[1][1]
+                    rows_kept, (_, start) = min(cost.items(), key=lambda kv: (kv[1][0], not kv[0]))
                     if log:
                         log(f"dive: given out {', '.join(f'{c / MICRO:g}' for c, _ in cost.values())}")
+            # then its new nodes replaced by cheaper ones where a small model finds their pods room, in the time
+            # left of the program's share (run on both compactions, each in half of it, 4/plain got half as far)
+            settled = _settled(d, offers, start, end, rows_kept)
+            if settled.cost_micro < start.cost_micro and packing_answer(d, offers, settled, names) is not None:
+                if log:
+                    log(f"dive: repacked {start.cost_micro / MICRO:g} -> {settled.cost_micro / MICRO:g}")
+                start = settled
             if log:
                 log(f"dive: {dived.cost_micro / MICRO:g}, compacted {start.cost_micro / MICRO:g} "
                     f"({len(start.new)} new nodes), lp {lp.value:.4f}")
