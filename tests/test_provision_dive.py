@@ -9,6 +9,7 @@ import time
 from dataclasses import replace
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -189,12 +190,26 @@ def _dive_out_of_time(monkeypatch) -> None:
     monkeypatch.setattr(patterns, "_dive", lambda *a, **k: dive(*a[:8], -math.inf, *a[9:], **k))
 
 
+def _residual_programs_stop_without_a_solution(monkeypatch) -> None:
+    """Every residual program of the dive (after its first fillings are fixed) stopped by the clock before HiGHS had
+    a solution, as on a large input whose clock runs out mid-dive."""
+    from dataclasses import replace as copy
+
+    from podplan.optimizer.provision import patterns
+
+    generate = patterns._generate
+    monkeypatch.setattr(patterns, "_generate", lambda *a, **k: copy(generate(*a, **k), x=None)
+                        if k.get("exact_rounds") else generate(*a, **k))
+
+
+@pytest.mark.parametrize("stop", [_dive_out_of_time, _residual_programs_stop_without_a_solution],
+                         ids=["its clock out when it starts", "its residual programs stopped without a solution"])
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                  HealthCheck.function_scoped_fixture])
 @given(instances())
-def test_a_dive_out_of_time_still_places_every_pod_on_new_nodes_of_their_own_and_verifies(
-        monkeypatch, instance: tuple[Cluster, NodeTypes]) -> None:
-    _dive_out_of_time(monkeypatch)
+def test_a_dive_stopped_by_the_clock_still_places_every_pod_and_verifies_at_no_less_than_the_optimum(
+        stop, monkeypatch, instance: tuple[Cluster, NodeTypes]) -> None:
+    stop(monkeypatch)
     cluster, types = instance
     got = dive_answer(cluster, types)
     if got is None:
@@ -224,34 +239,6 @@ def test_a_dive_out_of_time_buys_the_cheapest_a_pod_within_the_types_max_and_the
         assert valid and len(placements) == 6
         assert sorted(o.type.name for o, _ in new) == ["one", "two"], two_max
         assert sum(o.type.price for o, _ in new) == 2.5 == brute_cost(cluster, types)
-
-
-def _residual_programs_stop_without_a_solution(monkeypatch) -> None:
-    """Every residual program of the dive (after its first fillings are fixed) stopped by the clock before HiGHS had
-    a solution, as on a large input whose clock runs out mid-dive."""
-    from dataclasses import replace as copy
-
-    from podplan.optimizer.provision import patterns
-
-    generate = patterns._generate
-    monkeypatch.setattr(patterns, "_generate", lambda *a, **k: copy(generate(*a, **k), x=None)
-                        if k.get("exact_rounds") else generate(*a, **k))
-
-
-@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow,
-                                                                 HealthCheck.function_scoped_fixture])
-@given(instances())
-def test_a_dive_whose_residual_program_stops_without_a_solution_still_places_every_pod_and_verifies(
-        monkeypatch, instance: tuple[Cluster, NodeTypes]) -> None:
-    _residual_programs_stop_without_a_solution(monkeypatch)
-    cluster, types = instance
-    got = dive_answer(cluster, types)
-    if got is None:
-        return  # (no pattern program answer, or no offer's room left for a group's pods within the types' max)
-    nodes, placements, valid, _ = got
-    assert sorted(placements) == sorted(p.key for p in cluster.pending)
-    if not any(p.affinity.anti_required for p in cluster.pending):
-        assert valid
 
 
 def test_a_dive_stopped_after_its_first_fillings_keeps_them_and_finishes_the_pods_left_alone(monkeypatch) -> None:
