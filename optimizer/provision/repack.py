@@ -33,11 +33,13 @@ from .clock import charge_knapsack, knapsack_limits, wall_over
 # roomiest by another measure (the least room share, the target's own most used resource), replaced no other node
 REPACK_BINS = 40
 REPACK_SECONDS = 2.0  # of the clock, at most per model (its deterministic time)
-# CP-SAT's deterministic time per second charged for these models, and their Python work per model and variable.
-# On 4/plain (load 0.6): 230 models, 2.23 units of deterministic time, 7.2 s of wall time with the compactions
-# around them; charged 17 s in all, 0.42 wall seconds a second (the budget plans 0.5: clock.WALL_PER_SECOND)
+# CP-SAT's deterministic time per second charged for these models. On 4/plain (load 1): 153 models, 1.17 units of
+# deterministic time, 3.2 s of CP-SAT's wall time, 4 s with the compactions around them: charged 19.5 s with the
+# charges per model below (the budget plans 0.5 wall seconds a second: clock.WALL_PER_SECOND)
 REPACK_DET_PER_SECOND = 0.2
-REPACK_PY_SECONDS = 0.005  # charged per model for building it in Python
+# charged per model besides its deterministic time: CP-SAT's start and presolve, which that leaves out (79 models
+# of 5/spread, every one infeasible, took 3.0 s of wall time for 0.09 units), and building it in Python
+REPACK_MODEL_SECONDS = 0.08
 REPACK_PY_PER_VARIABLE = 2e-5
 
 
@@ -136,7 +138,7 @@ def _model(req: np.ndarray, room: np.ndarray, cap: np.ndarray, counts: np.ndarra
     # the pods of a group on a node that holds some of it already: the more, the better. Without it the first
     # solution took 2.5 units of deterministic time on 4/plain's m5.4xlarge, with it 0.12
     m.minimize(-sum(v for (i, k), v in y.items() if bins[i] >= 0 and counts[bins[i]][groups[k]] > 0))
-    charge(REPACK_PY_SECONDS + REPACK_PY_PER_VARIABLE * len(y))
+    charge(REPACK_MODEL_SECONDS + REPACK_PY_PER_VARIABLE * len(y))
     solver = cp_model.CpSolver()
     knapsack_limits(solver.parameters, REPACK_SECONDS, REPACK_DET_PER_SECOND)
     solver.parameters.stop_after_first_solution = True
