@@ -284,9 +284,8 @@ def _joint_answer(cluster: Cluster, types: NodeTypes, slots: int) -> tuple[float
     return sum(o.type.price for o, _ in got.nodes), est.cost()
 
 
-def test_a_model_too_large_to_build_in_its_share_of_the_clock_is_not_built_and_says_why():
-    from podplan.optimizer.provision.joint import BUILD_SECONDS_PER_VARIABLE
-
+def _three_nodes_four_pods():
+    """Three 2-cpu nodes, four 500m pods of one Deployment, a 1-cpu type: (cluster, offers, types, estimate)."""
     nodes = tuple(make_node(f"n{i}").label(H, f"n{i}").label(Z, "a").alloc(cpu="2", memory="8Gi", pods=110).build()
                   for i in range(3))
     pending = tuple(make_pod(f"s{i}").label("app", "s").req(cpu="500m").set(order=i).build() for i in range(4))
@@ -294,6 +293,13 @@ def test_a_model_too_large_to_build_in_its_share_of_the_clock_is_not_built_and_s
     cluster = Cluster(nodes=nodes, pending=pending)
     offers = offers_of(types)
     est = estimate(cluster, list(cluster.pending), offers, DEFAULT_PROFILE, {t.name: 10 for t in types.types}, 0)
+    return cluster, offers, types, est
+
+
+def test_a_model_too_large_to_build_in_its_share_of_the_clock_is_not_built_and_says_why():
+    from podplan.optimizer.provision.joint import BUILD_SECONDS_PER_VARIABLE
+
+    cluster, offers, types, est = _three_nodes_four_pods()
     why: list[str] = []
     # 3 existing nodes and 2 slots, one group: 5 count variables
     assert joint_search(cluster, offers, types, DEFAULT_PROFILE, est, {0: 2}, PARAMS, 4 * BUILD_SECONDS_PER_VARIABLE,
@@ -352,3 +358,15 @@ def test_a_rounded_start_that_breaks_a_zone_spread_is_not_the_answer() -> None:
     grown = replace(cluster, nodes=cluster.nodes + tuple(n for _, n in got.nodes))
     check(grown, Plan(placements=got.placements, pending={}, status=Status.FEASIBLE))
     assert sum(o.type.price for o, _ in got.nodes) == brute_zone_cost(cluster, types) == 1.0
+
+
+def test_a_cluster_whose_problem_alone_would_take_more_than_the_models_share_is_not_begun_and_says_why():
+    from podplan.optimizer.provision.joint import START_SECONDS_PER_POD_NODE
+
+    cluster, offers, types, est = _three_nodes_four_pods()
+    why: list[str] = []
+    # 4 pods and 3 nodes: 12 pod-nodes of building solve's problem
+    limit = 11 * START_SECONDS_PER_POD_NODE
+    assert joint_search(cluster, offers, types, DEFAULT_PROFILE, est, {0: 2}, PARAMS, limit, why=why) is None
+    assert why == [f"not built: solve's problem for 3 nodes and 4 pods would take 0s to build, more than its "
+                   f"{limit:.1f}s"]

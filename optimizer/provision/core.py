@@ -41,7 +41,7 @@ from ..problem import build_problem, pod_signature
 from ..registry import DEFAULT_PROFILE
 from ..runner import NEVER, Clock, Interrupt, SolverParams, Status, _integral, charge, clock, clocked, now, run
 from ..timelimit import cut_note
-from .clock import planned_seconds, stamp
+from .clock import WALL_PER_SECOND, planned_seconds, stamp
 from ..state import ClusterState
 from .estimator import Estimate, Offer, estimate, fits, fresh_name, offer_name, offer_probes
 from .search import add_type_limits
@@ -117,6 +117,10 @@ ZONE_NEED = 1.0
 # 46.9 s at load 1 and 48.2 s beside a CPU-bound process, not cut; the 200-node rows with zone rules and 300 nodes
 # gave the same answers
 ZONE_PREP_PER_POD = 1e-3
+# and at least this per pod and existing node: that work grows with both (solve's problem built for every node and
+# class). At 5,000 nodes (77,697 pods) and --time-limit 180 the split took 302 s of wall time (idle machine), and
+# the command 527 s; per pod alone it was charged 78 s. At 1,000 nodes the two charge the same
+ZONE_PREP_PER_POD_NODE = 1e-6
 PLAIN_RESOURCES = frozenset({"cpu", "memory", "pods", "ephemeral-storage"})
 
 
@@ -455,11 +459,19 @@ def _large(cluster: Cluster, base: Cluster, required: Sequence[Pod], below: dict
     from .bound import cover_bound, micro_cost
     from .search import Found, candidate_counts, search_new
 
-    def left() -> float:  # on the deterministic clock (end is one of its times); none once the wall clock ran out
+    def left() -> float:
+        """The clock's time left (end is one of its times), at most what the wall clock has left at the budget's
+        planned rate (clock.WALL_PER_SECOND), none once it ran out. Where the wall clock is the smaller, the
+        answer says it cut the search: at 5,000 nodes and --time-limit 180 the stages charged their Python work
+        (solve's problem, the covering program's) at a fifth of its wall time, and the command ended at 527 s."""
         c = clock()
-        if c is not None and c.cuts and c.wall_left() <= 0:
+        if c is not None and c.wall_over("provision's search"):
             return 0.0
-        return end - now()
+        rest = end - now()
+        if c is not None and c.wall_left() / WALL_PER_SECOND < rest:
+            c.cut("provision's search")
+            return c.wall_left() / WALL_PER_SECOND
+        return rest
 
     status = Status.FEASIBLE
     new_nodes: list[tuple[Offer, Node]] = []
@@ -544,8 +556,10 @@ def _large(cluster: Cluster, base: Cluster, required: Sequence[Pod], below: dict
                     # goes to, and one program with those pods held to their zones dives (optimizer.provision.zones),
                     # when its share of the time left holds ZONE_NEED times what the whole program took
                     rounded = None
-                    # (its Python work, no solver's, charged before it: planned per pod of the input)
-                    zone_prep = ZONE_PREP_PER_POD * (len(cluster.pods) + len(cluster.pending))
+                    # (its Python work, no solver's, charged before it: planned per pod of the input, and per pod
+                    # and node)
+                    pods = len(cluster.pods) + len(cluster.pending)
+                    zone_prep = max(ZONE_PREP_PER_POD, ZONE_PREP_PER_POD_NODE * len(cluster.nodes)) * pods
                     if pat.used and left() * ZONE_SHARE >= ZONE_NEED * (now() - program_started) + zone_prep:
                         charge(zone_prep)
                         rounded = _zone_start(base, cluster, offers, node_types, pat, policy, profile,
@@ -583,6 +597,7 @@ def _large(cluster: Cluster, base: Cluster, required: Sequence[Pod], below: dict
         tries = [] if found is joint or left() <= 0 else [(kube, rest_of(kube), "kube-scheduler places them")]
         need = {0: cover_bound(tries[0][1], offers, node_types, profile, max(0.5, left() * 0.1), relax=True)} \
             if tries else {}
+        stamp("the covering relaxation of what kube-scheduler's placement leaves")
         # solve starts with kube-scheduler's greedy loop, which runs to its end: only when it surely fits
         if tries and left() > SOLVE_EXISTING_SHARE * float(params.budget or params.time_limit) and \
                 not interrupt.is_set():
@@ -594,8 +609,10 @@ def _large(cluster: Cluster, base: Cluster, required: Sequence[Pod], below: dict
                                                                      search_budget=None), policy, deadline=share,
                                      profile=profile, interrupt=interrupt)
             charge(seconds)
+            stamp("solve on the existing nodes")
             other = rest_of(dict(solved.placements))
             second = cover_bound(other, offers, node_types, profile, max(0.5, left() * 0.1), relax=True)
+            stamp("the covering relaxation of what solve's placement leaves")
             if second.bound_micro < need[0].bound_micro:
                 check(base, solved, policy, profile)
                 tries.insert(0, (dict(solved.placements), other, "solve places them, largest first"))
@@ -617,6 +634,7 @@ def _large(cluster: Cluster, base: Cluster, required: Sequence[Pod], below: dict
             share = left() * (0.5 if t + 1 < len(tries) else 1.0)
             searched = search_new(cluster, fixed_cluster, counts, offers, node_types, profile, policy, params,
                                   share, interrupt, hint=found)
+            stamp(f"the search over new nodes ({how})")
             notes.append(f"{len(on_existing)} pending pods kept on the existing nodes as {how}, {len(rest)} "
                          f"searched over {sum(counts.values())} candidate new nodes: "
                          + ("no answer" if searched is None else

@@ -80,6 +80,10 @@ IMPROVE_GIVE_UP = 6
 # (planned before building: a model whose building alone would take the joint model's share is not built). On the
 # 200-node family 30,000-90,000 variables, their building and fill 5-10 s at load 1-2
 BUILD_SECONDS_PER_VARIABLE = 1e-4
+# and before that, solve's problem for the whole cluster, whose size the model's is counted from: per pod and
+# existing node, in seconds of the clock (5,000 nodes, 77,697 pods: 100 s of wall time on an idle machine; 1,000
+# nodes, 25,638 pods: 3.2 s). Not begun when that alone is more than the model's share
+START_SECONDS_PER_POD_NODE = 6e-7
 
 
 @dataclass(frozen=True)
@@ -195,6 +199,12 @@ def joint_search(base: Cluster, offers: Sequence[Offer], node_types: NodeTypes, 
     started = now()  # the deterministic clock's (optimizer.provision.clock): every share below is planned on it
     wall_started = time.perf_counter()
     n_ex = len(base.nodes)
+    pods = len(base.pods) + len(base.pending)
+    if START_SECONDS_PER_POD_NODE * pods * n_ex > limit:
+        if why is not None:
+            why.append(f"not built: solve's problem for {n_ex:,} nodes and {pods:,} pods would take "
+                       f"{START_SECONDS_PER_POD_NODE * pods * n_ex:.0f}s to build, more than its {limit:.1f}s")
+        return None
     probes = offer_probes(offers)
     problem = build_problem(replace(base, nodes=tuple(base.nodes) + tuple(probes)), profile)
     classes = problem.classes
