@@ -300,23 +300,21 @@ def packings(draw: st.DrawFn):
     return d, offers, Packing(new, existing, cost)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@pytest.mark.parametrize("repack", [False, True], ids=["the compaction", "the compaction then the repacking"])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(packings())
-def test_the_compaction_keeps_every_pod_once_within_each_nodes_room_and_bounds_and_never_costs_more(
-        drawn) -> None:
-    from podplan.optimizer.provision.patterns import _compact
+def test_a_settled_packing_keeps_every_pod_once_within_each_nodes_room_and_bounds_and_never_costs_more(
+        repack: bool, drawn) -> None:
+    import math
+
+    from podplan.optimizer.provision.patterns import _compact, _settled
 
     if drawn is None:
         return  # (a pod no node holds)
     d, offers, packing = drawn
-    got = _compact(d, offers, packing)
-    assert_every_pod_once_within_bounds(d, offers, got)
-    assert got.cost_micro <= packing.cost_micro
-
-
-def assert_every_pod_once_within_bounds(d, offers, got) -> None:
-    """Every pending pod once in the packing, each node within its room and its bound on each group, and the cost
-    the new nodes' prices."""
+    compacted = _compact(d, offers, packing)
+    got = _settled(d, offers, packing, math.inf) if repack else compacted
+    # every pending pod once, each node within its room and its bound on each group, the cost the new nodes' prices
     placed = np.zeros(len(d.size), dtype=np.int64)
     for n, fill in got.existing.items():
         a = np.array([fill.get(g, 0) for g in range(len(d.size))])
@@ -328,22 +326,7 @@ def assert_every_pod_once_within_bounds(d, offers, got) -> None:
         placed += a
     assert (placed == d.size).all()
     assert got.cost_micro == sum(round(offers[o].type.price * MICRO) for o, _ in got.new)
-
-
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(packings())
-def test_the_repacking_keeps_every_pod_once_within_each_nodes_room_and_bounds_and_never_costs_more_than_the_compaction(
-        drawn) -> None:
-    import math
-
-    from podplan.optimizer.provision.patterns import _compact, _settled
-
-    if drawn is None:
-        return  # (a pod no node holds)
-    d, offers, packing = drawn
-    got = _settled(d, offers, packing, math.inf)
-    assert_every_pod_once_within_bounds(d, offers, got)
-    assert got.cost_micro <= _compact(d, offers, packing).cost_micro
+    assert got.cost_micro <= compacted.cost_micro <= packing.cost_micro
 
 
 def test_the_repacking_drains_a_new_node_by_a_chain_first_fit_cannot_make() -> None:
