@@ -200,10 +200,11 @@ def joint_search(base: Cluster, offers: Sequence[Offer], node_types: NodeTypes, 
     wall_started = time.perf_counter()
     n_ex = len(base.nodes)
     pods = len(base.pods) + len(base.pending)
-    if START_SECONDS_PER_POD_NODE * pods * n_ex > limit:
+    planned = START_SECONDS_PER_POD_NODE * pods * n_ex
+    if planned > limit:
         if why is not None:
-            why.append(f"not built: solve's problem for {n_ex:,} nodes and {pods:,} pods would take "
-                       f"{START_SECONDS_PER_POD_NODE * pods * n_ex:.0f}s to build, more than its {limit:.1f}s")
+            why.append(f"not built: solve's problem for {n_ex:,} nodes and {pods:,} pods would take {planned:.0f}s to "
+                       f"build, more than its {limit:.1f}s")
         return None
     probes = offer_probes(offers)
     problem = build_problem(replace(base, nodes=tuple(base.nodes) + tuple(probes)), profile)

@@ -101,7 +101,6 @@ def _model(req: np.ndarray, room: np.ndarray, cap: np.ndarray, counts: np.ndarra
            size: int) -> tuple[list[int], np.ndarray] | None:
     """Target t's pods and those of the `size` roomiest other bins on those bins and the option's new nodes: the
     bins (the option's numbered -1, -2, ...) and the counts per bin and free group, or None (no solution)."""
-    n_g = req.shape[0]
     used = counts[:, free_groups] @ req[free_groups]  # bin x resource
     share = np.where(room > 0, (room - used) / np.maximum(room, 1), 0.0).sum(axis=1)
     others = [b for b in range(len(offer_of)) if b != t and (offer_of[b] is None or counts[b].any())]
@@ -147,7 +146,7 @@ def _model(req: np.ndarray, room: np.ndarray, cap: np.ndarray, counts: np.ndarra
     charge_knapsack(solver, "the compaction's repacking", REPACK_DET_PER_SECOND)
     if st not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return None
-    out = np.zeros((len(bins), n_g), dtype=np.int64)
+    out = np.zeros((len(bins), len(groups)), dtype=np.int64)
     for (i, k), v in y.items():
-        out[i][groups[k]] = solver.value(v)
-    return bins, out[:, free_groups]
+        out[i][k] = solver.value(v)
+    return bins, out
