@@ -254,3 +254,38 @@ def test_greedys_one_step_count_equals_copies_scheduled_one_at_a_time(instance) 
         slow = greedy(cluster, [t], [limit], DEFAULT_PROFILE, 0, time.perf_counter() + 60, shortcut=False)
         assert (fast.count, fast.stopped_by) == (slow.count, slow.stopped_by)
         assert sorted(fast.placements.values()) == sorted(slow.placements.values())
+
+
+class _Ticks:
+    """A clock for greedy's time checks: each reading is a millisecond after the last."""
+
+    def __init__(self) -> None:
+        self.t = 0.0
+
+    def perf_counter(self) -> float:
+        self.t += 0.001
+        return self.t
+
+
+@pytest.mark.parametrize("stretch, reaches_bound", [
+    pytest.param(None, False, id="without a stretch the count stops at its share"),
+    pytest.param(1e6, True, id="a stretch its pace reaches the bound within lets it go on to the bound"),
+    pytest.param(0.008, False, id="a stretch too close for its pace stops it at its share"),
+])
+def test_greedys_count_goes_past_its_share_only_when_its_pace_reaches_the_bound(monkeypatch, stretch,
+                                                                                 reaches_bound) -> None:
+    from podplan.optimizer.capacity import core
+    from podplan.optimizer.registry import DEFAULT_PROFILE
+    nodes = [make_node(f"n{i}").label(H, f"n{i}").alloc(cpu="4", memory="4Gi", pods=110).build() for i in range(6)]
+    t = Template("api", make_pod("api").label("app", "api").req(cpu="1")
+                 .pod_anti_affinity(pod_term(H, selector(app="api"))).build())
+    cluster = Cluster(nodes=tuple(nodes), pods=(), pending=())
+    sched = core._scheduler(core.ClusterState.from_cluster(cluster), DEFAULT_PROFILE, 0)
+    clock = _Ticks()
+    monkeypatch.setattr(core, "time", clock)
+    # its share ends three readings in: a copy or two, of the six the anti-affinity allows (one per node)
+    g = core.greedy(cluster, [t], [6], DEFAULT_PROFILE, 0, 0.003, sched=sched, stretch=stretch, rounds_at_most=6)
+    assert (g.count == 6) is reaches_bound
+    assert g.count >= 1
+    if reaches_bound:
+        assert g.stopped_by.startswith("0/6 nodes are available")

@@ -47,11 +47,17 @@ from .templates import Template
 # Share of the time left that placing the input's own pending pods may use, and the greedy count's share.
 INPUT_SHARE = 0.35
 GREEDY_SHARE = 0.3
+# and up to this share when its pace says it reaches the bound by then (the search is not needed then)
+GREEDY_STRETCH = 0.7
 # of the time left after greedy's count: the scarcest-first construction's (the search has the rest)
 CONSTRUCT_SHARE = 0.5
-# seconds the verify gate takes per pod it judges, the cluster's and the copies (measured: 19.1 s for --each's
-# three final states of 9,558 pods and 32,711 copies in all at load 4 on 2 cores: 0.31 ms per pod)
-VERIFY_PER_POD = 3.5e-4
+# seconds the verify gate takes per pod it judges, the cluster's and the copies, at the least (the pace measured
+# while building the bounds raises it on a loaded machine). Measured idle on 2 cores: 19-33 us per pod (1,000
+# and 5,000 nodes, three templates together and --each: 7.3 s for 304,840 pods). At
+# 0.35 ms (an older verifier's pace) the gate's reserve took 21 of 5,000 nodes' default 30 s: greedy's count
+# was cut at 1,620 of 3,995 and the search had no time, where the whole answer takes 11 s
+VERIFY_PER_POD = 5e-5
+VERIFY_PACE = 1.5  # the gate's seconds per pod over the bounds' (below), at the most
 # A copy count no cluster reaches: the per-node bounds of the rules cap it (pods per node at the least).
 UNBOUNDED = 10 ** 7
 
@@ -290,24 +296,42 @@ def _fill(filled: Cluster, t: Template, limit: int, profile: Profile, seed: int)
 
 
 def greedy(filled: Cluster, templates: Sequence[Template], limits: Sequence[int], profile: Profile, seed: int,
-           deadline: float, interrupt: Interrupt = NEVER, shortcut: bool = True, sched=None) -> Greedy:
+           deadline: float, interrupt: Interrupt = NEVER, shortcut: bool = True, sched=None,
+           stretch: float | None = None, rounds_at_most: int | None = None) -> Greedy:
     """cluster-capacity's count: copies scheduled one at a time (round by round with several templates) until
-    the first fits nowhere. One template that only per-node rules place: the count in one step (_fill)."""
+    the first fits nowhere. One template that only per-node rules place: the count in one step (_fill).
+    stretch: past `deadline`, the count goes on while its pace so far says it reaches `rounds_at_most` (a bound
+    on the rounds, the per-node bounds' at the least) before this time: a count that reaches the bound is the
+    answer, proven, and no search can do better."""
     if shortcut and len(templates) == 1 and templates[0].ratio == 1 and _node_local(filled, templates[0]):
         return _fill(filled, templates[0], limits[0], profile, seed)
-    if time.perf_counter() > deadline or interrupt.is_set():
+    started = time.perf_counter()
+    if started > deadline or interrupt.is_set():
         return Greedy(0, "", {}, {t.name: 0 for t in templates})  # no time for it: building the scheduler costs seconds
     sched = sched or _scheduler(ClusterState.from_cluster(filled), profile, seed)
     used = [0] * len(templates)
     placements: dict[str, str] = {}
     rounds = 0
+    top = min([lim // t.ratio for t, lim in zip(templates, limits)] +
+              ([rounds_at_most] if rounds_at_most is not None else []))
+    per_round = sum(t.ratio for t in templates)
+
+    def out_of_time() -> bool:
+        clock = time.perf_counter()
+        if clock <= deadline:
+            return False
+        if stretch is None or clock > stretch or not placements:
+            return True
+        # the rounds left at the pace so far (on a loaded machine, 5,000 nodes: 2,910 of 3,995 rounds in its share)
+        return clock + (clock - started) * (top * per_round - len(placements)) / len(placements) > stretch
+
     while True:
         for i, t in enumerate(templates):
             for _ in range(t.ratio):
                 if used[i] >= limits[i]:
                     # the per-node bounds say no further copy fits: the next one would stop here
                     return Greedy(rounds, _stop_message(sched, t), placements, _per(templates, used), t.name)
-                if interrupt.is_set() or time.perf_counter() > deadline:
+                if interrupt.is_set() or out_of_time():
                     return Greedy(rounds, "", placements, _per(templates, used))
                 pod = t.copy(used[i])
                 node, message = sched.schedule(pod)
@@ -498,10 +522,10 @@ def capacity(cluster: Cluster, templates: Sequence[Template], params: SolverPara
                      f"/{len(cluster.pending)} ({input_plan.status})")
     measured = time.perf_counter()
     ubs, bound_problem = node_bounds(filled, templates, profile)
-    # the machine's pace now: building the bounds' problem reads every pod as judging them does (the gate and
-    # the output took 1.5 to 2.5 times as long: 3.0 s against 2.0 s for 9,558 pods at load 4, 6.7 s at load 8);
-    # a loaded machine slows both alike
-    per_pod = max(VERIFY_PER_POD, 2.5 * (time.perf_counter() - measured) / max(1, len(filled.pods)))
+    # the machine's pace now: building the bounds' problem reads every pod as judging them does, and a loaded
+    # machine slows both alike. Judging took 0.7 to 1.3 times as long per pod (idle, 2 cores: the bounds 19 us
+    # per pod at 1,000 nodes and 34 at 5,000, the gate 19-33)
+    per_pod = max(VERIFY_PER_POD, VERIFY_PACE * (time.perf_counter() - measured) / max(1, len(filled.pods)))
     limits = [int(u.sum()) for u in ubs]
     groups = [[t] for t in templates] if each or len(templates) == 1 else [list(templates)]
     answers: list[TemplateAnswer] = []
@@ -533,7 +557,7 @@ def capacity(cluster: Cluster, templates: Sequence[Template], params: SolverPara
             now = time.perf_counter()
             my_end = now + max(0.0, end - now) / (len(groups) - gi)
         g = greedy(filled, group, lim, profile, params.seed, now + (my_end - now) * GREEDY_SHARE, interrupt,
-                   sched=sched)
+                   sched=sched, stretch=now + (my_end - now) * GREEDY_STRETCH, rounds_at_most=cap)
         best = g
         # one template: the construction would be greedy's own order again
         if len(group) > 1 and g.count < cap and not interrupt.is_set() and time.perf_counter() < my_end:
