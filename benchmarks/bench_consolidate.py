@@ -82,7 +82,8 @@ def row(nodes: int, pods: int, utilization: float, seed: int, limit: float, inpu
 
 # (nodes, utilisation, seed, tuned on?)
 FAMILY = [(300, u, seed, seed == 1) for u in (0.4, 0.5, 0.6) for seed in (1, 7)] + \
-         [(1000, 0.5, 1, True), (1000, 0.5, 7, False), (1000, 0.4, 7, False), (1000, 0.6, 7, False)]
+         [(1000, 0.5, 1, True), (1000, 0.5, 7, False), (1000, 0.4, 7, False), (1000, 0.6, 7, False)] + \
+         [(5000, 0.5, 7, False)]
 
 
 def running_input(nodes: int, utilization: float, seed: int, inputs: Path) -> tuple[Path, float]:

@@ -20,14 +20,35 @@ class PdbIndex:
 
     @classmethod
     def of(cls, cluster: Cluster) -> "PdbIndex":
-        pods: dict[str, list[Pod]] = defaultdict(list)
+        # a PDB's pods are those of its namespace its selector matches (disruption.counts), so pods with the same
+        # namespace and labels share one verdict, and a selector with matchLabels can only match label sets that
+        # hold its first pair: each PDB tries those alone (every PDB against every pod of its namespace took 8 s
+        # per call at 5,000 nodes: 77,248 pods, 13 million verdicts in the waves of one consolidation)
+        order = {p.key: i for i, p in enumerate(cluster.pods)}
+        alike: dict[tuple[str, frozenset], list[Pod]] = defaultdict(list)
         for p in cluster.pods:
-            pods[p.namespace].append(p)
+            alike[(p.namespace, frozenset(p.labels.items()))].append(p)
+        in_ns: dict[str, list[tuple[str, frozenset]]] = defaultdict(list)
+        with_pair: dict[tuple[str, str, str], list[tuple[str, frozenset]]] = defaultdict(list)
+        for ns, labels in alike:
+            in_ns[ns].append((ns, labels))
+            for k, v in labels:
+                with_pair[(ns, k, v)].append((ns, labels))
         workloads: dict[str, list[Workload]] = defaultdict(list)
         for w in cluster.workloads:
             workloads[w.namespace].append(w)
-        return cls({b.key: (b, tuple(p for p in pods[b.namespace] if counts(b, p)), tuple(workloads[b.namespace]))
-                    for b in cluster.pdbs})
+        members = {}
+        for b in cluster.pdbs:
+            sel = b.selector
+            if sel is None:
+                sets: list[tuple[str, frozenset]] = []
+            elif sel.match_labels:
+                sets = with_pair.get((b.namespace, *sel.match_labels[0]), [])
+            else:
+                sets = in_ns.get(b.namespace, [])
+            pods = sorted((p for key in sets if counts(b, alike[key][0]) for p in alike[key]), key=lambda p: order[p.key])
+            members[b.key] = (b, tuple(pods), tuple(workloads[b.namespace]))
+        return cls(members)
 
     def budgets(self, healthy: Mapping[str, bool], only: Collection[str] | None = None) -> dict[str, Budget]:
         """Each PDB's budget with these pods healthy (a pod not in `healthy` is); `only`: just the PDBs of these
