@@ -17,7 +17,8 @@ may be shared.
 a subprocess: wall seconds and peak RSS are the whole process's, reading included) on a family of running
 clusters (the same generate + simulate --emit state as above, 10 pods per node, saved once as a JSON v1 List:
 it reads several times faster than YAML), at 40, 50 and 60 % utilisation (the cpu requested over allocatable
-is printed as measured), 300 and 1,000 nodes, seeds 1 (tuned on) and 7 (held out).
+is printed as measured), 300 and 1,000 nodes, seeds 1 (tuned on) and 7 (held out), and 5,000 nodes at 50 %
+(seed 7, held out; making it takes about two minutes).
     python benchmarks/bench_consolidate.py --nodes 20 --pods 200 --time-limit 5 --utilizations 0.5   # toy
 """
 from __future__ import annotations
