@@ -46,7 +46,8 @@ class PdbIndex:
                 sets = with_pair.get((b.namespace, *sel.match_labels[0]), [])
             else:
                 sets = in_ns.get(b.namespace, [])
-            pods = sorted((p for key in sets if counts(b, alike[key][0]) for p in alike[key]), key=lambda p: order[p.key])
+            pods = sorted((p for key in sets if counts(b, alike[key][0]) for p in alike[key]),
+                          key=lambda p: order[p.key])
             members[b.key] = (b, tuple(pods), tuple(workloads[b.namespace]))
         return cls(members)
 
