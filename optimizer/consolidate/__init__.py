@@ -75,10 +75,6 @@ def consolidate(cluster: Cluster, params: ConsolidateParams, prices: Mapping[str
     base = replace(cluster, pending=())
     profile = params.profile
     work_end = end - RESERVE_START - RESERVE_PER_POD * len(base.pods)
-    first_chunk = 0.0  # the first chunk of waves' expected time, kept out of the steps' shares (below)
-
-    def until(share: str) -> float:
-        return time.perf_counter() + max(0.0, work_end - first_chunk - time.perf_counter()) * SHARES[share]
 
     # 1. who moves, and what pins a node
     healthy = {p.key: pod_ready(p) for p in base.pods}
@@ -92,6 +88,10 @@ def consolidate(cluster: Cluster, params: ConsolidateParams, prices: Mapping[str
     # the plan is what the waves empty: their first chunk's time is kept before the steps' shares are counted (at
     # 5,000 nodes the greedy start, the scale-down and the model left it too little, and nothing was removed)
     first_chunk = FIRST_CHUNK_JUDGES * judge_s
+
+    def until(share: str) -> float:
+        return time.perf_counter() + max(0.0, work_end - first_chunk - time.perf_counter()) * SHARES[share]
+
     pdbs = PdbIndex.of(base)
     movers = who_moves(base, params.move_policy, set(), healthy, pdbs.budgets(healthy), initial_bad)
     held = {k: reason.replace("kept in place", "it pins its node") for reason, keys in movers.kept.items()
@@ -172,7 +172,7 @@ def consolidate(cluster: Cluster, params: ConsolidateParams, prices: Mapping[str
     removed = tuple(sorted(removed, key=lambda n: (off[n], n)))
     dparams = replace(rparams, goal=DRAIN, drain=removed)
     waves, blocked, final, left_out = _waves_in_chunks(base, removed, target_assignment, dparams, healthy,
-                                                       initial_bad, work_end, stop, judge_s)
+                                                       initial_bad, work_end, stop, first_chunk)
     if left_out:
         blocked.append(Blocked("-", f"the time limit ran out before the waves of {len(left_out)} node(s) of the target "
                                     "were planned (consolidate again from the state the plan reaches)"))
@@ -197,7 +197,7 @@ def consolidate(cluster: Cluster, params: ConsolidateParams, prices: Mapping[str
 
 def _waves_in_chunks(base: Cluster, removed: tuple[str, ...], assignment: Mapping[str, str], dparams: RebalanceParams,
                      healthy: Mapping[str, bool], initial_bad: Mapping[str, set[str]], deadline: float,
-                     stop, judge_s: float = 0.0) -> tuple[list, list[Blocked], dict[str, str], list[str]]:
+                     stop, first_chunk: float = 0.0) -> tuple[list, list[Blocked], dict[str, str], list[str]]:
     """rebalance's waves for the target, CHUNK_MOVES moves at a time: the removed nodes in drain order, a chunk
     being the next nodes whose moves reach CHUNK_MOVES (the moves that make room on nodes that stay go with the
     first). Each chunk's waves start from the state the previous ones reached; every removed node is cordoned
@@ -228,8 +228,8 @@ def _waves_in_chunks(base: Cluster, removed: tuple[str, ...], assignment: Mappin
     blocked: list[Blocked] = []
     # a chunk builds its states, landing simulation and budgets before its first wave (seconds at 1,000 nodes)
     # and cannot stop inside that: one is started only when the time left covers what the last one took (the
-    # first: FIRST_CHUNK_JUDGES times the input's judging time), so that the deadline holds
-    expect = FIRST_CHUNK_JUDGES * judge_s
+    # first: `first_chunk`, what the caller expects it to take), so that the deadline holds
+    expect = first_chunk
     for i, (nodes, sub) in enumerate(chunks):
         if stop() or time.perf_counter() + expect >= deadline:
             return waves, blocked, where, [n for _, (ns, _) in enumerate(chunks[i:]) for n in ns]
